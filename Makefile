@@ -1,0 +1,26 @@
+# The two quick-start commands: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test setup bench clean
+
+$(BIN)/privevo: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[all]"
+	touch $(BIN)/privevo
+
+setup: $(BIN)/privevo
+
+demo: setup
+	$(BIN)/privevo demo
+
+test: setup
+	$(BIN)/python -m pytest
+
+bench: setup
+	$(BIN)/python benchmarks/histogram.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -1,0 +1,9 @@
+"""Warnings and errors of privevo."""
+
+
+class PrivacyLeakWarning(RuntimeWarning):
+    """A public parameter was taken from the private data: the run is not DP.
+
+    Follows diffprivlib's convention: the run still completes, but its privacy
+    report says the guarantee does not hold.
+    """

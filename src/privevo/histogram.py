@@ -1,0 +1,345 @@
+"""The private boundary: nearest-neighbour vote histograms.
+
+This is the only module of privevo that reads private data. Every private
+point votes once for its nearest candidate; the release is those counts plus
+Gaussian noise. Under add/remove adjacency one point changes one count by 1
+(L2 sensitivity 1); under replace adjacency two counts by 1 (√2).
+Everything downstream of :func:`noisy_nn_histogram` is post-processing.
+
+The exact count is computed as *map* (:func:`partial_counts`, one block of
+private rows → counts) + *reduce* (a sum), so distributed backends reuse the
+same kernel and the same noise step.
+
+Kernel (``backend="numpy"``): argmin_c ‖x − c‖² = argmin_c (‖c‖² − 2 x·c) is
+one float32 GEMM of rows augmented with a 1 against candidates augmented with
+‖c‖², into a reused chunk buffer, followed by an argmin; the n×m distance
+matrix never exists. Rows whose best and second-best float32 scores lie within
+a rigorous rounding bound are recomputed in float64, so counts are identical
+to a float64 brute force (ties go to the lowest candidate index).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from ._validation import check_points, check_same_dimension
+
+__all__ = [
+    "nn_histogram",
+    "noisy_nn_histogram",
+    "prepare_candidates",
+    "partial_counts",
+    "PreparedCandidates",
+    "METRICS",
+    "available_backends",
+]
+
+METRICS = ("euclidean", "cosine")
+_U32 = 2.0**-24  # unit roundoff of float32
+_CHUNK_BYTES = 2**22  # target size of one chunk's score buffer (fits L2/L3)
+
+
+@dataclass(frozen=True)
+class PreparedCandidates:
+    """Public candidates preprocessed once per round and shared by all blocks.
+
+    Duplicated rows are merged (``unique`` keeps first appearances in order;
+    ``first_index`` maps them back), so exact ties cannot hide in float32.
+    """
+
+    unique: np.ndarray  # (u, d) float64, first appearances in original order
+    first_index: np.ndarray  # (u,) original index of each unique row
+    n_candidates: int  # m, the original number of candidates
+    metric: str
+    scores_t: np.ndarray  # (d + 1, u) float32: [−2c ; ‖c‖²]ᵀ
+    max_norm: float  # max ‖c‖, for the rounding bound
+
+    @property
+    def dim(self) -> int:
+        return self.unique.shape[1]
+
+
+def prepare_candidates(candidates, metric: str = "euclidean") -> PreparedCandidates:
+    """Validate, deduplicate and pack candidates for :func:`partial_counts`."""
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+    cands = check_points(candidates, "candidates")
+    if metric == "cosine":
+        cands = _unit_rows(cands, "candidates")
+    _, first = np.unique(cands, axis=0, return_index=True)
+    first = np.sort(first)
+    unique = np.ascontiguousarray(cands[first])
+    sq = np.einsum("ij,ij->i", unique, unique)
+    scores_t = np.empty((unique.shape[1] + 1, unique.shape[0]), dtype=np.float32)
+    scores_t[:-1] = -2.0 * unique.T
+    scores_t[-1] = sq
+    return PreparedCandidates(
+        unique=unique,
+        first_index=first,
+        n_candidates=cands.shape[0],
+        metric=metric,
+        scores_t=scores_t,
+        max_norm=float(np.sqrt(sq.max())),
+    )
+
+
+def nn_histogram(
+    private,
+    candidates,
+    backend: str = "auto",
+    chunk_size: int | None = None,
+    metric: str = "euclidean",
+    n_threads: int | None = None,
+) -> np.ndarray:
+    """Exact vote counts: how many private rows have each candidate as nearest.
+
+    Parameters
+    ----------
+    private : array-like (n, d)
+        Private points; memory-mapped arrays are read chunk by chunk.
+    candidates : array-like (m, d)
+        Public candidates.
+    backend : {"auto", "numpy", "faiss"} or a registered name
+    chunk_size : rows per chunk (default: a score buffer of ~4 MiB)
+    metric : "euclidean" or "cosine"
+
+    Returns
+    -------
+    counts : int64 array (m,), summing to n. No noise: see
+    :func:`noisy_nn_histogram` for the release.
+    """
+    prepared = prepare_candidates(candidates, metric)
+    block = _as_private_block(private, prepared.dim)
+    return _expand(prepared, partial_counts(block, prepared, backend, chunk_size, n_threads))
+
+
+def noisy_nn_histogram(
+    private,
+    candidates,
+    sigma: float,
+    rng: np.random.Generator,
+    noise: str = "gaussian",
+    backend: str = "auto",
+    chunk_size: int | None = None,
+    metric: str = "euclidean",
+) -> np.ndarray:
+    """The single private release of privevo: vote counts + N(0, σ²) per count.
+
+    ``rng`` must be an explicit ``numpy.random.Generator``. Noise is drawn once
+    for the whole histogram, after the (possibly distributed) exact count.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError("rng must be a numpy.random.Generator; seed one with numpy.random.default_rng(seed)")
+    if not (isinstance(sigma, (int, float, np.floating)) and sigma > 0 and math.isfinite(sigma)):
+        raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
+    try:
+        add_noise = _NOISES[noise]
+    except KeyError:
+        raise ValueError(f"noise must be one of {sorted(_NOISES)}, got {noise!r}") from None
+    counts = nn_histogram(private, candidates, backend=backend, chunk_size=chunk_size, metric=metric)
+    return add_noise(counts, float(sigma), rng)
+
+
+def _gaussian_noise(counts: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
+    return counts + rng.normal(0.0, sigma, size=counts.shape)
+
+
+_NOISES: dict[str, Callable] = {"gaussian": _gaussian_noise}
+
+
+# --------------------------------------------------------------------------
+# map: one block of private rows -> counts over the prepared (unique) rows
+
+
+def partial_counts(
+    block,
+    prepared: PreparedCandidates,
+    backend: str = "auto",
+    chunk_size: int | None = None,
+    n_threads: int | None = None,
+) -> np.ndarray:
+    """Counts over ``prepared.unique`` for one block of private rows (the map step).
+
+    Blocks of one data set may be counted anywhere and summed (the reduce step);
+    :func:`expand_counts` then maps the sum back to the original candidates.
+    """
+    kernel = _backend(backend)
+    if len(block) == 0:
+        return np.zeros(len(prepared.unique), dtype=np.int64)
+    return kernel(block, prepared, chunk_size, n_threads)
+
+
+def expand_counts(prepared: PreparedCandidates, unique_counts: np.ndarray) -> np.ndarray:
+    """Counts over the original m candidates; a duplicate's votes go to its first copy."""
+    return _expand(prepared, unique_counts)
+
+
+def _expand(prepared: PreparedCandidates, unique_counts: np.ndarray) -> np.ndarray:
+    counts = np.zeros(prepared.n_candidates, dtype=np.int64)
+    counts[prepared.first_index] = unique_counts
+    return counts
+
+
+def _numpy_kernel(block, prepared: PreparedCandidates, chunk_size, n_threads) -> np.ndarray:
+    n, u = len(block), len(prepared.unique)
+    rows = chunk_size or int(np.clip(_CHUNK_BYTES // (4 * max(u, 1)), 64, 8192))
+    starts = range(0, n, rows)
+    workers = max(1, min(n_threads or os.cpu_count() or 1, len(starts)))
+
+    def work(worker: int) -> np.ndarray:
+        counts = np.zeros(u, dtype=np.int64)
+        buf = np.empty((rows, u), dtype=np.float32)
+        aug = np.ones((rows, prepared.dim + 1), dtype=np.float32)
+        for start in starts[worker::workers]:
+            chunk = _chunk(block, start, min(n, start + rows), prepared)
+            counts += np.bincount(_assign_chunk(chunk, prepared, buf, aug), minlength=u)
+        return counts
+
+    if workers == 1:
+        return work(0)
+    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
+        return sum(pool.map(work, range(workers)))
+
+
+def _assign_chunk(chunk: np.ndarray, prepared: PreparedCandidates, buf, aug) -> np.ndarray:
+    """Nearest unique candidate of each row: float32 GEMM + argmin + exact fix-up."""
+    k = len(chunk)
+    aug[:k, :-1] = chunk
+    scores = buf[:k]
+    np.matmul(aug[:k], prepared.scores_t, out=scores)
+    best = scores.argmin(axis=1)
+    r = np.arange(k)
+    first = scores[r, best]
+    if not np.isfinite(first).all():
+        raise ValueError("private data contains NaN or infinite values; drop or impute them first")
+    scores[r, best] = np.inf
+    second = scores.min(axis=1)
+    norms = np.sqrt(np.einsum("ij,ij->i", aug[:k, :-1], aug[:k, :-1]))
+    bound = _rounding_bound(prepared.dim, norms, prepared.max_norm, squared_norm_included=False)
+    unsure = np.flatnonzero(second - first <= 2 * bound)
+    if unsure.size:
+        best[unsure] = _exact_assign(chunk[unsure], prepared.unique)
+    return best
+
+
+def _rounding_bound(d: int, row_norms, max_norm: float, squared_norm_included: bool):
+    """A bound on |float32 score − exact score| (rounding of inputs and the dot product).
+
+    Dot products of length d+1 in float32 err by at most γ_{d+1}·Σ|a_i b_i|
+    (Higham, Thm 3.5) ≤ γ·(2‖x‖‖c‖ + ‖c‖²); converting x, c and ‖c‖² to
+    float32 adds a few more units of roundoff. A factor 2 keeps a margin.
+    """
+    gamma = 2.0 * (d + 8) * _U32
+    spread = 2.0 * row_norms * max_norm + max_norm**2
+    if squared_norm_included:
+        spread = spread + row_norms**2
+    return gamma * (spread + 1e-30)
+
+
+def _exact_assign(rows: np.ndarray, unique: np.ndarray, block: int = 256) -> np.ndarray:
+    """float64 brute force, ‖x − c‖² by differences; ties → lowest index."""
+    rows = rows.astype(np.float64, copy=False)
+    out = np.empty(len(rows), dtype=np.int64)
+    step = max(1, block * 64 // max(unique.shape[1], 1))
+    for s in range(0, len(rows), step):
+        diff = rows[s : s + step, None, :] - unique[None, :, :]
+        out[s : s + step] = np.einsum("ijk,ijk->ij", diff, diff).argmin(axis=1)
+    return out
+
+
+def _faiss_kernel(block, prepared: PreparedCandidates, chunk_size, n_threads) -> np.ndarray:
+    faiss = _import_faiss()
+    index = faiss.IndexFlatL2(prepared.dim)
+    index.add(np.ascontiguousarray(prepared.unique, dtype=np.float32))
+    u, n = len(prepared.unique), len(block)
+    rows = chunk_size or 65536
+    counts = np.zeros(u, dtype=np.int64)
+    k = min(2, u)
+    for start in range(0, n, rows):
+        chunk = _chunk(block, start, min(n, start + rows), prepared)
+        if not np.isfinite(chunk).all():
+            raise ValueError("private data contains NaN or infinite values; drop or impute them first")
+        dist, idx = index.search(np.ascontiguousarray(chunk, dtype=np.float32), k)
+        best = idx[:, 0].astype(np.int64)
+        if k == 2:
+            norms = np.sqrt(np.einsum("ij,ij->i", chunk, chunk))
+            bound = _rounding_bound(prepared.dim, norms, prepared.max_norm, squared_norm_included=True)
+            unsure = np.flatnonzero(dist[:, 1] - dist[:, 0] <= 2 * bound)
+            if unsure.size:
+                best[unsure] = _exact_assign(chunk[unsure], prepared.unique)
+        counts += np.bincount(best, minlength=u)
+    return counts
+
+
+def _import_faiss():
+    try:
+        import faiss
+    except ImportError:
+        raise ImportError(
+            "backend='faiss' needs faiss: pip install 'privevo[faiss]' (or use backend='numpy')"
+        ) from None
+    return faiss
+
+
+def _chunk(block, start: int, stop: int, prepared: PreparedCandidates) -> np.ndarray:
+    """Rows [start, stop) as read from the block (no copy for float arrays)."""
+    chunk = np.asarray(block[start:stop])
+    if prepared.metric == "cosine":
+        chunk = _unit_rows(chunk.astype(np.float64), "private data")
+    return chunk
+
+
+def _unit_rows(points: np.ndarray, name: str) -> np.ndarray:
+    norms = np.linalg.norm(points, axis=1, keepdims=True)
+    if (norms == 0).any():
+        raise ValueError(f"{name} contain an all-zero row; the cosine metric needs nonzero vectors")
+    return points / norms
+
+
+def _as_private_block(private, d: int):
+    """Private rows as a sliceable 2-D array, without copying ndarrays or memmaps."""
+    if not isinstance(private, np.ndarray) or private.dtype.kind not in "fiu":
+        private = check_points(private, "private data")
+    if private.ndim != 2:
+        raise ValueError(
+            f"private data must be 2-D (rows x features), got shape {private.shape}; "
+            "reshape 1-D data with .reshape(-1, 1)"
+        )
+    if private.shape[0] == 0:
+        raise ValueError("private data is empty; pass at least one row")
+    check_same_dimension(d, private.shape[1])
+    return private
+
+
+_BACKENDS: dict[str, Callable] = {"numpy": _numpy_kernel, "faiss": _faiss_kernel}
+
+
+def register_backend(name: str, kernel: Callable) -> None:
+    """Register a counting kernel ``kernel(block, prepared, chunk_size, n_threads)``."""
+    _BACKENDS[name] = kernel
+
+
+def available_backends() -> list[str]:
+    names = ["numpy"]
+    try:
+        _import_faiss()
+        names.append("faiss")
+    except ImportError:
+        pass
+    return names + [b for b in _BACKENDS if b not in ("numpy", "faiss")]
+
+
+def _backend(name: str) -> Callable:
+    if name == "auto":
+        return _numpy_kernel
+    try:
+        return _BACKENDS[name]
+    except KeyError:
+        raise ValueError(f"backend must be 'auto' or one of {sorted(_BACKENDS)}, got {name!r}") from None

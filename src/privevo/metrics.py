@@ -1,0 +1,137 @@
+"""Quality metrics for DP clustering and synthetic data (DESIGN §6).
+
+These are evaluation tools for the data owner: they compare private and
+synthetic sets and their outputs are *not* differentially private. None of
+them is part of a release.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import integrate
+
+from ._validation import check_points, check_positive_int, check_positive_real
+
+__all__ = [
+    "kmeans_loss",
+    "nearest_distances",
+    "area_under_curve",
+    "sinkhorn_w1",
+    "exact_w1",
+    "knn_precision_recall",
+    "cluster_coverage",
+    "max_coverage_distance",
+    "intrinsic_dimension",
+]
+
+
+def nearest_distances(points, references, chunk_size: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+    """Squared distance and index of each point's nearest reference (float64, chunked)."""
+    points = check_points(points, "points")
+    references = check_points(references, "references")
+    if points.shape[1] != references.shape[1]:
+        raise ValueError(f"references have {references.shape[1]} features but points have {points.shape[1]}")
+    ref_sq = np.einsum("ij,ij->i", references, references)
+    dist = np.empty(len(points))
+    idx = np.empty(len(points), dtype=np.int64)
+    for s in range(0, len(points), chunk_size):
+        x = points[s : s + chunk_size]
+        d2 = ref_sq[None, :] - 2.0 * x @ references.T
+        idx[s : s + chunk_size] = d2.argmin(axis=1)
+        best = d2[np.arange(len(x)), idx[s : s + chunk_size]]
+        dist[s : s + chunk_size] = np.maximum(best + np.einsum("ij,ij->i", x, x), 0.0)
+    return dist, idx
+
+
+def kmeans_loss(X, centers) -> float:
+    """Normalised k-means loss Σ_x min_c ‖x − c‖² / n."""
+    return float(nearest_distances(X, centers)[0].mean())
+
+
+def area_under_curve(epsilons, losses) -> float:
+    """Trapezoid area under loss-vs-ε, *not* divided by the ε span (the PE-means tables)."""
+    eps = np.asarray(epsilons, dtype=float)
+    order = np.argsort(eps)
+    return float(integrate.trapezoid(np.asarray(losses, dtype=float)[order], eps[order]))
+
+
+def sinkhorn_w1(real, synthetic, reg: float = 0.05, max_iter: int = 10000) -> float:
+    """Debiased Sinkhorn approximation of W1 (Euclidean ground cost, uniform weights).
+
+    S(a, b) = ⟨P_ab, C_ab⟩ − ½⟨P_aa, C_aa⟩ − ½⟨P_bb, C_bb⟩ with P the
+    entropic plans of POT's stabilised solver; the debiasing makes S(a, a) = 0
+    (Feydy et al. 2019). ``reg`` is relative to the largest pairwise distance,
+    so the setting does not depend on the data's scale.
+    """
+    real = check_points(real, "real")
+    synthetic = check_points(synthetic, "synthetic")
+    reg = check_positive_real(reg, "reg")
+    cross = _entropic_cost(real, synthetic, reg, max_iter)
+    return max(0.0, cross - 0.5 * _entropic_cost(real, real, reg, max_iter) - 0.5 * _entropic_cost(synthetic, synthetic, reg, max_iter))
+
+
+def _entropic_cost(a_points: np.ndarray, b_points: np.ndarray, reg: float, max_iter: int) -> float:
+    import ot
+
+    cost = ot.dist(a_points, b_points, metric="euclidean")
+    scale = float(cost.max()) or 1.0
+    a = np.full(len(a_points), 1.0 / len(a_points))
+    b = np.full(len(b_points), 1.0 / len(b_points))
+    plan = ot.sinkhorn(a, b, cost / scale, reg, method="sinkhorn_stabilized", numItermax=max_iter, stopThr=1e-7)
+    return float(np.sum(plan * cost))
+
+
+def exact_w1(real, synthetic) -> float:
+    """Exact W1 by network simplex (POT ``emd2``); for sets up to a few thousand points."""
+    import ot
+
+    real = check_points(real, "real")
+    synthetic = check_points(synthetic, "synthetic")
+    a = np.full(len(real), 1.0 / len(real))
+    b = np.full(len(synthetic), 1.0 / len(synthetic))
+    return float(ot.emd2(a, b, ot.dist(real, synthetic, metric="euclidean")))
+
+
+def knn_precision_recall(real, synthetic, k: int = 3) -> tuple[float, float]:
+    """(precision, recall) with k-NN balls (Kynkäänniemi et al. 2019).
+
+    A real point's ball has the radius of its k-th nearest real neighbour.
+    Recall = share of real balls containing ≥ 1 synthetic point; precision =
+    share of synthetic points inside some real ball.
+    """
+    from sklearn.neighbors import NearestNeighbors
+
+    real = check_points(real, "real", min_rows=2)
+    synthetic = check_points(synthetic, "synthetic")
+    k = min(check_positive_int(k, "k"), len(real) - 1)
+    radii = NearestNeighbors(n_neighbors=k + 1).fit(real).kneighbors(real)[0][:, -1]
+    d2 = _pairwise_sq(real, synthetic)
+    inside = d2 <= radii[:, None] ** 2 * (1 + 1e-12)
+    return float(inside.any(axis=0).mean()), float(inside.any(axis=1).mean())
+
+
+def cluster_coverage(cluster_centers, synthetic, distance: float) -> float:
+    """Share of true clusters with a synthetic point within ``distance`` of the centre."""
+    d2, _ = nearest_distances(cluster_centers, synthetic)
+    return float((np.sqrt(d2) <= distance).mean())
+
+
+def max_coverage_distance(real, synthetic) -> float:
+    """sup_x min_s ρ(x, s): how far the worst-covered real point is from the synthetic set."""
+    return float(np.sqrt(nearest_distances(real, synthetic)[0].max()))
+
+
+def intrinsic_dimension(points, variance: float = 0.8) -> int:
+    """Number of singular values of the centred points explaining ≥ ``variance`` of the variance."""
+    points = check_points(points, "points", min_rows=2)
+    if not 0 < variance <= 1:
+        raise ValueError(f"variance must be in (0, 1], got {variance}")
+    s = np.linalg.svd(points - points.mean(axis=0), compute_uv=False)
+    share = np.cumsum(s**2) / max(np.sum(s**2), 1e-300)
+    return int(np.searchsorted(share, variance - 1e-12) + 1)
+
+
+def _pairwise_sq(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.maximum(
+        np.einsum("ij,ij->i", a, a)[:, None] + np.einsum("ij,ij->i", b, b)[None, :] - 2.0 * a @ b.T, 0.0
+    )

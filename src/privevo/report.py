@@ -1,0 +1,102 @@
+"""The privacy report: one schema for the loop, the estimators and the CLI.
+
+A report is a plain JSON-serialisable dict so it can be written beside every
+output and handed to an auditor. Keys (always present): ``epsilon``,
+``delta``, ``mu``, ``sigma``, ``steps``, ``adjacency``, ``sensitivity``,
+``noise``, ``mechanism``, ``dp_event``, ``releases``, ``public_parameters``,
+``warnings``, ``guarantee_holds``, ``privevo_version``, ``timestamp``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from typing import Any
+
+from . import accounting
+
+
+def gaussian_release(name: str, sigma: float, count: int, sensitivity: float) -> dict:
+    """One entry of a report's ``releases``: ``count`` Gaussian releases of one kind."""
+    return {"name": name, "sigma": float(sigma), "count": int(count), "sensitivity": float(sensitivity)}
+
+
+def privacy_report(
+    *,
+    epsilon_target: float,
+    delta: float,
+    adjacency: str,
+    releases: list[dict],
+    noise: str = "gaussian",
+    mechanism: str = "noisy nearest-neighbour vote histogram",
+    public_parameters: dict | None = None,
+    warnings: list[str] | None = None,
+    guarantee_holds: bool = True,
+) -> dict[str, Any]:
+    """Build the report of a run from the list of Gaussian releases it made.
+
+    μ = √(Σ count·(Δ/σ)²) (GDP composition); ``epsilon`` is the ε that μ
+    spends at ``delta`` (≤ ``epsilon_target`` up to root-finding tolerance).
+    ``sigma``/``steps``/``sensitivity`` describe the first (main) release.
+    """
+    from . import __version__
+
+    mu = accounting.compose_mu(*[math.sqrt(r["count"]) * r["sensitivity"] / r["sigma"] for r in releases])
+    main = releases[0]
+    events = [accounting.dp_event(r["sigma"], r["count"], r["sensitivity"]) for r in releases]
+    return {
+        "epsilon": accounting.epsilon_of_mu(mu, delta),
+        "epsilon_target": float(epsilon_target),
+        "delta": float(delta),
+        "mu": mu,
+        "sigma": main["sigma"],
+        "steps": main["count"],
+        "adjacency": adjacency,
+        "sensitivity": main["sensitivity"],
+        "noise": noise,
+        "mechanism": mechanism,
+        "dp_event": _event_dict(events[0] if len(events) == 1 else _compose(events)),
+        "releases": releases,
+        "public_parameters": _jsonable(public_parameters or {}),
+        "warnings": list(warnings or []),
+        "guarantee_holds": bool(guarantee_holds),
+        "privevo_version": __version__,
+        "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def _compose(events):
+    import dp_accounting
+
+    return dp_accounting.ComposedDpEvent(events)
+
+
+def _event_dict(event) -> dict:
+    """A dp_accounting event as nested dicts: {"type": class name, field: value, ...}."""
+    import attr
+
+    out: dict[str, Any] = {"type": type(event).__name__}
+    for name, value in attr.asdict(event, recurse=False).items():
+        if isinstance(value, list):
+            out[name] = [_event_dict(v) for v in value]
+        elif hasattr(type(value), "__attrs_attrs__"):
+            out[name] = _event_dict(value)
+        else:
+            out[name] = value
+    return out
+
+
+def _jsonable(value):
+    import numpy as np
+
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return repr(value)

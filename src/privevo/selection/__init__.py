@@ -1,0 +1,10 @@
+"""Selection strategies: post-processing of the noisy vote histogram (DESIGN §2).
+
+A selector is any object with
+``select(candidates, noisy_counts, context) -> Selection``.
+"""
+
+from ._base import Selection, SelectionContext, Selector, subset
+from .simple import Rank, Subsample
+
+__all__ = ["Selection", "SelectionContext", "Selector", "subset", "Rank", "Subsample"]
