@@ -66,18 +66,20 @@ def sinkhorn_w1(real, synthetic, reg: float = 0.05, max_iter: int = 10000) -> fl
     real = check_points(real, "real")
     synthetic = check_points(synthetic, "synthetic")
     reg = check_positive_real(reg, "reg")
-    cross = _entropic_cost(real, synthetic, reg, max_iter)
-    return max(0.0, cross - 0.5 * _entropic_cost(real, real, reg, max_iter) - 0.5 * _entropic_cost(synthetic, synthetic, reg, max_iter))
+    import ot
+
+    scale = float(ot.dist(real, synthetic, metric="euclidean").max()) or 1.0
+    cost = lambda p, q: _entropic_cost(p, q, reg * scale, max_iter)
+    return max(0.0, cost(real, synthetic) - 0.5 * cost(real, real) - 0.5 * cost(synthetic, synthetic))
 
 
 def _entropic_cost(a_points: np.ndarray, b_points: np.ndarray, reg: float, max_iter: int) -> float:
     import ot
 
     cost = ot.dist(a_points, b_points, metric="euclidean")
-    scale = float(cost.max()) or 1.0
     a = np.full(len(a_points), 1.0 / len(a_points))
     b = np.full(len(b_points), 1.0 / len(b_points))
-    plan = ot.sinkhorn(a, b, cost / scale, reg, method="sinkhorn_stabilized", numItermax=max_iter, stopThr=1e-7)
+    plan = ot.sinkhorn(a, b, cost, reg, method="sinkhorn_stabilized", numItermax=max_iter, stopThr=1e-7)
     return float(np.sum(plan * cost))
 
 
