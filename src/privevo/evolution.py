@@ -16,6 +16,8 @@ this loop with different plug-ins.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -81,6 +83,9 @@ class PrivateEvolution:
     keep_candidates : store every round's candidates in ``history_``
     progress : show a progress bar
     random_state : None, int or ``numpy.random.Generator``; seeds every draw
+    checkpoint : path of a checkpoint file (:mod:`privevo.checkpoint`), written
+        atomically after every round; if it exists, ``fit`` resumes from it after
+        checking that it belongs to the same run (parameters, data shape)
 
     Attributes
     ----------
@@ -110,6 +115,7 @@ class PrivateEvolution:
         keep_candidates: bool = True,
         progress: bool = False,
         public_parameters: dict | None = None,
+        checkpoint: str | os.PathLike | None = None,
     ):
         self.random_api = random_api
         self.variation_api = variation_api
@@ -128,6 +134,7 @@ class PrivateEvolution:
         self.keep_candidates = keep_candidates
         self.progress = progress
         self.public_parameters = public_parameters
+        self.checkpoint = checkpoint
 
     # -- public API -------------------------------------------------------
 
@@ -135,8 +142,11 @@ class PrivateEvolution:
         """Run T rounds against the private data ``X`` (n, d)."""
         X = _private_view(X)
         self._validate_params()
-        state = self.initial_state(X.shape[1], self._rng())
         self.history_: list[IterationRecord] = []
+        self.resumed_from_ = 0
+        state = self._load_checkpoint(X) if self.checkpoint is not None else None
+        if state is None:
+            state = self.initial_state(X.shape[1], self._rng())
         return self.resume(X, state)
 
     def resume(self, X, state: EvolutionState) -> "PrivateEvolution":
@@ -148,6 +158,8 @@ class PrivateEvolution:
         for _ in self._rounds(state.completed):
             record, state = self.step(X, state)
             self.history_.append(record)
+            if getattr(self, "checkpoint", None) is not None:
+                self._save_checkpoint(X, state)
             for callback in self.callbacks:
                 callback(record)
         return self._finish(state)
@@ -217,6 +229,77 @@ class PrivateEvolution:
 
         return tqdm(rounds, initial=start, total=self.iterations, desc="PE rounds", leave=False)
 
+    def _fingerprint(self, X) -> dict:
+        """Public parameters and data shape that a checkpoint must match to be resumed."""
+        seed = self.random_state
+        initial = self.random_api
+        if not hasattr(initial, "sample"):
+            initial = "array sha256 " + hashlib.sha256(np.ascontiguousarray(check_points(initial)).tobytes()).hexdigest()
+        return {
+            "n": int(X.shape[0]),
+            "d": int(X.shape[1]),
+            "n_synthetic": self.n_synthetic,
+            "iterations": self.iterations,
+            "epsilon": float(self.epsilon),
+            "delta": float(self.delta),
+            "adjacency": self.adjacency,
+            "sigma": float(self.sigma_),
+            "noise": self.noise,
+            "metric": self.metric,
+            "population_size": self.population_size,
+            "random_api": repr(initial),
+            "variation_api": repr(self.variation_api),
+            "selector": repr(self.selector),
+            "random_state": int(seed) if isinstance(seed, (int, np.integer)) else type(seed).__name__,
+        }
+
+    def _load_checkpoint(self, X) -> EvolutionState | None:
+        """The saved state (and ``history_`` rebuilt from its ledger), or None if no file yet."""
+        from . import checkpoint as ckpt
+
+        ckpt.remove_stale_temporaries(self.checkpoint)
+        if not os.path.exists(self.checkpoint):
+            return None
+        saved = ckpt.load_checkpoint(self.checkpoint)
+        ckpt.check_fingerprint(self.checkpoint, saved.fingerprint, self._fingerprint(X))
+        self.history_ = [
+            IterationRecord(e.iteration, None, e.noisy_counts, e.selected, e.selected_points, e.sigma, e.info)
+            for e in saved.ledger
+        ]
+        self.resumed_from_ = saved.completed
+        return EvolutionState(saved.completed, saved.population, saved.selection, saved.rng)
+
+    def _save_checkpoint(self, X, state: EvolutionState) -> None:
+        from . import checkpoint as ckpt
+
+        ledger = [
+            ckpt.LedgerEntry(r.iteration, r.sigma, r.noisy_counts, r.selected, r.selected_points, r.info)
+            for r in self.history_
+        ]
+        ckpt.save_checkpoint(
+            self.checkpoint,
+            fingerprint=self._fingerprint(X),
+            completed=state.completed,
+            population=state.population,
+            selection=state.selection,
+            rng=state.rng,
+            ledger=ledger,
+        )
+
+    def _releases(self) -> list[dict]:
+        """The run's releases from its ledger: one entry per distinct σ, each round counted once.
+
+        Rounds not in ``history_`` (a user-driven :meth:`resume`) are counted at σ
+        as well, so the total is never below T.
+        """
+        rounds: dict[int, float] = {r.iteration: r.sigma for r in self.history_}
+        for t in range(self.iterations):
+            rounds.setdefault(t, self.sigma_)
+        by_sigma: dict[float, int] = {}
+        for sigma in rounds.values():
+            by_sigma[sigma] = by_sigma.get(sigma, 0) + 1
+        return [gaussian_release("nn_histogram", s, c, self.sensitivity_) for s, c in by_sigma.items()]
+
     def _finish(self, state: EvolutionState) -> "PrivateEvolution":
         self.synthetic_ = state.selection.points
         self.final_state_ = state
@@ -224,7 +307,7 @@ class PrivateEvolution:
             epsilon_target=self.epsilon,
             delta=self.delta,
             adjacency=self.adjacency,
-            releases=[gaussian_release("nn_histogram", self.sigma_, self.iterations, self.sensitivity_)],
+            releases=self._releases(),
             noise=self.noise,
             public_parameters={
                 "n_synthetic": self.n_synthetic,

@@ -1,0 +1,370 @@
+"""Reading private tables and writing outputs safely.
+
+Readers turn a CSV / TSV / ``.npy`` / Parquet file into a finite float array
+(rows x features). Every problem with the file raises ``ValueError`` with one
+line that names the file and what to fix (missing file, empty file, header
+only, non-numeric column, missing or infinite values, ragged rows, unknown
+column).
+
+Writers are atomic: each output goes to a temporary file in the target folder
+and is moved into place with ``os.replace`` only when complete, so a crash
+or an error never leaves a partial output behind. :func:`check_output_path`
+checks an output path *before* any private computation runs, so a bad path
+costs no privacy budget.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+
+__all__ = [
+    "Table",
+    "read_table",
+    "read_points",
+    "parse_columns",
+    "check_output_path",
+    "report_path_for",
+    "atomic_write",
+    "write_outputs",
+    "write_points",
+    "write_json",
+    "READ_FORMATS",
+    "WRITE_FORMATS",
+]
+
+_DELIMITERS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
+READ_FORMATS = (".csv", ".tsv", ".tab", ".npy", ".parquet", ".pq")
+WRITE_FORMATS = (".csv", ".tsv", ".npy", ".parquet")
+_MAX_LISTED = 12
+
+
+@dataclass(frozen=True)
+class Table:
+    """A numeric table read from a file: ``data`` (n, d) float64 and its column names."""
+
+    data: np.ndarray
+    columns: list[str]
+    path: str
+
+
+def parse_columns(spec: str | Sequence[str] | None) -> list[str] | None:
+    """``"a,b"`` or ``["a", "b"]`` → ``["a", "b"]``; ``None`` keeps every column."""
+    if spec is None:
+        return None
+    items = spec.split(",") if isinstance(spec, str) else [p for s in spec for p in str(s).split(",")]
+    names = [s.strip() for s in items if s.strip()]
+    if not names:
+        raise ValueError("--columns is empty; give column names or 0-based indices, e.g. --columns x,y")
+    return names
+
+
+def read_points(path, columns: str | Sequence[str] | None = None) -> np.ndarray:
+    """The selected columns of ``path`` as a finite float array (n, d)."""
+    return read_table(path, columns).data
+
+
+def read_table(path, columns: str | Sequence[str] | None = None) -> Table:
+    """Read a CSV/TSV (header optional), ``.npy`` (2-D numeric) or Parquet file."""
+    path = Path(path)
+    wanted = parse_columns(columns)
+    suffix = path.suffix.lower()
+    if suffix not in READ_FORMATS:
+        raise ValueError(f"{path}: unsupported file type {suffix or '(none)'!r}; use one of {', '.join(READ_FORMATS)}")
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory; give a data file ({', '.join(READ_FORMATS)})")
+    if not path.exists():
+        raise ValueError(f"data file not found: {path}; check the path")
+    if path.stat().st_size == 0:
+        raise ValueError(f"{path} is empty; it needs rows of numbers (a header line is optional)")
+    if suffix == ".npy":
+        data, names = _read_npy(path, wanted)
+    elif suffix in (".parquet", ".pq"):
+        data, names = _read_parquet(path, wanted)
+    else:
+        data, names = _read_delimited(path, _DELIMITERS[suffix], wanted)
+    return Table(data, names, str(path))
+
+
+# -- delimited text -----------------------------------------------------------
+
+
+def _read_delimited(path: Path, sep: str, wanted: list[str] | None) -> tuple[np.ndarray, list[str]]:
+    rows = _csv_rows(path, sep)
+    if not rows:
+        raise ValueError(f"{path} has no rows (only blank lines); it needs rows of numbers")
+    header = None if _all_numeric(rows[0]) else [c.strip() for c in rows[0]]
+    body = rows[1:] if header is not None else rows
+    first_line = 2 if header is not None else 1
+    if not body:
+        raise ValueError(f"{path} has a header but no data rows; add at least one row of numbers")
+    width = len(header) if header is not None else len(body[0])
+    _check_ragged(path, body, width, first_line, header is not None)
+    names = header if header is not None else [str(j) for j in range(width)]
+    picked = _pick_columns(path, names, wanted)
+    cells = np.array(body, dtype=str)[:, picked]
+    data = np.column_stack([_numeric_column(path, cells[:, i], names[j], first_line) for i, j in enumerate(picked)])
+    return data, [names[j] for j in picked]
+
+
+def _csv_rows(path: Path, sep: str) -> list[list[str]]:
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            rows = list(csv.reader(handle, delimiter=sep))
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not UTF-8 text; save it as UTF-8 CSV/TSV or as .npy") from None
+    except csv.Error as err:
+        raise ValueError(f"{path} is not valid delimited text ({err}); check quoting and the delimiter") from None
+    while rows and not any(c.strip() for c in rows[-1]):  # trailing blank lines
+        rows.pop()
+    return rows
+
+
+def _all_numeric(row: list[str]) -> bool:
+    try:
+        [float(c) for c in row]
+    except ValueError:
+        return False
+    return True
+
+
+def _check_ragged(path: Path, body: list[list[str]], width: int, first_line: int, has_header: bool) -> None:
+    lengths = np.fromiter(map(len, body), dtype=np.int64, count=len(body))
+    bad = np.flatnonzero(lengths != width)
+    if bad.size:
+        i = int(bad[0])
+        what = "the header has" if has_header else "the first row has"
+        raise ValueError(
+            f"{path}: line {first_line + i} has {lengths[i]} fields but {what} {width} "
+            f"(ragged rows: {bad.size} line(s) differ); make every row the same length"
+        )
+
+
+def _pick_columns(path: Path, names: list[str], wanted: list[str] | None) -> list[int]:
+    if wanted is None:
+        return list(range(len(names)))
+    index = {name: j for j, name in enumerate(names)}
+    picked = []
+    for name in wanted:
+        if name in index:
+            picked.append(index[name])
+        elif name.lstrip("-").isdigit() and 0 <= int(name) < len(names):
+            picked.append(int(name))
+        else:
+            raise ValueError(f"{path}: unknown column {name!r}; available columns: {_listing(names)}")
+    return picked
+
+
+def _numeric_column(path: Path, cells: np.ndarray, name: str, first_line: int) -> np.ndarray:
+    try:
+        values = np.char.strip(cells).astype(np.float64)
+    except ValueError:
+        stripped = np.char.strip(cells)
+        empty = np.flatnonzero(stripped == "")
+        bad = next(i for i, c in enumerate(stripped) if not _is_float(c))
+        if empty.size and empty[0] == bad:
+            raise ValueError(
+                f"{path}: column {name!r} has an empty cell at line {first_line + bad}; "
+                "drop or impute missing values first"
+            ) from None
+        raise ValueError(
+            f"{path}: column {name!r} is not numeric (line {first_line + bad}: {str(stripped[bad])[:30]!r}); "
+            "choose numeric columns with --columns"
+        ) from None
+    _check_finite(path, values, name, first_line)
+    return values
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_finite(path: Path, values: np.ndarray, name: str, first_line: int | None) -> None:
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        where = f"row {int(bad[0])}" if first_line is None else f"line {first_line + int(bad[0])}"
+        raise ValueError(
+            f"{path}: column {name!r} has NaN or infinite values ({bad.size}, first at {where}); "
+            "drop or impute them first"
+        )
+
+
+def _listing(names: Sequence[str]) -> str:
+    shown = ", ".join(map(str, names[:_MAX_LISTED]))
+    return shown + (f", ... ({len(names)} in all)" if len(names) > _MAX_LISTED else "")
+
+
+# -- binary formats -----------------------------------------------------------
+
+
+def _read_npy(path: Path, wanted: list[str] | None) -> tuple[np.ndarray, list[str]]:
+    try:
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (ValueError, OSError, EOFError) as err:
+        raise ValueError(f"{path} is not a readable .npy file ({_first_line(err)}); save it with numpy.save") from None
+    if array.dtype.kind not in "fiub":
+        raise ValueError(f"{path} holds {array.dtype} values; save a numeric array (float or int)")
+    if array.ndim != 2:
+        raise ValueError(
+            f"{path} holds a {array.ndim}-D array of shape {array.shape}; save a 2-D array (rows x features), "
+            "e.g. X.reshape(-1, 1) for one feature"
+        )
+    if array.shape[0] == 0 or array.shape[1] == 0:
+        raise ValueError(f"{path} holds an empty array of shape {array.shape}; it needs at least one row and column")
+    names = [str(j) for j in range(array.shape[1])]
+    picked = _pick_columns(path, names, wanted)
+    data = np.asarray(array[:, picked], dtype=np.float64)
+    for i, j in enumerate(picked):
+        _check_finite(path, data[:, i], names[j], None)
+    return data, [names[j] for j in picked]
+
+
+def _read_parquet(path: Path, wanted: list[str] | None) -> tuple[np.ndarray, list[str]]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ImportError("reading Parquet needs pyarrow: pip install 'privevo[io]'") from None
+    try:
+        names = list(pq.read_schema(path).names)
+    except Exception as err:  # pyarrow raises several types for a corrupt file
+        raise ValueError(f"{path} is not a readable Parquet file ({_first_line(err)})") from None
+    picked = [names[j] for j in _pick_columns(path, names, wanted)]
+    table = pq.read_table(path, columns=picked)
+    if table.num_rows == 0:
+        raise ValueError(f"{path} has columns but no data rows; add at least one row")
+    return np.column_stack([_parquet_column(path, table.column(c), c) for c in picked]), picked
+
+
+def _parquet_column(path: Path, column, name: str) -> np.ndarray:
+    import pyarrow as pa
+
+    kind = column.type
+    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind)):
+        raise ValueError(f"{path}: column {name!r} is not numeric ({kind}); choose numeric columns with --columns")
+    if column.null_count:
+        raise ValueError(f"{path}: column {name!r} has {column.null_count} missing value(s); drop or impute them first")
+    values = column.to_numpy().astype(np.float64)
+    _check_finite(path, values, name, None)
+    return values
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return text[0] if text else type(err).__name__
+
+
+# -- writing --------------------------------------------------------------------
+
+
+def check_output_path(path, formats: Sequence[str] | None = WRITE_FORMATS, what: str = "output") -> Path:
+    """Check that ``path`` can be written, before any private computation runs.
+
+    Refuses a directory, a missing or non-directory parent, an unwritable
+    folder (probed by creating and removing a temporary file) and, if
+    ``formats`` is given, an unsupported suffix.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{what} path {path} is a directory; give a file name inside it, e.g. {path / 'out.csv'}")
+    if formats is not None and path.suffix.lower() not in formats:
+        raise ValueError(f"{what} path {path}: unsupported file type {path.suffix or '(none)'!r}; use one of {', '.join(formats)}")
+    parent = path.parent
+    if not parent.exists():
+        raise ValueError(f"{what} folder {parent} does not exist; create it first or choose another path")
+    if not parent.is_dir():
+        raise ValueError(f"{what} folder {parent} is not a directory; choose another path")
+    try:
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=".privevo-probe-"):
+            pass
+    except OSError as err:
+        raise ValueError(f"cannot write to {what} folder {parent} ({err.strerror or err}); choose another path") from None
+    return path
+
+
+def report_path_for(output) -> Path:
+    """Where the privacy report of ``output`` goes: ``centers.csv`` → ``centers.privacy.json``."""
+    output = Path(output)
+    return output.with_name(output.stem + ".privacy.json")
+
+
+@contextlib.contextmanager
+def atomic_write(path) -> Iterator[Path]:
+    """Yield a temporary path in ``path``'s folder; move it onto ``path`` on success.
+
+    On any error the temporary file is removed and ``path`` is untouched.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(tmp)
+    try:
+        yield tmp
+        _fsync(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def write_outputs(writers: dict[Path, Callable[[Path], None]]) -> None:
+    """Write several files all-or-nothing: every file goes to a temporary first,
+    and the temporaries are moved into place only after all were written."""
+    temps: dict[Path, Path] = {}
+    try:
+        for path, writer in writers.items():
+            fd, tmp = tempfile.mkstemp(dir=Path(path).parent, prefix=f".{Path(path).name}.", suffix=".tmp")
+            os.close(fd)
+            temps[Path(path)] = Path(tmp)
+            writer(Path(tmp))
+            _fsync(Path(tmp))
+        for path, tmp in temps.items():
+            os.replace(tmp, path)
+    finally:
+        for tmp in temps.values():
+            if tmp.exists():
+                tmp.unlink()
+
+
+def _fsync(path: Path) -> None:
+    with open(path, "rb") as handle:
+        os.fsync(handle.fileno())
+
+
+def write_points(path, points: np.ndarray, columns: Sequence[str] | None = None, *, fmt_path=None) -> None:
+    """Write ``points`` (n, d) to ``path`` in the format of ``fmt_path or path``'s suffix (not atomic;
+    use :func:`atomic_write` / :func:`write_outputs`)."""
+    points = np.asarray(points, dtype=np.float64)
+    suffix = Path(fmt_path or path).suffix.lower()
+    names = list(columns) if columns is not None else [f"x{j}" for j in range(points.shape[1])]
+    if suffix in (".csv", ".tsv"):
+        sep = "," if suffix == ".csv" else "\t"
+        np.savetxt(path, points, fmt="%.17g", delimiter=sep, header=sep.join(names), comments="")
+    elif suffix == ".npy":
+        with open(path, "wb") as handle:
+            np.save(handle, points)
+    elif suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table({n: points[:, j] for j, n in enumerate(names)}), path)
+    else:
+        raise ValueError(f"cannot write {suffix or 'files without a suffix'}; use one of {', '.join(WRITE_FORMATS)}")
+
+
+def write_json(path, obj) -> None:
+    """``obj`` as indented JSON (not atomic; see :func:`atomic_write`)."""
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(obj, handle, indent=2, allow_nan=False)
+        handle.write("\n")
