@@ -34,9 +34,11 @@ from ._validation import (
     check_random_state,
     check_same_dimension,
 )
+from .distributed import backend_session
 from .histogram import noisy_nn_histogram
 from .report import gaussian_release, privacy_report
 from .selection import Selection, SelectionContext
+from .streaming import as_private_source
 
 __all__ = ["PrivateEvolution", "IterationRecord", "EvolutionState"]
 
@@ -155,13 +157,14 @@ class PrivateEvolution:
         check_same_dimension(state.population.shape[1], X.shape[1], "population")
         if not hasattr(self, "history_"):
             self.history_ = []
-        for _ in self._rounds(state.completed):
-            record, state = self.step(X, state)
-            self.history_.append(record)
-            if getattr(self, "checkpoint", None) is not None:
-                self._save_checkpoint(X, state)
-            for callback in self.callbacks:
-                callback(record)
+        with backend_session(self.backend):  # backend="dask": one cluster for all rounds
+            for _ in self._rounds(state.completed):
+                record, state = self.step(X, state)
+                self.history_.append(record)
+                if getattr(self, "checkpoint", None) is not None:
+                    self._save_checkpoint(X, state)
+                for callback in self.callbacks:
+                    callback(record)
         return self._finish(state)
 
     def initial_state(self, dim: int, rng: np.random.Generator) -> EvolutionState:
@@ -326,4 +329,5 @@ def _private_view(X):
     """The private data as a 2-D array; no copy for ndarrays and memmaps (checked per chunk)."""
     if isinstance(X, np.ndarray) and X.dtype.kind in "fiu" and X.ndim == 2 and X.shape[0] > 0:
         return X
-    return check_points(X, "X")
+    source = as_private_source(X)  # block sources, their paths, Dask collections: never loaded whole
+    return check_points(X, "X") if source is None else source

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
@@ -102,11 +103,12 @@ def nn_histogram(
 
     Parameters
     ----------
-    private : array-like (n, d)
-        Private points; memory-mapped arrays are read chunk by chunk.
+    private : array-like (n, d), Dask array/dataframe, or block source
+        Private points; memory-mapped arrays are read chunk by chunk, block
+        sources (:mod:`privevo.streaming`) block by block.
     candidates : array-like (m, d)
         Public candidates.
-    backend : {"auto", "numpy", "faiss"} or a registered name
+    backend : {"auto", "numpy", "faiss", "dask"} or a registered name
     chunk_size : rows per chunk (default: a score buffer of ~4 MiB)
     metric : "euclidean" or "cosine"
 
@@ -116,8 +118,35 @@ def nn_histogram(
     :func:`noisy_nn_histogram` for the release.
     """
     prepared = prepare_candidates(candidates, metric)
+    return _expand(prepared, _unique_counts(private, prepared, backend, chunk_size, n_threads))
+
+
+def _unique_counts(private, prepared: PreparedCandidates, backend, chunk_size, n_threads) -> np.ndarray:
+    """Map (:func:`partial_counts` per block) + reduce (sum), wherever the blocks live.
+
+    Dask collections or ``backend="dask"``: partitions counted on a Dask
+    cluster (:mod:`privevo.distributed`). Block sources (objects with
+    ``iter_blocks()``, :mod:`privevo.streaming`): one block in memory at a time.
+    Noise is never added here (see :func:`noisy_nn_histogram`).
+    """
+    if backend == "dask" or _is_dask_collection(private):
+        from .distributed import dask_unique_counts
+
+        return dask_unique_counts(private, prepared, chunk_size, n_threads)
+    if hasattr(private, "iter_blocks"):
+        check_same_dimension(prepared.dim, private.shape[1])
+        total = np.zeros(len(prepared.unique), dtype=np.int64)
+        for block in private.iter_blocks():
+            if len(block):
+                total += partial_counts(_as_private_block(block, prepared.dim), prepared, backend, chunk_size, n_threads)
+        return total
     block = _as_private_block(private, prepared.dim)
-    return _expand(prepared, partial_counts(block, prepared, backend, chunk_size, n_threads))
+    return partial_counts(block, prepared, backend, chunk_size, n_threads)
+
+
+def _is_dask_collection(x) -> bool:
+    dask = sys.modules.get("dask")  # never import Dask for in-memory data
+    return dask is not None and hasattr(dask, "is_dask_collection") and dask.is_dask_collection(x)
 
 
 def noisy_nn_histogram(
