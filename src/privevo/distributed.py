@@ -90,7 +90,13 @@ def _connect(address, cluster_kwargs: dict, stack: contextlib.ExitStack):
             return distributed.default_client()
         except ValueError:
             pass
-    options = {"threads_per_worker": 1, "processes": True, "dashboard_address": None, "silence_logs": logging.ERROR}
+    options = {
+        "threads_per_worker": 1,
+        "processes": True,
+        "dashboard_address": ":0",  # any free port for the HTTP server; no dashboard
+        "scheduler_kwargs": {"dashboard": False},
+        "silence_logs": logging.ERROR,
+    }
     cluster = stack.enter_context(distributed.LocalCluster(**{**options, **cluster_kwargs}))
     return stack.enter_context(distributed.Client(cluster))
 

@@ -1,0 +1,144 @@
+"""Dask backend: exact counts equal to the local backend, on a real LocalCluster with worker processes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+
+import distributed  # noqa: E402
+import psutil  # noqa: E402  (a dependency of distributed)
+
+from privevo import PrivateEvolution  # noqa: E402
+from privevo.distributed import dask_session  # noqa: E402
+from privevo.histogram import nn_histogram, noisy_nn_histogram  # noqa: E402
+from privevo.selection import Rank  # noqa: E402
+from privevo.streaming import ParquetSource  # noqa: E402
+from privevo.variation.random_api import UniformBall  # noqa: E402
+from privevo.variation.vector import GaussianVariation  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    """2 worker processes, 1 thread each; not the default client, so tests choose explicitly."""
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40
+    ) as cluster, distributed.Client(cluster, set_as_default=False) as c:
+        yield c
+
+
+def _tied_data(rng: np.random.Generator, n: int = 6000, d: int = 5):
+    """Integer-grid data and candidates with duplicates: many exact ties and near ties."""
+    X = rng.integers(-3, 4, size=(n, d)).astype(np.float64)
+    X[: n // 3] += rng.normal(scale=1e-7, size=(n // 3, d))  # near ties, resolved in float64
+    C = rng.integers(-3, 4, size=(80, d)).astype(np.float64) + 0.5
+    C[40:50] = C[:10]  # duplicate candidates: votes go to the first copy
+    return X, C
+
+
+def test_dask_array_counts_equal_local_exactly(client):
+    rng = np.random.default_rng(0)
+    X, C = _tied_data(rng)
+    local = nn_histogram(X, C, backend="numpy")
+    assert local.sum() == len(X) and (local[40:50] == 0).all()
+    with dask_session(client):
+        for chunks in [(1000, 5), (777, 5), (6000, 5), (500, 2)]:  # column chunks are merged
+            counts = nn_histogram(da.from_array(X, chunks=chunks), C)
+            np.testing.assert_array_equal(counts, local)
+
+
+def test_in_memory_data_with_backend_dask_equal_local(client):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(5000, 12)).astype(np.float32)
+    C = rng.normal(size=(300, 12))
+    with dask_session(client):
+        for metric in ("euclidean", "cosine"):
+            np.testing.assert_array_equal(
+                nn_histogram(X, C, backend="dask", metric=metric), nn_histogram(X, C, metric=metric)
+            )
+
+
+def test_parquet_dataframe_and_row_groups_equal_local(client, tmp_path):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(4000, 6)).astype(np.float32)
+    C = rng.normal(size=(64, 6))
+    for i, part in enumerate(np.array_split(X, 3)):
+        pd.DataFrame(part, columns=[f"f{j}" for j in range(6)]).to_parquet(tmp_path / f"part{i}.parquet", row_group_size=500)
+    local = nn_histogram(X, C)
+    with dask_session(client):
+        np.testing.assert_array_equal(nn_histogram(dd.read_parquet(str(tmp_path)), C), local)
+        np.testing.assert_array_equal(nn_histogram(ParquetSource(tmp_path), C, backend="dask"), local)
+
+
+def test_noise_added_once_by_the_driver(client):
+    """Same seed, same noisy release: the exact counts agree and the driver draws all noise."""
+    rng = np.random.default_rng(3)
+    X, C = _tied_data(rng, n=3000)
+    local = noisy_nn_histogram(X, C, sigma=2.0, rng=np.random.default_rng(7))
+    with dask_session(client):
+        dist = noisy_nn_histogram(da.from_array(X, chunks=(400, 5)), C, sigma=2.0, rng=np.random.default_rng(7))
+    np.testing.assert_array_equal(dist, local)
+    assert not np.allclose(dist, np.round(dist))  # noise present
+
+
+def test_errors_from_partitions_reach_the_caller(client):
+    X = np.zeros((1000, 3))
+    X[700, 1] = np.nan
+    with dask_session(client):
+        with pytest.raises(ValueError, match="NaN"):
+            nn_histogram(da.from_array(X, chunks=(250, 3)), np.eye(3))
+        with pytest.raises(ValueError, match="features"):
+            nn_histogram(da.from_array(np.zeros((10, 4)), chunks=(5, 4)), np.eye(3))
+
+
+def test_private_evolution_rank_end_to_end_on_dask(client):
+    rng = np.random.default_rng(4)
+    X = np.vstack([rng.normal(c, 0.05, size=(1500, 2)) for c in ([0.5, 0.5], [-0.5, -0.3])])
+
+    def run(backend, data):
+        pe = PrivateEvolution(
+            UniformBall(1.0), GaussianVariation(0.1, per_point=2, radius=1.0), Rank(),
+            n_synthetic=20, iterations=4, epsilon=2.0, delta=1e-5, random_state=11, backend=backend,
+        )
+        return pe.fit(data)
+
+    local = run("numpy", X)
+    with dask_session(client):
+        dist = run("dask", X)
+        from_collection = run("auto", da.from_array(X, chunks=(700, 2)))
+    for other in (dist, from_collection):
+        np.testing.assert_array_equal(other.synthetic_, local.synthetic_)
+        for a, b in zip(other.history_, local.history_):
+            np.testing.assert_array_equal(a.noisy_counts, b.noisy_counts)
+    assert dist.privacy_report_ == local.privacy_report_
+    # the run found the two clusters (a real outcome, not just agreement)
+    nearest = np.linalg.norm(dist.synthetic_[:, None] - np.array([[0.5, 0.5], [-0.5, -0.3]]), axis=2).min(axis=0)
+    assert (nearest < 0.15).all()
+
+
+def test_backend_dask_without_client_starts_and_closes_a_local_cluster(monkeypatch):
+    with pytest.raises(ValueError):
+        distributed.default_client()  # precondition: no client to reuse
+    started = []
+
+    class Recording(distributed.LocalCluster):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+
+    monkeypatch.setattr(distributed, "LocalCluster", Recording)
+    children = {p.pid for p in psutil.Process().children(recursive=True)}
+    rng = np.random.default_rng(5)
+    X, C = rng.normal(size=(2000, 4)), rng.normal(size=(30, 4))
+    counts = nn_histogram(X, C, backend="dask")
+    np.testing.assert_array_equal(counts, nn_histogram(X, C))
+    assert len(started) == 1 and started[0].status.name == "closed"
+    assert len(started[0].workers) == 0
+    with pytest.raises(ValueError):
+        distributed.default_client()
+    psutil.wait_procs([p for p in psutil.Process().children(recursive=True) if p.pid not in children], timeout=10)
+    assert {p.pid for p in psutil.Process().children(recursive=True)} <= children
