@@ -5,6 +5,7 @@ A selector is any object with
 """
 
 from ._base import Selection, SelectionContext, Selector, subset
+from .gape import GAPE
 from .simple import Rank, Subsample
 
-__all__ = ["Selection", "SelectionContext", "Selector", "subset", "Rank", "Subsample"]
+__all__ = ["Selection", "SelectionContext", "Selector", "subset", "Rank", "Subsample", "GAPE"]
