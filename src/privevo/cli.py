@@ -1,10 +1,34 @@
-"""The ``privevo`` command line."""
+"""The ``privevo`` command line.
+
+Commands: ``kmeans`` (DP k-means centres), ``synth`` (DP synthetic points by
+Private Evolution), ``account`` (σ ↔ ε of T Gaussian releases) and ``demo``.
+
+Every error ends the command with a non-zero exit status and one line on
+stderr that says what to fix; no traceback (set ``PRIVEVO_DEBUG=1`` to get
+one) and no partial output file (outputs are written atomically, and output
+paths are checked before any private computation runs). Next to every output
+file the JSON privacy report is written (``OUT.privacy.json``).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
+import warnings
+from pathlib import Path
+
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage block)."""
+
+    def error(self, message: str):
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -12,45 +36,439 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not hasattr(args, "func"):
         parser.print_help()
-        return 2
-    try:
-        return args.func(args) or 0
-    except (ValueError, OSError, ImportError) as err:
-        print(f"privevo {args.command}: error: {err}", file=sys.stderr)
-        return 2
+        return EXIT_ERROR
+    prog = f"privevo {args.command}"
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning
+        try:
+            return args.func(args) or 0
+        except BrokenPipeError:  # e.g. `privevo ... | head`: stop quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
+        except KeyboardInterrupt:
+            hint = "; rerun the same command to resume from the checkpoint" if getattr(args, "checkpoint", None) else ""
+            print(f"{prog}: interrupted{hint}", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except (ValueError, OSError, ImportError) as err:
+            if os.environ.get("PRIVEVO_DEBUG"):
+                raise
+            print(f"{prog}: error: {_one_line(err)}", file=sys.stderr)
+            return EXIT_ERROR
+        except Exception as err:  # a bug: still one line, with a way to see more
+            if os.environ.get("PRIVEVO_DEBUG"):
+                raise
+            print(f"{prog}: internal error: {type(err).__name__}: {_one_line(err)} (set PRIVEVO_DEBUG=1 for a traceback)", file=sys.stderr)
+            return 1
+
+
+def _one_line(err: BaseException) -> str:
+    text = " ".join(str(err).split())
+    return text or type(err).__name__
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"privevo: warning: {category.__name__}: {_one_line(message)}", file=sys.stderr)
+
+
+# -- parser ---------------------------------------------------------------------
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="privevo", description="Differentially private clustering and synthetic data by Private Evolution.")
-    sub = parser.add_subparsers(dest="command")
-
-    demo = sub.add_parser("demo", help="run PE on built-in data and print a result table", description="Run PE on built-in data (no download) and print a result table.\n\nexample: privevo demo --seed 1", formatter_class=argparse.RawDescriptionHelpFormatter)
-    demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    demo.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    demo.set_defaults(func=_demo)
-
-    account = sub.add_parser("account", help="noise sigma for (epsilon, delta, steps), or epsilon for a sigma", description="Gaussian-DP accounting of T noisy histogram releases.\n\nexamples:\n  privevo account --epsilon 1 --delta 1e-5 --steps 10\n  privevo account --sigma 11.8 --delta 1e-5 --steps 10 --json", formatter_class=argparse.RawDescriptionHelpFormatter)
-    account.add_argument("--epsilon", type=float, help="total epsilon of the run")
-    account.add_argument("--sigma", type=float, help="noise std per count (gives epsilon instead)")
-    account.add_argument("--delta", type=float, required=True, help="delta in (0, 1)")
-    account.add_argument("--steps", type=int, required=True, help="number of releases T")
-    account.add_argument("--adjacency", choices=["add_remove", "replace"], default="add_remove")
-    account.add_argument("--json", action="store_true", help="machine-readable output")
-    account.set_defaults(func=_account)
+    parser = _Parser(prog="privevo", description="Differentially private clustering and synthetic data by Private Evolution.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _kmeans_parser(sub)
+    _synth_parser(sub)
+    _account_parser(sub)
+    _demo_parser(sub)
     return parser
 
 
-def _demo(args) -> int:
-    from .demo import format_table, run_demo
+def _command(sub, name: str, help: str, description: str, examples: str):
+    return sub.add_parser(
+        name,
+        help=help,
+        description=f"{description}\n\nexamples:\n{examples}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
-    rows = run_demo(seed=args.seed)
-    print(json.dumps(rows, indent=2) if args.json else format_table(rows))
+
+def _add_run_options(p) -> None:
+    """Options shared by the commands that read private data."""
+    p.add_argument("data", metavar="DATA", help="private data: .csv, .tsv, .npy or .parquet (rows x features)")
+    p.add_argument("--columns", help="comma-separated column names (or 0-based indices) to use; default all")
+    p.add_argument("--epsilon", type=float, required=True, help="total epsilon of the run (> 0)")
+    p.add_argument("--delta", type=float, help="delta in (0, 1); default n^-1.1 (n = number of rows, public)")
+    domain = p.add_mutually_exclusive_group()
+    domain.add_argument("--radius", type=float, help="public L2 bound of the data around --center (default origin)")
+    domain.add_argument("--bounds", type=float, nargs=2, metavar=("LO", "HI"), help="public per-feature bounds [LO, HI]")
+    p.add_argument("--center", type=float, nargs="+", metavar="C", help="centre of the --radius ball (one value or d values)")
+    p.add_argument("--adjacency", choices=["add_remove", "replace"], default="add_remove", help="neighbouring data sets (default add_remove)")
+    p.add_argument("--iterations", type=int, help="T, the number of private releases")
+    p.add_argument("-o", "--output", help="output file (.csv, .tsv, .npy, .parquet); the privacy report goes beside it")
+    p.add_argument("--plot", action="store_true", help="also write a PNG beside the output (it shows the private data: not DP)")
+    p.add_argument("--checkpoint", metavar="PATH", help="checkpoint file: written after every round, resumed if it exists")
+    _add_common(p)
+
+
+def _add_common(p, seed: bool = True) -> None:
+    if seed:
+        p.add_argument("--seed", type=int, help="random seed (default: fresh randomness)")
+    p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars or messages")
+
+
+def _kmeans_parser(sub) -> None:
+    p = _command(
+        sub,
+        "kmeans",
+        "DP k-means centres (PE-means)",
+        "Differentially private k-means by PE-means; writes the k centres and a JSON privacy report.",
+        "  privevo kmeans data.csv --k 8 --epsilon 1 --radius 10 -o centers.csv\n"
+        "  privevo kmeans digits.npy --k 10 --epsilon 2 --bounds 0 16 -o centers.npy --plot\n"
+        "  privevo kmeans data.parquet --columns x,y,z --k 4 --epsilon 0.5 --radius 1 --json",
+    )
+    p.add_argument("--k", type=int, required=True, help="number of clusters (1 <= k <= n)")
+    p.add_argument("--method", choices=["auto", "pe-means", "hdpe-means"], default="auto", help="auto = hdpe-means when d > 32")
+    _add_run_options(p)
+    p.set_defaults(func=_kmeans)
+
+
+SELECTORS = ("gape", "rank", "subsample", "weighted_kmeans")
+
+
+def _synth_parser(sub) -> None:
+    p = _command(
+        sub,
+        "synth",
+        "DP synthetic points by Private Evolution",
+        "Differentially private synthetic points by Private Evolution; writes the points and a JSON privacy report.",
+        "  privevo synth data.csv --m 200 --selector gape --epsilon 1 --radius 5 -o synthetic.csv\n"
+        "  privevo synth data.npy --m 50 --selector rank --epsilon 4 --iterations 20 --radius 3 --plot -o syn.npy\n"
+        "  privevo synth data.csv --m 100 --epsilon 1 --radius 5 --checkpoint run.ckpt -o syn.csv   # resumable",
+    )
+    p.add_argument("--m", type=int, required=True, help="number of synthetic points (>= 1)")
+    p.add_argument("--selector", choices=SELECTORS, default="gape", help="selection step (default gape)")
+    p.add_argument("--R", type=float, dest="R", help="gape: public lower bound on the separation of clusters (default radius/4)")
+    p.add_argument("--scale", type=float, help="rank/subsample: Gaussian variation scale (default radius/20)")
+    p.add_argument("--variations", type=int, default=4, help="variations per selected point (default 4)")
+    _add_run_options(p)
+    p.set_defaults(func=_synth, iterations_default=10)
+
+
+def _account_parser(sub) -> None:
+    p = _command(
+        sub,
+        "account",
+        "noise sigma for (epsilon, delta, steps), or epsilon for a sigma",
+        "Gaussian-DP accounting of T noisy histogram releases.",
+        "  privevo account --epsilon 1 --delta 1e-5 --steps 10\n  privevo account --sigma 11.8 --delta 1e-5 --steps 10 --json",
+    )
+    p.add_argument("--epsilon", type=float, help="total epsilon of the run")
+    p.add_argument("--sigma", type=float, help="noise std per count (gives epsilon instead)")
+    p.add_argument("--delta", type=float, required=True, help="delta in (0, 1)")
+    p.add_argument("--steps", type=int, required=True, help="number of releases T")
+    p.add_argument("--adjacency", choices=["add_remove", "replace"], default="add_remove")
+    _add_common(p, seed=False)
+    p.set_defaults(func=_account)
+
+
+def _demo_parser(sub) -> None:
+    p = _command(
+        sub,
+        "demo",
+        "run privevo on built-in data: a result table and plots",
+        "Run privevo on built-in data (no download): DP k-means vs a DP baseline on a real data set,\n"
+        "GAPE vs rank selection on a 2-D mixture; prints a table and writes plots to a folder.",
+        "  privevo demo\n  privevo demo --seed 1 --out demo-plots --json",
+    )
+    p.add_argument("--out", default="privevo-demo", help="folder for the plots (default ./privevo-demo)")
+    p.add_argument("--no-plots", action="store_true", help="skip the plots")
+    _add_common(p)
+    p.set_defaults(func=_demo)
+
+
+# -- shared steps -----------------------------------------------------------------
+
+
+def _check_common(args) -> None:
+    """Cheap parameter checks, before any file is read or written."""
+    from ._validation import check_delta, check_epsilon, check_positive_int, check_positive_real
+
+    check_epsilon(args.epsilon)
+    if args.delta is not None:
+        check_delta(args.delta)
+    if args.radius is not None:
+        check_positive_real(args.radius, "--radius")
+    if args.bounds is not None and not args.bounds[0] < args.bounds[1]:
+        raise ValueError(f"--bounds LO HI needs LO < HI, got {args.bounds[0]} and {args.bounds[1]}")
+    if args.bounds is not None and not all(map(math.isfinite, args.bounds)):
+        raise ValueError("--bounds must be finite numbers")
+    if args.iterations is not None:
+        check_positive_int(args.iterations, "--iterations")
+
+
+def _outputs(args) -> dict[str, Path]:
+    """Checked output paths: data, report beside it, PNG beside it (if --plot)."""
+    from .io import check_output_path, report_path_for
+
+    if args.output is None:
+        if args.plot:
+            raise ValueError("--plot needs an output file; add -o OUT.csv")
+        return {}
+    out = check_output_path(args.output)
+    paths = {"output": out, "report": report_path_for(out)}
+    if args.plot:
+        paths["plot"] = out.with_suffix(".png")
+    for path in paths.values():
+        if path.is_dir():
+            raise ValueError(f"output path {path} is a directory; choose another -o")
+    return paths
+
+
+def _check_checkpoint_path(args) -> None:
+    if args.checkpoint is None:
+        return
+    from .io import check_output_path
+
+    check_output_path(args.checkpoint, formats=None, what="checkpoint")
+
+
+def _read(args):
+    from .io import read_table
+
+    return read_table(args.data, args.columns)
+
+
+def _delta(args, n: int) -> float:
+    return args.delta if args.delta is not None else float(n) ** -1.1
+
+
+def _progress(args) -> bool:
+    return not args.quiet and not args.json and sys.stderr.isatty()
+
+
+def _center(args, d: int):
+    import numpy as np
+
+    if args.center is None:
+        return None
+    center = np.asarray(args.center, dtype=float)
+    if center.size not in (1, d):
+        raise ValueError(f"--center needs 1 or {d} values (the data has {d} columns), got {center.size}")
+    return np.broadcast_to(center, (d,)).copy()
+
+
+def _finish(args, paths: dict, points, columns, report: dict, figure=None, summary: dict | None = None) -> None:
+    """Write every output atomically (all or nothing), then print."""
+    import numpy as np
+
+    from .io import write_json, write_outputs, write_points
+
+    if paths:
+        writers = {
+            paths["output"]: lambda tmp: write_points(tmp, points, columns, fmt_path=paths["output"]),
+            paths["report"]: lambda tmp: write_json(tmp, report),
+        }
+        if figure is not None:
+            writers[paths["plot"]] = lambda tmp: figure.savefig(tmp, format="png", dpi=110)
+        write_outputs(writers)
+    result = {**(summary or {}), "outputs": {k: str(v) for k, v in paths.items()}, "privacy_report": report}
+    if args.json:
+        if not paths:
+            result["points"] = np.asarray(points).tolist()
+        print(json.dumps(result, indent=2))
+        return
+    if not paths:
+        np.savetxt(sys.stdout, points, fmt="%.10g", delimiter=",", header=",".join(columns), comments="")
+    if not args.quiet:
+        written = ", ".join(str(p) for p in paths.values())
+        guarantee = "" if report.get("guarantee_holds", True) else " (guarantee does NOT hold: see warnings)"
+        print(
+            f"epsilon={report['epsilon']:.4g} delta={report['delta']:.3g} mu={report['mu']:.4g} "
+            f"sigma={report['sigma']:.4g} T={report['steps']}{guarantee}" + (f"; wrote {written}" if written else ""),
+            file=sys.stderr if not paths else sys.stdout,
+        )
+
+
+def _cli_parameters(args, table) -> dict:
+    return {"command": args.command, "columns": table.columns, "seed": args.seed}
+
+
+# -- commands -----------------------------------------------------------------------
+
+
+def _kmeans(args) -> int:
+    from ._validation import check_positive_int
+
+    check_positive_int(args.k, "--k")
+    _check_common(args)
+    paths = _outputs(args)
+    _check_checkpoint_path(args)
+    table = _read(args)
+    X = table.data
+    n, d = X.shape
+    if args.k > n:
+        raise ValueError(f"--k {args.k} is larger than the number of rows ({n}); choose k <= {n}")
+    model = _kmeans_model(args, n, d)
+    model.fit(X)
+    report = dict(model.privacy_report_)
+    report["public_parameters"] = {**report.get("public_parameters", {}), "cli": _cli_parameters(args, table)}
+    figure = None
+    if args.plot:
+        from .plots import plot_centers
+
+        figure = plot_centers(X, model.cluster_centers_, columns=table.columns, title=f"DP k-means, k={args.k}, ε={args.epsilon:g}")
+    _finish(args, paths, model.cluster_centers_, table.columns, report, figure, {"n_clusters": args.k})
     return 0
 
 
-def _account(args) -> int:
-    import math
+def _kmeans_model(args, n: int, d: int):
+    try:
+        from .kmeans import DPKMeans
+    except ImportError as err:
+        raise ImportError(f"DPKMeans is not available in this installation ({err})") from None
+    params = dict(
+        n_clusters=args.k,
+        epsilon=args.epsilon,
+        delta=_delta(args, n),
+        radius=args.radius,
+        center=_center(args, d),
+        bounds=None if args.bounds is None else tuple(args.bounds),
+        method=args.method,
+        iterations=args.iterations,
+        adjacency=args.adjacency,
+        random_state=args.seed,
+        progress=_progress(args),
+    )
+    model = DPKMeans()
+    supported = model.get_params()
+    if args.checkpoint is not None:
+        if "checkpoint" not in supported:
+            raise ValueError("--checkpoint is not supported by this version of DPKMeans; drop --checkpoint")
+        params["checkpoint"] = args.checkpoint
+    return model.set_params(**{k: v for k, v in params.items() if k in supported})
 
+
+def _synth(args) -> int:
+    from ._validation import check_positive_int
+
+    check_positive_int(args.m, "--m")
+    check_positive_int(args.variations, "--variations")
+    _check_common(args)
+    for name in ("R", "scale"):
+        if getattr(args, name) is not None and not (getattr(args, name) > 0 and math.isfinite(getattr(args, name))):
+            raise ValueError(f"--{name} must be a finite number > 0, got {getattr(args, name)}")
+    selector = _selector(args.selector)  # fails early if the selector is not installed
+    paths = _outputs(args)
+    _check_checkpoint_path(args)
+    table = _read(args)
+    X = table.data
+    n, d = X.shape
+    center, radius, leak = _synth_domain(args, X)
+    pe = _synth_model(args, selector, center, radius, n)
+    pe.fit(X)
+    points = pe.synthetic_
+    if args.bounds is not None:  # post-processing: keep the output inside the public box
+        points = points.clip(args.bounds[0], args.bounds[1])
+    report = _synth_report(args, pe, table, center, radius, leak)
+    figure = None
+    if args.plot:
+        from .plots import plot_trajectories
+
+        figure = plot_trajectories(pe.history_, X, title=f"PE ({args.selector}), m={args.m}, ε={args.epsilon:g}", columns=table.columns)
+    _finish(args, paths, points, table.columns, report, figure, {"m": args.m, "selector": args.selector})
+    return 0
+
+
+def _selector(name: str):
+    if name == "rank":
+        from .selection import Rank
+
+        return Rank()
+    if name == "subsample":
+        from .selection import Subsample
+
+        return Subsample()
+    try:
+        if name == "gape":
+            from .selection.gape import GAPE
+
+            return GAPE
+        from .selection.weighted_kmeans import WeightedKMeans
+
+        return WeightedKMeans()
+    except ImportError as err:
+        raise ImportError(f"selector {name!r} is not available in this installation ({err}); use --selector rank") from None
+
+
+def _synth_domain(args, X):
+    """(center, radius, leak): the public ball the population lives in.
+
+    --radius (and --center) or --bounds are public; with neither, the data's
+    own extent is used, a PrivacyLeakWarning is raised and the report says the
+    guarantee does not hold.
+    """
+    import numpy as np
+
+    from .exceptions import PrivacyLeakWarning
+
+    d = X.shape[1]
+    if args.bounds is not None:
+        lo, hi = args.bounds
+        return np.full(d, (lo + hi) / 2), (hi - lo) / 2 * math.sqrt(d), False
+    center = _center(args, d)
+    center = np.zeros(d) if center is None else center
+    if args.radius is not None:
+        return center, float(args.radius), False
+    radius = float(np.sqrt(((X - center) ** 2).sum(axis=1).max())) or 1.0
+    warnings.warn(
+        "no --radius or --bounds given: the radius was taken from the private data, so the result is not DP; "
+        "pass a public --radius or --bounds",
+        PrivacyLeakWarning,
+        stacklevel=2,
+    )
+    return center, radius, True
+
+
+def _synth_model(args, selector, center, radius: float, n: int):
+    from . import PrivateEvolution
+    from .variation import GaussianVariation, LevyVariation, MultiScaleVariation, UniformBall
+
+    R = args.R if args.R is not None else radius / 4
+    if args.selector == "gape":
+        variation = MultiScaleVariation(R, radius=radius, center=center)
+        selector = selector(R=R)
+    elif args.selector == "weighted_kmeans":
+        variation = LevyVariation(per_point=args.variations, radius=radius, center=center)
+    else:
+        scale = args.scale if args.scale is not None else radius / 20
+        variation = GaussianVariation(scale, args.variations, radius=radius, center=center)
+    return PrivateEvolution(
+        UniformBall(radius, center=center),
+        variation,
+        selector,
+        n_synthetic=args.m,
+        iterations=args.iterations or args.iterations_default,
+        epsilon=args.epsilon,
+        delta=_delta(args, n),
+        adjacency=args.adjacency,
+        random_state=args.seed,
+        progress=_progress(args),
+        checkpoint=args.checkpoint,
+        public_parameters={"radius": radius, "center": center, "R": R if args.selector == "gape" else None},
+    )
+
+
+def _synth_report(args, pe, table, center, radius, leak: bool) -> dict:
+    report = dict(pe.privacy_report_)
+    report["public_parameters"] = {**report["public_parameters"], "cli": _cli_parameters(args, table)}
+    if leak:
+        report["warnings"] = [*report["warnings"], "radius taken from the private data (no --radius/--bounds): not DP"]
+        report["guarantee_holds"] = False
+    return report
+
+
+def _account(args) -> int:
     from . import accounting
     from ._validation import check_adjacency
 
@@ -78,6 +496,29 @@ def _account(args) -> int:
     else:
         for key, value in result.items():
             print(f"{key:>16}: {value}")
+    return 0
+
+
+def _demo(args) -> int:
+    from .demo import format_table, run_demo
+
+    out = None if args.no_plots else Path(args.out)
+    if out is not None:
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"--out {out} exists and is not a folder; choose another --out")
+        out.mkdir(parents=True, exist_ok=True)
+    result = run_demo(seed=0 if args.seed is None else args.seed, out_dir=out, progress=_progress(args))
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    for section in result["tables"]:
+        print(f"\n{section['title']}\n")
+        print(format_table(section["rows"]))
+        if section.get("note"):
+            print(f"\n{section['note']}")
+    if result["plots"]:
+        print(f"\nplots written to {out}/: " + ", ".join(Path(p).name for p in result["plots"]))
+    print(f"\n(total {result['seconds']:.1f} s)")
     return 0
 
 
