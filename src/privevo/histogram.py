@@ -40,6 +40,8 @@ __all__ = [
     "PreparedCandidates",
     "METRICS",
     "available_backends",
+    "cluster_sums",
+    "noisy_cluster_sums",
 ]
 
 METRICS = ("euclidean", "cosine")
@@ -372,3 +374,65 @@ def _backend(name: str) -> Callable:
         return _BACKENDS[name]
     except KeyError:
         raise ValueError(f"backend must be 'auto' or one of {sorted(_BACKENDS)}, got {name!r}") from None
+
+
+# --------------------------------------------------------------------------
+# per-cluster sums: the release of HDPE-means' recover step (and sum-based DP k-means)
+
+
+def cluster_sums(private, centers, assign_by=None, radius: float = 1.0, chunk_size: int = 8192):
+    """Exact per-centre sums and counts; each private row goes to its nearest centre.
+
+    Row i is assigned by ``assign_by[i]`` (a row-aligned private feature view,
+    e.g. a projection; default the row itself) and adds its value *clipped to
+    the L2 ball of* ``radius`` around the origin to its centre's sum. Adding or
+    removing one row changes the sums by at most ``radius`` and one count by 1
+    (L2 sensitivities). Returns (sums (k, d), counts (k,)).
+    """
+    block = _as_private_block(private, np.shape(private)[1] if np.ndim(private) == 2 else -1)
+    keys = block if assign_by is None else _as_private_block(assign_by, np.shape(assign_by)[1])
+    if len(keys) != len(block):
+        raise ValueError(f"assign_by has {len(keys)} rows but the data has {len(block)}; pass one row per data row")
+    prepared = prepare_candidates(centers)
+    check_same_dimension(prepared.dim, keys.shape[1], "centers")
+    u, n = len(prepared.unique), len(block)
+    buf = np.empty((chunk_size, u), dtype=np.float32)
+    aug = np.ones((chunk_size, prepared.dim + 1), dtype=np.float32)
+    sums, counts = np.zeros((u, block.shape[1])), np.zeros(u)
+    for start in range(0, n, chunk_size):
+        stop = min(n, start + chunk_size)
+        labels = _assign_chunk(_chunk(keys, start, stop, prepared), prepared, buf, aug)
+        rows = np.asarray(block[start:stop], dtype=np.float64)
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        rows = rows * np.minimum(1.0, radius / np.maximum(norms, 1e-300))
+        onehot = np.zeros((u, stop - start))
+        onehot[labels, np.arange(stop - start)] = 1.0
+        sums += onehot @ rows
+        counts += onehot.sum(axis=1)
+    full_sums = np.zeros((prepared.n_candidates, block.shape[1]))
+    full_sums[prepared.first_index] = sums
+    return full_sums, _expand(prepared, counts.astype(np.int64))
+
+
+def noisy_cluster_sums(
+    private,
+    centers,
+    sigma_sum: float,
+    sigma_count: float,
+    rng: np.random.Generator,
+    assign_by=None,
+    radius: float = 1.0,
+):
+    """Release per-centre sums + N(0, σ_sum²) on *every* coordinate and counts + N(0, σ_count²).
+
+    Two Gaussian mechanisms: sums with L2 sensitivity ``radius`` (add/remove;
+    2·radius under replace) and counts with sensitivity 1 (√2 under replace).
+    See :func:`cluster_sums`.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError("rng must be a numpy.random.Generator; seed one with numpy.random.default_rng(seed)")
+    for name, value in (("sigma_sum", sigma_sum), ("sigma_count", sigma_count), ("radius", radius)):
+        if not (isinstance(value, (int, float, np.floating)) and value > 0 and math.isfinite(value)):
+            raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    sums, counts = cluster_sums(private, centers, assign_by=assign_by, radius=float(radius))
+    return sums + rng.normal(0.0, sigma_sum, size=sums.shape), counts + rng.normal(0.0, sigma_count, size=counts.shape)

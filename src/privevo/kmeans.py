@@ -1,0 +1,381 @@
+"""DP k-means by Private Evolution: PE-means and HDPE-means (DESIGN §4).
+
+PE-means is the engine loop :class:`privevo.PrivateEvolution` with these
+plug-ins: a sphere-packed initial population of k·(L+1) centres
+(:class:`~privevo.variation.SpherePacking`), the PE-means selector
+(:class:`~privevo.selection.WeightedKMeans`: count threshold, adaptive
+signal-to-noise, weighted k-means) and Lévy-flight variation
+(:class:`~privevo.variation.LevyVariation`). Its only private access is the
+noisy nearest-neighbour vote histogram (L2 sensitivity 1).
+
+HDPE-means (d > 32) runs PE-means on a random orthonormal projection to 16
+dimensions, then one private *recover* step in the original space: every
+point goes to its nearest projected centre and the per-cluster sums (noise on
+every coordinate) and counts are released. All releases — T histograms, the
+sums and the counts — are Gaussian and compose exactly under GDP:
+μ² = T/σ_h² + (R_s/σ_s)² + 1/σ_c².
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from . import accounting
+from ._validation import (
+    check_adjacency,
+    check_delta,
+    check_epsilon,
+    check_points,
+    check_positive_int,
+    check_positive_real,
+    check_random_state,
+)
+from .evolution import PrivateEvolution
+from .exceptions import PrivacyLeakWarning
+from .histogram import noisy_cluster_sums
+from .metrics import nearest_distances
+from .report import gaussian_release, privacy_report
+from .selection.weighted_kmeans import WeightedKMeans
+from .variation import LevyVariation, SpherePacking
+from .variation._geometry import project_to_ball
+
+try:  # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _validate_data
+except ImportError:  # pragma: no cover
+    def _validate_data(estimator, X, reset=True, **kwargs):
+        return estimator._validate_data(X, reset=reset, **kwargs)
+
+__all__ = ["DPKMeans", "paper_iterations", "paper_variations"]
+
+METHODS = ("auto", "pe-means", "hdpe-means")
+
+
+def paper_iterations(epsilon: float, dim: int) -> int:
+    """T = ⌊4√d⌋ for ε ≤ 1, else ⌊ε·⌊4√d⌋⌋ (PE-means paper)."""
+    base = max(int(math.floor(4 * math.sqrt(dim))), 1)
+    return base if epsilon <= 1 else max(int(math.floor(epsilon * base)), 1)
+
+
+def paper_variations(n: int, k: int) -> int:
+    """L = max(⌊n/(5k)⌋, 4) variations per centre (PE-means paper)."""
+    return max(n // (5 * k), 4)
+
+
+class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
+    """Differentially private k-means by Private Evolution (PE-means / HDPE-means).
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+        k, the number of centres returned (always exactly k).
+    epsilon : float, default=1.0
+        ε of the (ε, δ)-DP guarantee of the whole fit.
+    delta : float or None, default=None
+        δ; None means n^−1.1 (the PE-means paper's choice; n is public).
+    radius : float or None
+        Public L2 bound of the data around ``center``. Points outside are
+        clipped onto the ball (how many were clipped is private and not
+        reported).
+    center : array-like (d,) or None
+        Centre of the radius ball (default: the origin).
+    bounds : (lo, hi) or None
+        Public per-feature bounds (scalars or arrays of length d), an
+        alternative to ``radius``; points are clipped into the box, and the
+        algorithm works in the ball around the box centre that contains it.
+        With neither ``radius`` nor ``bounds`` the data's own range is used,
+        a :class:`~privevo.PrivacyLeakWarning` is raised and
+        ``privacy_report_["guarantee_holds"]`` is False (diffprivlib's convention).
+    method : {"auto", "pe-means", "hdpe-means"}
+        ``"auto"`` is HDPE-means when d > 32.
+    iterations : int or None
+        T, PE rounds; None → ⌊4√d'⌋ for ε ≤ 1, else ⌊ε·⌊4√d'⌋⌋ (d' the dimension
+        PE runs in: d, or ``projection_dim`` for HDPE).
+    population : int or None
+        L, variations per centre (population k·(L+1)); None → max(⌊n/(5k)⌋, 4).
+    adjacency : {"add_remove", "replace"}
+    random_state : None, int or numpy.random.Generator
+        Seeds every draw (population, noise, variation, k-means, projection).
+    gamma, beta : Lévy-flight step scale (γ·R) and index (defaults 0.01, 1.75).
+    n_init : restarts of the weighted k-means inside each selection.
+    projection_dim : HDPE's projected dimension (16).
+    recover_share : HDPE's share of μ² spent on the recover step; it is split
+        between sums and counts as √d : 1 (minimises the centre's error bound).
+    backend : histogram backend (see :func:`privevo.histogram.nn_histogram`).
+    progress : show a progress bar over the PE rounds.
+
+    Attributes
+    ----------
+    cluster_centers_ : (k, d) the DP centres (the only private output).
+    labels_, inertia_ : the training points' nearest centre and Σ‖x − c‖²,
+        evaluated on the data for scikit-learn compatibility; they are *not*
+        differentially private — do not publish them.
+    n_iter_ : T, the number of PE rounds.
+    privacy_report_ : dict, see :mod:`privevo.report`; lists every release.
+    timings_ : seconds spent in the histogram, selection, variation, recover, total.
+    """
+
+    def __init__(
+        self,
+        n_clusters: int = 8,
+        *,
+        epsilon: float = 1.0,
+        delta: float | None = None,
+        radius: float | None = None,
+        center=None,
+        bounds=None,
+        method: str = "auto",
+        iterations: int | None = None,
+        population: int | None = None,
+        adjacency: str = "add_remove",
+        random_state=None,
+        gamma: float = 0.01,
+        beta: float = 1.75,
+        n_init: int = 3,
+        projection_dim: int = 16,
+        recover_share: float = 0.25,
+        backend: str = "auto",
+        progress: bool = False,
+    ):
+        self.n_clusters = n_clusters
+        self.epsilon = epsilon
+        self.delta = delta
+        self.radius = radius
+        self.center = center
+        self.bounds = bounds
+        self.method = method
+        self.iterations = iterations
+        self.population = population
+        self.adjacency = adjacency
+        self.random_state = random_state
+        self.gamma = gamma
+        self.beta = beta
+        self.n_init = n_init
+        self.projection_dim = projection_dim
+        self.recover_share = recover_share
+        self.backend = backend
+        self.progress = progress
+
+    # -- scikit-learn API --------------------------------------------------
+
+    def fit(self, X, y=None) -> "DPKMeans":
+        """Compute DP centres of ``X`` (n, d)."""
+        tic = time.perf_counter()
+        X = self._check_X(X, reset=True)
+        n, d = X.shape
+        cfg = self._resolve(n, d)
+        center, radius, box, leak = self._domain(X)
+        Z = _to_unit_ball(X, center, radius, box)
+        rng = check_random_state(self.random_state)
+        if cfg["method"] == "hdpe-means":
+            unit_centers, releases, times = self._hdpe_means(Z, cfg, rng)
+        else:
+            unit_centers, releases, times = self._pe_means(Z, cfg, cfg["epsilon"], rng)
+        self.cluster_centers_ = center + radius * unit_centers
+        self._set_fit_outputs(X, cfg, releases, center, radius, box, leak)
+        self.timings_ = {**times, "total": time.perf_counter() - tic}
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        """Index of the nearest DP centre of each row."""
+        return nearest_distances(self._check_X(X), self.cluster_centers_)[1]
+
+    def transform(self, X) -> np.ndarray:
+        """Euclidean distances to the DP centres, (n, k)."""
+        X = self._check_X(X)
+        c = self.cluster_centers_
+        d2 = np.einsum("ij,ij->i", X, X)[:, None] - 2.0 * X @ c.T + np.einsum("ij,ij->i", c, c)[None, :]
+        return np.sqrt(np.maximum(d2, 0.0))
+
+    def score(self, X, y=None) -> float:
+        """Opposite of the k-means objective Σ_x min_c ‖x − c‖² on ``X``."""
+        return -float(nearest_distances(self._check_X(X), self.cluster_centers_)[0].sum())
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+    # -- input and parameter checks -----------------------------------------
+
+    def _check_X(self, X, reset: bool = False) -> np.ndarray:
+        if not reset:
+            check_is_fitted(self, "cluster_centers_")
+        if sp.issparse(X):
+            raise TypeError("DPKMeans does not accept sparse X; pass a dense array (X.toarray())")
+        if np.iscomplexobj(X):
+            raise ValueError("Complex data not supported; pass real-valued X")
+        check_points(X, "X")
+        return _validate_data(self, X, reset=reset, dtype=np.float64, ensure_min_samples=1)
+
+    def _resolve(self, n: int, d: int) -> dict:
+        """Validate the parameters and fill the paper defaults (never writes to self's params)."""
+        k = check_positive_int(self.n_clusters, "n_clusters")
+        if n < 2:
+            raise ValueError("X has 1 sample; DPKMeans needs n_samples >= 2")
+        if k > n:
+            raise ValueError(f"n_clusters={k} must be <= n_samples={n}; lower n_clusters")
+        epsilon = check_epsilon(self.epsilon)
+        delta = n ** -1.1 if self.delta is None else check_delta(self.delta)
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        method = ("hdpe-means" if d > 32 else "pe-means") if self.method == "auto" else self.method
+        pe_dim = min(check_positive_int(self.projection_dim, "projection_dim"), d) if method == "hdpe-means" else d
+        T = paper_iterations(epsilon, pe_dim) if self.iterations is None else check_positive_int(self.iterations, "iterations")
+        L = paper_variations(n, k) if self.population is None else check_positive_int(self.population, "population")
+        share = check_positive_real(self.recover_share, "recover_share")
+        if method == "hdpe-means" and not share < 1:
+            raise ValueError(f"recover_share must be in (0, 1), got {share}")
+        check_positive_real(self.gamma, "gamma")
+        check_positive_real(self.beta, "beta")
+        check_positive_int(self.n_init, "n_init")
+        sensitivity = check_adjacency(self.adjacency)
+        return dict(k=k, epsilon=epsilon, delta=delta, method=method, pe_dim=pe_dim, T=T, L=L,
+                    share=share, sensitivity=sensitivity)
+
+    def _domain(self, X: np.ndarray) -> tuple[np.ndarray, float, tuple | None, bool]:
+        """(center, radius, box or None, leaked): the public ball the algorithm works in."""
+        d = X.shape[1]
+        if self.radius is not None and self.bounds is not None:
+            raise ValueError("give either radius or bounds, not both")
+        if self.radius is not None:
+            radius = check_positive_real(self.radius, "radius")
+            return _center_vector(self.center, d), radius, None, False
+        if self.bounds is not None:
+            lo, hi = _check_bounds(self.bounds, d)
+            return (lo + hi) / 2, float(np.linalg.norm((hi - lo) / 2)), (lo, hi), False
+        warnings.warn(
+            "neither radius nor bounds given: the data's range is used, so the result is NOT "
+            "differentially private; pass radius= or bounds= from public knowledge",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+        lo, hi = X.min(axis=0), X.max(axis=0)
+        center = (lo + hi) / 2
+        radius = float(np.sqrt(np.max(np.sum((X - center) ** 2, axis=1))))
+        return center, radius if radius > 0 else 1.0, None, True
+
+    # -- the algorithms ------------------------------------------------------
+
+    def _pe_means(self, Z: np.ndarray, cfg: dict, epsilon: float, rng: np.random.Generator):
+        """PE-means in the unit ball: the engine loop with the PE-means plug-ins."""
+        k, L = cfg["k"], cfg["L"]
+        pe = PrivateEvolution(
+            random_api=SpherePacking(radius=1.0),
+            variation_api=LevyVariation(gamma=self.gamma, beta=self.beta, per_point=L, radius=1.0),
+            selector=WeightedKMeans(n_init=self.n_init),
+            n_synthetic=k,
+            iterations=cfg["T"],
+            epsilon=epsilon,
+            delta=cfg["delta"],
+            adjacency=self.adjacency,
+            random_state=rng,
+            population_size=k * (L + 1),
+            backend=self.backend,
+            keep_candidates=False,
+            progress=self.progress,
+        ).fit(Z)
+        self.evolution_ = pe
+        times = {key: sum(r.seconds[key] for r in pe.history_) for key in ("histogram", "selection", "variation")}
+        return pe.synthetic_, list(pe.privacy_report_["releases"]), times
+
+    def _hdpe_means(self, Z: np.ndarray, cfg: dict, rng: np.random.Generator):
+        """HDPE-means: PE-means on an orthonormal projection, then a noisy recover step."""
+        d, p = Z.shape[1], cfg["pe_dim"]
+        basis = np.linalg.qr(rng.standard_normal((d, p)))[0]  # (d, p), orthonormal columns: ‖Zᵀbasis‖ ≤ 1
+        mu = accounting.mu_of_epsilon(cfg["epsilon"], cfg["delta"])
+        mu_pe = mu * math.sqrt(1 - cfg["share"])
+        mu_sum = mu * math.sqrt(cfg["share"] * math.sqrt(d) / (math.sqrt(d) + 1))
+        mu_count = mu * math.sqrt(cfg["share"] / (math.sqrt(d) + 1))
+        eps_pe = accounting.epsilon_of_mu(mu_pe, cfg["delta"])
+        Y = Z @ basis
+        proj_centers, releases, times = self._pe_means(Y, cfg, eps_pe, rng)
+        tic = time.perf_counter()
+        s = cfg["sensitivity"]
+        sum_sens = 2.0 if self.adjacency == "replace" else 1.0  # rows clipped to the unit ball
+        sigma_sum, sigma_count = sum_sens / mu_sum, s / mu_count
+        sums, counts = noisy_cluster_sums(Z, proj_centers, sigma_sum, sigma_count, rng, assign_by=Y, radius=1.0)
+        centers = _recovered_centers(sums, counts, proj_centers @ basis.T, sigma_sum)
+        times["recover"] = time.perf_counter() - tic
+        releases += [
+            gaussian_release("cluster_sums", sigma_sum, 1, sum_sens),
+            gaussian_release("cluster_counts", sigma_count, 1, s),
+        ]
+        return centers, releases, times
+
+    def _set_fit_outputs(self, X, cfg, releases, center, radius, box, leak) -> None:
+        dist, labels = nearest_distances(X, self.cluster_centers_)
+        self.labels_ = labels
+        self.inertia_ = float(dist.sum())
+        self.n_iter_ = cfg["T"]
+        self.method_ = cfg["method"]
+        self.delta_ = cfg["delta"]
+        self.privacy_report_ = privacy_report(
+            epsilon_target=cfg["epsilon"],
+            delta=cfg["delta"],
+            adjacency=self.adjacency,
+            releases=releases,
+            mechanism=f"{cfg['method']}: noisy nearest-neighbour vote histograms"
+            + (" + noisy cluster sums and counts" if cfg["method"] == "hdpe-means" else ""),
+            public_parameters={
+                "n_samples": X.shape[0], "n_features": X.shape[1], "n_clusters": cfg["k"],
+                "iterations": cfg["T"], "variations": cfg["L"], "projection_dim": cfg["pe_dim"],
+                "center": center, "radius": radius, "bounds": None if box is None else [box[0], box[1]],
+                "gamma": self.gamma, "beta": self.beta,
+            },
+            warnings=["radius/bounds taken from the private data: not differentially private"] if leak else [],
+            guarantee_holds=not leak,
+        )
+
+
+# -- helpers ---------------------------------------------------------------
+
+
+def _center_vector(center, d: int) -> np.ndarray:
+    if center is None:
+        return np.zeros(d)
+    c = np.asarray(center, dtype=np.float64)
+    if c.ndim > 1 or (c.ndim == 1 and c.shape[0] != d) or not np.isfinite(c).all():
+        raise ValueError(f"center must be a finite scalar or an array of length {d}, got shape {c.shape}")
+    return np.broadcast_to(c, (d,)).copy()
+
+
+def _check_bounds(bounds, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Parse (lo, hi) into two finite arrays of length d with lo < hi."""
+    try:
+        lo, hi = bounds
+        lo = np.broadcast_to(np.asarray(lo, dtype=np.float64), (d,)).copy()
+        hi = np.broadcast_to(np.asarray(hi, dtype=np.float64), (d,)).copy()
+    except (TypeError, ValueError):
+        raise ValueError(f"bounds must be a pair (lo, hi) of scalars or arrays of length {d}") from None
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+        raise ValueError("bounds must be finite")
+    if not (lo < hi).all():
+        raise ValueError(f"bounds must have lo < hi for every feature; feature {int(np.argmin(hi - lo))} does not")
+    return lo, hi
+
+
+def _to_unit_ball(X: np.ndarray, center: np.ndarray, radius: float, box) -> np.ndarray:
+    """Clip to the public box/ball, then map the ball onto the unit ball: (x − c)/R."""
+    if box is not None:
+        X = np.clip(X, box[0], box[1])
+    return project_to_ball((X - center) / radius, 1.0)
+
+
+def _recovered_centers(sums: np.ndarray, counts: np.ndarray, lifted: np.ndarray, sigma_sum: float) -> np.ndarray:
+    """Noisy means where the noisy count is large enough, else the lifted projected centre.
+
+    A mean's noise has norm ≈ σ_s·√d / count; it is used when that is below the
+    unit radius (count > σ_s·√d). Results are projected into the unit ball, so
+    exactly k centres always come back.
+    """
+    d = sums.shape[1]
+    ok = counts > max(sigma_sum * math.sqrt(d), 1.0)
+    means = sums / np.where(ok, counts, 1.0)[:, None]
+    return project_to_ball(np.where(ok[:, None], means, lifted), 1.0)
