@@ -4,5 +4,6 @@ __version__ = "0.1.0"
 
 from .evolution import PrivateEvolution
 from .exceptions import PrivacyLeakWarning
+from .kmeans import DPKMeans
 
-__all__ = ["PrivateEvolution", "PrivacyLeakWarning", "__version__"]
+__all__ = ["PrivateEvolution", "PrivacyLeakWarning", "DPKMeans", "__version__"]

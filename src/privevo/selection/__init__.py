@@ -7,5 +7,6 @@ A selector is any object with
 from ._base import Selection, SelectionContext, Selector, subset
 from .gape import GAPE
 from .simple import Rank, Subsample
+from .weighted_kmeans import WeightedKMeans
 
-__all__ = ["Selection", "SelectionContext", "Selector", "subset", "Rank", "Subsample", "GAPE"]
+__all__ = ["Selection", "SelectionContext", "Selector", "subset", "Rank", "Subsample", "GAPE", "WeightedKMeans"]
