@@ -1,0 +1,145 @@
+"""Readers (CSV/TSV/.npy/Parquet, --columns) and atomic writers of privevo.io."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from privevo import io
+
+
+def write(path, text: str):
+    path.write_text(text)
+    return path
+
+
+def test_csv_with_header_and_columns_by_name_and_index(tmp_path):
+    path = write(tmp_path / "d.csv", "a,b,label\n1,2,x\n3.5, -4e1 ,y\n")
+    table = io.read_table(path, "b,a")
+    assert table.columns == ["b", "a"]
+    np.testing.assert_array_equal(table.data, [[2.0, 1.0], [-40.0, 3.5]])
+    np.testing.assert_array_equal(io.read_points(path, ["0"]), [[1.0], [3.5]])
+
+
+def test_csv_without_header_and_tsv(tmp_path):
+    np.testing.assert_array_equal(io.read_points(write(tmp_path / "d.csv", "1,2\n3,4\n\n\n")), [[1, 2], [3, 4]])
+    table = io.read_table(write(tmp_path / "d.tsv", "x\ty\n1\t2\n"))
+    assert table.columns == ["x", "y"] and table.data.tolist() == [[1.0, 2.0]]
+
+
+def test_npy_and_parquet_round_trip(tmp_path):
+    X = np.arange(12, dtype=np.float32).reshape(4, 3)
+    np.save(tmp_path / "d.npy", X)
+    np.testing.assert_array_equal(io.read_points(tmp_path / "d.npy", "2,0"), X[:, [2, 0]])
+    io.write_points(tmp_path / "d.parquet", X, ["a", "b", "c"])
+    table = io.read_table(tmp_path / "d.parquet", "c")
+    assert table.columns == ["c"] and table.data[:, 0].tolist() == [2, 5, 8, 11]
+    for suffix in (".csv", ".tsv", ".npy"):
+        io.write_points(tmp_path / f"o{suffix}", X / 7, ["a", "b", "c"])
+        np.testing.assert_array_equal(io.read_points(tmp_path / f"o{suffix}"), (X / 7).astype(np.float64))
+
+
+BAD = [
+    ("missing.csv", None, None, "not found"),
+    ("empty.csv", "", None, "is empty"),
+    ("header.csv", "a,b\n", None, "no data rows"),
+    ("text.csv", "a,b\n1,x\n", None, "column 'b' is not numeric (line 2: 'x')"),
+    ("nan.csv", "a,b\n1,2\n3,nan\n", None, "column 'b' has NaN or infinite values (1, first at line 3)"),
+    ("inf.csv", "a\n1\n-inf\n", None, "NaN or infinite"),
+    ("gap.csv", "a,b\n1,\n", None, "column 'b' has an empty cell at line 2"),
+    ("ragged.csv", "a,b\n1,2\n3,4,5\n6,7\n", None, "line 3 has 3 fields but the header has 2"),
+    ("cols.csv", "a,b\n1,2\n", "a,zz", "unknown column 'zz'; available columns: a, b"),
+    ("blank.csv", "\n\n", None, "only blank lines"),
+    ("bad.xlsx", "1", None, "unsupported file type '.xlsx'"),
+]
+
+
+@pytest.mark.parametrize("name, text, columns, message", BAD, ids=[b[0] for b in BAD])
+def test_bad_delimited_files(tmp_path, name, text, columns, message):
+    path = tmp_path / name
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(ValueError) as err:
+        io.read_table(path, columns)
+    assert message in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_bad_npy_files(tmp_path):
+    np.save(tmp_path / "one.npy", np.arange(5.0))
+    np.save(tmp_path / "zero.npy", np.zeros((0, 3)))
+    np.save(tmp_path / "nan.npy", np.array([[1.0, np.nan]]))
+    np.save(tmp_path / "str.npy", np.array([["a", "b"]]))
+    (tmp_path / "junk.npy").write_bytes(b"not an array")
+    cases = {
+        "one.npy": "1-D array of shape (5,); save a 2-D array",
+        "zero.npy": "empty array of shape (0, 3)",
+        "nan.npy": "column '1' has NaN or infinite values (1, first at row 0)",
+        "str.npy": "save a numeric array",
+        "junk.npy": "not a readable .npy file",
+    }
+    for name, message in cases.items():
+        with pytest.raises(ValueError, match=None) as err:
+            io.read_table(tmp_path / name)
+        assert message in str(err.value), name
+    with pytest.raises(ValueError, match="unknown column '3'"):
+        io.read_table(tmp_path / "nan.npy", "3")
+
+
+def test_bad_parquet(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"a": [1.0, None], "s": ["x", "y"]}), tmp_path / "d.parquet")
+    with pytest.raises(ValueError, match="column 's' is not numeric"):
+        io.read_table(tmp_path / "d.parquet", "s,a")
+    with pytest.raises(ValueError, match="column 'a' has 1 missing value"):
+        io.read_table(tmp_path / "d.parquet", "a")
+    pq.write_table(pa.table({"a": pa.array([], pa.float64())}), tmp_path / "e.parquet")
+    with pytest.raises(ValueError, match="no data rows"):
+        io.read_table(tmp_path / "e.parquet")
+
+
+def test_check_output_path(tmp_path):
+    assert io.check_output_path(tmp_path / "o.csv") == tmp_path / "o.csv"
+    (tmp_path / "file").write_text("x")
+    cases = {
+        tmp_path: "is a directory",
+        tmp_path / "nowhere" / "o.csv": "does not exist",
+        tmp_path / "file" / "o.csv": "is not a directory",
+        tmp_path / "o.xlsx": "unsupported file type",
+    }
+    for path, message in cases.items():
+        with pytest.raises(ValueError) as err:
+            io.check_output_path(path)
+        assert message in str(err.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]  # the probe left nothing
+
+
+def test_report_path_for():
+    assert str(io.report_path_for("out/centers.csv")) == os.path.join("out", "centers.privacy.json")
+
+
+def test_atomic_write_leaves_nothing_on_error(tmp_path):
+    target = tmp_path / "o.json"
+    target.write_text("old")
+    with pytest.raises(RuntimeError):
+        with io.atomic_write(target) as tmp:
+            tmp.write_text("half")
+            raise RuntimeError("crash")
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.json"]
+
+
+def test_write_outputs_is_all_or_nothing(tmp_path):
+    def fail(tmp):
+        raise ValueError("cannot serialise")
+
+    with pytest.raises(ValueError):
+        io.write_outputs({tmp_path / "a.csv": lambda t: io.write_points(t, np.ones((2, 2)), fmt_path="a.csv"), tmp_path / "b.json": fail})
+    assert list(tmp_path.iterdir()) == []
+    io.write_outputs({tmp_path / "a.csv": lambda t: io.write_points(t, np.ones((2, 2)), fmt_path="a.csv"), tmp_path / "b.json": lambda t: io.write_json(t, {"x": 1})})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "b.json"]
+    np.testing.assert_array_equal(io.read_points(tmp_path / "a.csv"), np.ones((2, 2)))
