@@ -1,0 +1,193 @@
+"""Checkpoint and resume: no release is made twice, resumed = uninterrupted."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from privevo import PrivateEvolution
+from privevo.checkpoint import load_checkpoint, rng_from_state, rng_state
+from privevo.demo import MIXTURE_START, mixture_2d
+from privevo.selection import Rank, Subsample
+from privevo.variation import GaussianVariation
+
+T = 12
+
+
+def make_pe(selector=None, **kw):
+    params = dict(n_synthetic=3, iterations=T, epsilon=2.0, delta=1e-5, random_state=7)
+    params.update(kw)
+    return PrivateEvolution(MIXTURE_START, GaussianVariation(0.1, 2), selector or Subsample(), **params)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return mixture_2d(rng=np.random.default_rng(0))[0]
+
+
+@pytest.fixture(scope="module")
+def reference(data):
+    return make_pe().fit(data)
+
+
+class Stop(Exception):
+    pass
+
+
+def stop_after(round_index: int):
+    def callback(record):
+        if record.iteration == round_index:
+            raise Stop
+
+    return callback
+
+
+def test_rng_state_round_trip():
+    rng = np.random.default_rng(5)
+    rng.normal(size=3)
+    copy = rng_from_state(rng_state(rng))
+    assert np.array_equal(copy.normal(size=4), rng.normal(size=4))
+
+
+def test_checkpoint_holds_the_ledger_of_releases(tmp_path, data, reference):
+    path = tmp_path / "run.ckpt"
+    with pytest.raises(Stop):
+        make_pe(checkpoint=path, callbacks=[stop_after(4)]).fit(data)
+    saved = load_checkpoint(path)
+    assert saved.completed == 5
+    assert [e.iteration for e in saved.ledger] == [0, 1, 2, 3, 4]
+    for entry, record in zip(saved.ledger, reference.history_):
+        assert entry.sigma == record.sigma == reference.sigma_
+        np.testing.assert_array_equal(entry.noisy_counts, record.noisy_counts)
+        np.testing.assert_array_equal(entry.selected_points, record.selected_points)
+    assert saved.fingerprint["n"] == 2000 and saved.fingerprint["d"] == 2
+    assert list(tmp_path.iterdir()) == [path]  # no temporaries left
+
+
+def test_resume_equals_uninterrupted_and_counts_each_release_once(tmp_path, data, reference):
+    path = tmp_path / "run.ckpt"
+    with pytest.raises(Stop):
+        make_pe(checkpoint=path, callbacks=[stop_after(6)]).fit(data)
+    rounds_seen = []
+    resumed = make_pe(checkpoint=path, callbacks=[lambda r: rounds_seen.append(r.iteration)]).fit(data)
+    assert resumed.resumed_from_ == 7
+    assert rounds_seen == list(range(7, T))  # only the missing rounds were released
+    np.testing.assert_array_equal(resumed.synthetic_, reference.synthetic_)
+    for a, b in zip(resumed.history_, reference.history_):
+        np.testing.assert_array_equal(a.noisy_counts, b.noisy_counts)
+    report = resumed.privacy_report_
+    assert report["releases"] == [{"name": "nn_histogram", "sigma": reference.sigma_, "count": T, "sensitivity": 1.0}]
+    assert report["epsilon"] == reference.privacy_report_["epsilon"]
+    assert report["epsilon"] == pytest.approx(2.0, rel=1e-9)
+    # a finished checkpoint: fitting again releases nothing and gives the same output
+    again = make_pe(checkpoint=path, callbacks=[lambda r: rounds_seen.append(("again", r.iteration))]).fit(data)
+    assert again.resumed_from_ == T and not any(isinstance(r, tuple) for r in rounds_seen)
+    np.testing.assert_array_equal(again.synthetic_, reference.synthetic_)
+
+
+@pytest.mark.parametrize(
+    "change, key",
+    [
+        (dict(iterations=T + 1), "iterations"),
+        (dict(epsilon=3.0), "epsilon"),
+        (dict(random_state=8), "random_state"),
+        (dict(selector=Rank()), "selector"),
+        (dict(adjacency="replace"), "adjacency"),
+    ],
+)
+def test_resume_refuses_another_run(tmp_path, data, change, key):
+    path = tmp_path / "run.ckpt"
+    with pytest.raises(Stop):
+        make_pe(checkpoint=path, callbacks=[stop_after(2)]).fit(data)
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match=rf"belongs to another run \({key} is "):
+        make_pe(checkpoint=path, **change).fit(data)
+    with pytest.raises(ValueError, match=r"belongs to another run \(d is 2 there, 3 now\)"):
+        make_pe(checkpoint=path).fit(np.hstack([data, data[:, :1]]))
+    with pytest.raises(ValueError, match=r"\(n is 2000 there, 1999 now\)"):
+        make_pe(checkpoint=path).fit(data[1:])
+    assert path.read_bytes() == before  # a refused run leaves the checkpoint alone
+
+
+def test_corrupt_checkpoint_is_refused(tmp_path, data):
+    path = tmp_path / "run.ckpt"
+    path.write_bytes(b"garbage")
+    with pytest.raises(ValueError, match="not a readable privevo checkpoint"):
+        make_pe(checkpoint=path).fit(data)
+
+
+def test_stale_temporaries_are_removed(tmp_path, data, reference):
+    path = tmp_path / "run.ckpt"
+    (tmp_path / ".run.ckpt.abc123.tmp").write_bytes(b"half-written")
+    fitted = make_pe(checkpoint=path).fit(data)
+    np.testing.assert_array_equal(fitted.synthetic_, reference.synthetic_)
+    assert list(tmp_path.iterdir()) == [path]
+
+
+CHILD = textwrap.dedent(
+    """
+    import sys, time
+    import numpy as np
+    from privevo import PrivateEvolution
+    from privevo.demo import MIXTURE_START, mixture_2d
+    from privevo.selection import Subsample
+    from privevo.variation import GaussianVariation
+
+    class SlowSubsample(Subsample):
+        # sleeps *after* the round's noisy histogram was drawn, before the checkpoint
+        # is written: a kill here interrupts a round between release and save
+        def select(self, candidates, noisy_counts, context):
+            time.sleep(float(sys.argv[2]))
+            return super().select(candidates, noisy_counts, context)
+
+        def __repr__(self):
+            return "Subsample(replace=True)"
+
+    X = mixture_2d(rng=np.random.default_rng(0))[0]
+    pe = PrivateEvolution(MIXTURE_START, GaussianVariation(0.1, 2), SlowSubsample(), n_synthetic=3,
+                          iterations=%d, epsilon=2.0, delta=1e-5, random_state=7, checkpoint=sys.argv[1])
+    pe.fit(X)
+    np.save(sys.argv[1] + ".out.npy", pe.synthetic_)
+    print(repr(pe.privacy_report_["epsilon"]), pe.resumed_from_, len(pe.history_))
+    """
+    % T
+)
+
+
+def test_sigkill_mid_run_then_resume_matches_uninterrupted(tmp_path, reference):
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    path = tmp_path / "run.ckpt"
+    child = subprocess.Popen([sys.executable, str(script), str(path), "0.15"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    completed = 0
+    while completed < 4 and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.05)
+        if path.exists():
+            completed = load_checkpoint(path).completed
+    assert child.poll() is None, "the child finished before it could be killed"
+    time.sleep(0.05)  # most likely inside a round: released, not yet saved
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait(timeout=30)
+    assert child.returncode == -signal.SIGKILL
+    killed_at = load_checkpoint(path).completed
+    assert 4 <= killed_at < T
+    assert not (tmp_path / "run.ckpt.out.npy").exists()
+
+    done = subprocess.run([sys.executable, str(script), str(path), "0"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    epsilon, resumed_from, n_history = done.stdout.split()
+    assert int(resumed_from) == killed_at and int(n_history) == T
+    np.testing.assert_array_equal(np.load(tmp_path / "run.ckpt.out.npy"), reference.synthetic_)
+    assert float(epsilon) == reference.privacy_report_["epsilon"]
+    final = load_checkpoint(path)
+    assert [e.iteration for e in final.ledger] == list(range(T))
+    for entry, record in zip(final.ledger, reference.history_):
+        np.testing.assert_array_equal(entry.noisy_counts, record.noisy_counts)
