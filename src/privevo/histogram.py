@@ -61,8 +61,9 @@ class PreparedCandidates:
     first_index: np.ndarray  # (u,) original index of each unique row
     n_candidates: int  # m, the original number of candidates
     metric: str
-    scores_t: np.ndarray  # (d + 1, u) float32: [−2c ; ‖c‖²]ᵀ
-    max_norm: float  # max ‖c‖, for the rounding bound
+    scores_t: np.ndarray  # (d + 1, u) float32: [−2(c − shift) ; ‖c − shift‖²]ᵀ
+    max_norm: float  # max ‖c − shift‖, for the rounding bound
+    shift: np.ndarray  # (d,) the candidates' mean: a public origin for float32 work
 
     @property
     def dim(self) -> int:
@@ -79,9 +80,11 @@ def prepare_candidates(candidates, metric: str = "euclidean") -> PreparedCandida
     _, first = np.unique(cands, axis=0, return_index=True)
     first = np.sort(first)
     unique = np.ascontiguousarray(cands[first])
-    sq = np.einsum("ij,ij->i", unique, unique)
+    shift = unique.mean(axis=0)
+    centred = unique - shift
+    sq = np.einsum("ij,ij->i", centred, centred)
     scores_t = np.empty((unique.shape[1] + 1, unique.shape[0]), dtype=np.float32)
-    scores_t[:-1] = -2.0 * unique.T
+    scores_t[:-1] = -2.0 * centred.T
     scores_t[-1] = sq
     return PreparedCandidates(
         unique=unique,
@@ -90,6 +93,7 @@ def prepare_candidates(candidates, metric: str = "euclidean") -> PreparedCandida
         metric=metric,
         scores_t=scores_t,
         max_norm=float(np.sqrt(sq.max())),
+        shift=shift,
     )
 
 
@@ -240,9 +244,14 @@ def _numpy_kernel(block, prepared: PreparedCandidates, chunk_size, n_threads) ->
 
 
 def _assign_chunk(chunk: np.ndarray, prepared: PreparedCandidates, buf, aug) -> np.ndarray:
-    """Nearest unique candidate of each row: float32 GEMM + argmin + exact fix-up."""
+    """Nearest unique candidate of each row: float32 GEMM + argmin + exact fix-up.
+
+    Rows are shifted by the (public) candidate mean first, which leaves
+    distances unchanged and keeps float32 magnitudes, hence rounding, small.
+    """
     k = len(chunk)
-    aug[:k, :-1] = chunk
+    x = aug[:k, :-1]
+    np.subtract(chunk, prepared.shift, out=x, casting="unsafe")
     scores = buf[:k]
     np.matmul(aug[:k], prepared.scores_t, out=scores)
     best = scores.argmin(axis=1)
@@ -252,15 +261,30 @@ def _assign_chunk(chunk: np.ndarray, prepared: PreparedCandidates, buf, aug) -> 
         raise ValueError("private data contains NaN or infinite values; drop or impute them first")
     scores[r, best] = np.inf
     second = scores.min(axis=1)
-    norms = np.sqrt(np.einsum("ij,ij->i", aug[:k, :-1], aug[:k, :-1]))
-    bound = _rounding_bound(prepared.dim, norms, prepared.max_norm, squared_norm_included=False)
-    unsure = np.flatnonzero(second - first <= 2 * bound)
+    scores[r, best] = first
+    bound = 2 * _rounding_bound(prepared.dim, np.sqrt(np.einsum("ij,ij->i", x, x)), prepared.max_norm)
+    unsure = np.flatnonzero(second - first <= bound)
     if unsure.size:
-        best[unsure] = _exact_assign(chunk[unsure], prepared.unique)
+        near = scores[unsure] <= (first[unsure] + bound[unsure])[:, None]
+        best[unsure] = _exact_assign_among(chunk[unsure], prepared.unique, near)
     return best
 
 
-def _rounding_bound(d: int, row_norms, max_norm: float, squared_norm_included: bool):
+def _exact_assign_among(rows: np.ndarray, unique: np.ndarray, near: np.ndarray) -> np.ndarray:
+    """float64 ‖x − c‖² over each row's possible winners ``near``; ties → lowest index.
+
+    Any candidate whose float32 score is beyond the rounding bound of the best
+    cannot be the exact nearest, so only the ``near`` pairs are recomputed.
+    """
+    row_idx, cand_idx = np.nonzero(near)
+    diff = np.asarray(rows, dtype=np.float64)[row_idx] - unique[cand_idx]
+    dist = np.einsum("ij,ij->i", diff, diff)
+    order = np.lexsort((cand_idx, dist, row_idx))
+    starts = np.flatnonzero(np.r_[True, np.diff(row_idx[order]) > 0])
+    return cand_idx[order][starts]
+
+
+def _rounding_bound(d: int, row_norms, max_norm: float, squared_norm_included: bool = False):
     """A bound on |float32 score − exact score| (rounding of inputs and the dot product).
 
     Dot products of length d+1 in float32 err by at most γ_{d+1}·Σ|a_i b_i|
@@ -274,8 +298,12 @@ def _rounding_bound(d: int, row_norms, max_norm: float, squared_norm_included: b
     return gamma * (spread + 1e-30)
 
 
-def _exact_assign(rows: np.ndarray, unique: np.ndarray, block: int = 256) -> np.ndarray:
-    """float64 brute force, ‖x − c‖² by differences; ties → lowest index."""
+def reference_assign(rows, candidates, block: int = 256) -> np.ndarray:
+    """The float64 brute-force reference: ‖x − c‖² by differences, ties → lowest index.
+
+    Slow; used by tests and benchmarks to check the fast kernels exactly.
+    """
+    unique = np.asarray(candidates, dtype=np.float64)
     rows = rows.astype(np.float64, copy=False)
     out = np.empty(len(rows), dtype=np.int64)
     step = max(1, block * 64 // max(unique.shape[1], 1))
@@ -286,9 +314,10 @@ def _exact_assign(rows: np.ndarray, unique: np.ndarray, block: int = 256) -> np.
 
 
 def _faiss_kernel(block, prepared: PreparedCandidates, chunk_size, n_threads) -> np.ndarray:
+    """faiss ``IndexFlatL2`` top-2 search; rows within the rounding bound are redone exactly."""
     faiss = _import_faiss()
     index = faiss.IndexFlatL2(prepared.dim)
-    index.add(np.ascontiguousarray(prepared.unique, dtype=np.float32))
+    index.add(np.ascontiguousarray(prepared.unique - prepared.shift, dtype=np.float32))
     u, n = len(prepared.unique), len(block)
     rows = chunk_size or 65536
     counts = np.zeros(u, dtype=np.int64)
@@ -297,16 +326,23 @@ def _faiss_kernel(block, prepared: PreparedCandidates, chunk_size, n_threads) ->
         chunk = _chunk(block, start, min(n, start + rows), prepared)
         if not np.isfinite(chunk).all():
             raise ValueError("private data contains NaN or infinite values; drop or impute them first")
-        dist, idx = index.search(np.ascontiguousarray(chunk, dtype=np.float32), k)
+        x = np.ascontiguousarray(chunk - prepared.shift, dtype=np.float32)
+        dist, idx = index.search(x, k)
         best = idx[:, 0].astype(np.int64)
         if k == 2:
-            norms = np.sqrt(np.einsum("ij,ij->i", chunk, chunk))
-            bound = _rounding_bound(prepared.dim, norms, prepared.max_norm, squared_norm_included=True)
-            unsure = np.flatnonzero(dist[:, 1] - dist[:, 0] <= 2 * bound)
+            bound = 2 * _rounding_bound(prepared.dim, np.linalg.norm(x, axis=1), prepared.max_norm, True)
+            unsure = np.flatnonzero(dist[:, 1] - dist[:, 0] <= bound)
             if unsure.size:
-                best[unsure] = _exact_assign(chunk[unsure], prepared.unique)
+                best[unsure] = _assign_rows(chunk[unsure], prepared)
         counts += np.bincount(best, minlength=u)
     return counts
+
+
+def _assign_rows(rows: np.ndarray, prepared: PreparedCandidates) -> np.ndarray:
+    """Exact nearest unique candidate of each row (the numpy kernel's assignment)."""
+    buf = np.empty((len(rows), len(prepared.unique)), dtype=np.float32)
+    aug = np.ones((len(rows), prepared.dim + 1), dtype=np.float32)
+    return _assign_chunk(rows, prepared, buf, aug)
 
 
 def _import_faiss():
