@@ -191,3 +191,39 @@ def test_sigkill_mid_run_then_resume_matches_uninterrupted(tmp_path, reference):
     assert [e.iteration for e in final.ledger] == list(range(T))
     for entry, record in zip(final.ledger, reference.history_):
         np.testing.assert_array_equal(entry.noisy_counts, record.noisy_counts)
+
+
+@pytest.mark.parametrize("method, d", [("pe-means", 2), ("hdpe-means", 40)])
+def test_dpkmeans_checkpoint_resume(tmp_path, monkeypatch, method, d):
+    import privevo
+    from privevo.evolution import PrivateEvolution as PE
+
+    if not hasattr(privevo, "DPKMeans"):
+        pytest.skip("privevo.DPKMeans is not available yet")
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.normal(c, 0.05, (300, d)) for c in (-0.5, 0.5)])
+    params = dict(n_clusters=2, epsilon=1.0, radius=2.0 * np.sqrt(d), method=method, iterations=6, random_state=3)
+    reference = privevo.DPKMeans(**params).fit(X)
+    path = tmp_path / "km.ckpt"
+    step, calls = PE.step, []
+
+    def crashing_step(self, X_, state):
+        if len(calls) == 3:
+            raise Stop
+        calls.append(state.completed)
+        return step(self, X_, state)
+
+    monkeypatch.setattr(PE, "step", crashing_step)
+    with pytest.raises(Stop):
+        privevo.DPKMeans(**params, checkpoint=path).fit(X)
+    monkeypatch.setattr(PE, "step", step)
+    assert load_checkpoint(path).completed == 3
+    resumed = privevo.DPKMeans(**params, checkpoint=path).fit(X)
+    assert resumed.evolution_.resumed_from_ == 3
+    np.testing.assert_array_equal(resumed.cluster_centers_, reference.cluster_centers_)
+    assert resumed.privacy_report_["epsilon"] == reference.privacy_report_["epsilon"]
+    assert resumed.privacy_report_["releases"] == reference.privacy_report_["releases"]
+    with pytest.raises(ValueError, match="belongs to another run"):
+        privevo.DPKMeans(**{**params, "random_state": 4}, checkpoint=path).fit(X)
+    with pytest.raises(ValueError, match=r"belongs to another run \(public_parameters.radius is "):
+        privevo.DPKMeans(**{**params, "radius": 3.0 * np.sqrt(d)}, checkpoint=path).fit(X)

@@ -138,12 +138,26 @@ def load_checkpoint(path) -> CheckpointData:
 
 def check_fingerprint(path, saved: dict, current: dict) -> None:
     """Refuse to resume a checkpoint written by a run with other parameters or data shape."""
+    difference = _first_difference(saved, current)
+    if difference is not None:
+        key, there, now = difference
+        raise ValueError(
+            f"checkpoint {path} belongs to another run ({key} is {there!r} there, {now!r} now); "
+            "use a new checkpoint path, or delete the file to start over"
+        )
+
+
+def _first_difference(saved: dict, current: dict, prefix: str = ""):
+    """(dotted key, saved value, current value) of the first difference, or None."""
     for key in sorted(set(saved) | set(current)):
-        if saved.get(key) != current.get(key):
-            raise ValueError(
-                f"checkpoint {path} belongs to another run ({key} is {saved.get(key)!r} there, {current.get(key)!r} now); "
-                "use a new checkpoint path, or delete the file to start over"
-            )
+        there, now = saved.get(key), current.get(key)
+        if isinstance(there, dict) and isinstance(now, dict):
+            inner = _first_difference(there, now, f"{prefix}{key}.")
+            if inner is not None:
+                return inner
+        elif there != now:
+            return f"{prefix}{key}", there, now
+    return None
 
 
 def rng_state(rng: np.random.Generator) -> dict:

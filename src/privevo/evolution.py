@@ -36,7 +36,7 @@ from ._validation import (
 )
 from .distributed import backend_session
 from .histogram import noisy_nn_histogram
-from .report import gaussian_release, privacy_report
+from .report import _jsonable, gaussian_release, privacy_report
 from .selection import Selection, SelectionContext
 from .streaming import as_private_source
 
@@ -254,6 +254,7 @@ class PrivateEvolution:
             "variation_api": repr(self.variation_api),
             "selector": repr(self.selector),
             "random_state": int(seed) if isinstance(seed, (int, np.integer)) else type(seed).__name__,
+            "public_parameters": _jsonable(self.public_parameters or {}),
         }
 
     def _load_checkpoint(self, X) -> EvolutionState | None:
@@ -266,7 +267,8 @@ class PrivateEvolution:
         saved = ckpt.load_checkpoint(self.checkpoint)
         ckpt.check_fingerprint(self.checkpoint, saved.fingerprint, self._fingerprint(X))
         self.history_ = [
-            IterationRecord(e.iteration, None, e.noisy_counts, e.selected, e.selected_points, e.sigma, e.info)
+            IterationRecord(e.iteration, None, e.noisy_counts, e.selected, e.selected_points, e.sigma, e.info,
+                            seconds=dict.fromkeys(("histogram", "selection", "variation"), 0.0))  # spent by an earlier process
             for e in saved.ledger
         ]
         self.resumed_from_ = saved.completed

@@ -109,6 +109,11 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         between sums and counts as √d : 1 (minimises the centre's error bound).
     backend : histogram backend (see :func:`privevo.histogram.nn_histogram`).
     progress : show a progress bar over the PE rounds.
+    checkpoint : path of a checkpoint file for the PE rounds (see
+        :mod:`privevo.checkpoint`): written atomically after every round and
+        resumed by the next ``fit`` with the same parameters and data shape.
+        HDPE-means needs an int ``random_state`` with a checkpoint (its
+        projection is drawn again on resume).
 
     Attributes
     ----------
@@ -142,6 +147,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         recover_share: float = 0.25,
         backend: str = "auto",
         progress: bool = False,
+        checkpoint=None,
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -161,6 +167,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         self.recover_share = recover_share
         self.backend = backend
         self.progress = progress
+        self.checkpoint = checkpoint
 
     # -- scikit-learn API --------------------------------------------------
 
@@ -280,10 +287,22 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             backend=self.backend,
             keep_candidates=False,
             progress=self.progress,
+            checkpoint=self.checkpoint,
+            public_parameters=self._checkpoint_parameters(),
         ).fit(Z)
         self.evolution_ = pe
         times = {key: sum(r.seconds[key] for r in pe.history_) for key in ("histogram", "selection", "variation")}
         return pe.synthetic_, list(pe.privacy_report_["releases"]), times
+
+    def _checkpoint_parameters(self) -> dict | None:
+        """The estimator's parameters, so a checkpoint is resumed only by the same fit."""
+        if self.checkpoint is None:
+            return None
+        skip = ("checkpoint", "progress", "backend")
+        params = {k: v for k, v in self.get_params().items() if k not in skip}
+        if isinstance(params["random_state"], np.random.Generator):
+            params["random_state"] = "Generator"
+        return params
 
     def _hdpe_means(self, Z: np.ndarray, cfg: dict, rng: np.random.Generator):
         """HDPE-means: PE-means on an orthonormal projection, then a noisy recover step."""
@@ -295,7 +314,10 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         mu_count = mu * math.sqrt(cfg["share"] / (math.sqrt(d) + 1))
         eps_pe = accounting.epsilon_of_mu(mu_pe, cfg["delta"])
         Y = Z @ basis
+        if self.checkpoint is not None and not isinstance(self.random_state, (int, np.integer)):
+            raise ValueError("checkpoint with HDPE-means needs an int random_state (the projection is drawn again on resume)")
         proj_centers, releases, times = self._pe_means(Y, cfg, eps_pe, rng)
+        rng = self.evolution_.final_state_.rng  # the same generator, or the one restored from a checkpoint
         tic = time.perf_counter()
         s = cfg["sensitivity"]
         sum_sens = 2.0 if self.adjacency == "replace" else 1.0  # rows clipped to the unit ball
