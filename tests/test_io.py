@@ -143,3 +143,16 @@ def test_write_outputs_is_all_or_nothing(tmp_path):
     io.write_outputs({tmp_path / "a.csv": lambda t: io.write_points(t, np.ones((2, 2)), fmt_path="a.csv"), tmp_path / "b.json": lambda t: io.write_json(t, {"x": 1})})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "b.json"]
     np.testing.assert_array_equal(io.read_points(tmp_path / "a.csv"), np.ones((2, 2)))
+
+
+def test_outputs_get_normal_permissions_checkpoints_private(tmp_path):
+    umask = os.umask(0o022)
+    os.umask(umask)
+    with io.atomic_write(tmp_path / "o.json") as tmp:
+        io.write_json(tmp, {})
+    with io.atomic_write(tmp_path / "c.ckpt", private=True) as tmp:
+        tmp.write_bytes(b"x")
+    io.write_outputs({tmp_path / "a.json": lambda t: io.write_json(t, [])})
+    assert (tmp_path / "o.json").stat().st_mode & 0o777 == 0o666 & ~umask
+    assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o666 & ~umask
+    assert (tmp_path / "c.ckpt").stat().st_mode & 0o777 == 0o600

@@ -104,7 +104,7 @@ def save_checkpoint(
             arrays[f"{key}_selected"] = np.asarray(entry.selected, dtype=np.int64)
         meta["ledger"].append({"iteration": int(entry.iteration), "sigma": float(entry.sigma), "info": _jsonable(entry.info)})
     arrays["meta"] = np.array(json.dumps(meta))
-    with atomic_write(path) as tmp:
+    with atomic_write(path, private=True) as tmp:
         with open(tmp, "wb") as handle:
             np.savez(handle, **arrays)
 

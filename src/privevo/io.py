@@ -300,10 +300,12 @@ def report_path_for(output) -> Path:
 
 
 @contextlib.contextmanager
-def atomic_write(path) -> Iterator[Path]:
+def atomic_write(path, private: bool = False) -> Iterator[Path]:
     """Yield a temporary path in ``path``'s folder; move it onto ``path`` on success.
 
-    On any error the temporary file is removed and ``path`` is untouched.
+    On any error the temporary file is removed and ``path`` is untouched. The
+    file gets the usual permissions (0666 minus the umask), or owner-only
+    (0600) if ``private`` (checkpoints: they hold the RNG state).
     """
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -312,6 +314,8 @@ def atomic_write(path) -> Iterator[Path]:
     try:
         yield tmp
         _fsync(tmp)
+        if not private:
+            os.chmod(tmp, _default_mode())
         os.replace(tmp, path)
     finally:
         if tmp.exists():
@@ -329,12 +333,20 @@ def write_outputs(writers: dict[Path, Callable[[Path], None]]) -> None:
             temps[Path(path)] = Path(tmp)
             writer(Path(tmp))
             _fsync(Path(tmp))
+            os.chmod(tmp, _default_mode())
         for path, tmp in temps.items():
             os.replace(tmp, path)
     finally:
         for tmp in temps.values():
             if tmp.exists():
                 tmp.unlink()
+
+
+def _default_mode() -> int:
+    """0666 minus the process umask (what ``open`` would give a new file)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def _fsync(path: Path) -> None:
