@@ -17,9 +17,12 @@ this loop with different plug-ins.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable, Sequence
 
 import numpy as np
@@ -35,8 +38,9 @@ from ._validation import (
     check_same_dimension,
 )
 from .distributed import backend_session
-from .histogram import noisy_nn_histogram
-from .report import _jsonable, gaussian_release, privacy_report
+from .exceptions import PrivacyLeakWarning
+from .histogram import nn_histogram, noisy_nn_histogram
+from .report import _jsonable, gaussian_release, non_private_report, privacy_report
 from .selection import Selection, SelectionContext
 from .streaming import as_private_source
 
@@ -73,11 +77,19 @@ class PrivateEvolution:
     Parameters
     ----------
     random_api : object with ``sample(n, dim, rng)``, or an array (p, d) of initial points
-    variation_api : object with ``vary(points, rng, per_point=None)`` and ``per_point``
+    variation_api : object with ``vary(points, rng, per_point=None)`` and ``per_point``;
+        or with ``vary_selection(selection, rng)``, which receives the whole
+        :class:`~privevo.selection.Selection` (its candidate ``indices`` too) so
+        an API that keeps objects aligned with the rows (texts) can map the
+        selected rows back to them; the next population is
+        ``[selection.points; variations]`` either way
     selector : object with ``select(candidates, noisy_counts, context)``
     n_synthetic : m, points selected per round (and returned)
     iterations : T, the number of private releases
-    epsilon, delta : the (ε, δ) budget of the whole run
+    epsilon, delta : the (ε, δ) budget of the whole run; ``epsilon=math.inf`` runs
+        the same loop on exact counts (a non-private reference run, σ = 0): it
+        warns with :class:`PrivacyLeakWarning` and its report has
+        ``epsilon=None`` and ``guarantee_holds=False``
     adjacency : ``"add_remove"`` (sensitivity 1) or ``"replace"`` (√2)
     population_size : size of S_0 (default m·(1 + variation_api.per_point))
     metric, backend, noise : passed to :func:`privevo.histogram.noisy_nn_histogram`
@@ -180,7 +192,7 @@ class PrivateEvolution:
         """One round: private release, selection, variation."""
         t, rng, candidates = state.completed, state.rng, state.population
         tic = time.perf_counter()
-        noisy = noisy_nn_histogram(X, candidates, self.sigma_, rng, noise=self.noise, backend=self.backend, metric=self.metric)
+        noisy = self._histogram(X, candidates, rng)
         tac = time.perf_counter()
         context = SelectionContext(self.sigma_, t, self.iterations, self.n_synthetic, X.shape[0], rng)
         selection = self.selector.select(candidates, noisy, context)
@@ -204,13 +216,27 @@ class PrivateEvolution:
     def _validate_params(self) -> None:
         check_positive_int(self.n_synthetic, "n_synthetic")
         check_positive_int(self.iterations, "iterations")
-        check_epsilon(self.epsilon)
         check_delta(self.delta)
         self.sensitivity_ = check_adjacency(self.adjacency)
-        self.sigma_ = accounting.gaussian_sigma(self.epsilon, self.delta, self.iterations, self.sensitivity_)
-        for name, method in (("variation_api", "vary"), ("selector", "select")):
-            if not hasattr(getattr(self, name), method):
-                raise ValueError(f"{name} must have a .{method}() method, got {getattr(self, name)!r}")
+        self.sigma_ = self._sigma()
+        for name, methods in (("variation_api", ("vary", "vary_selection")), ("selector", ("select",))):
+            if not any(hasattr(getattr(self, name), m) for m in methods):
+                raise ValueError(f"{name} must have a .{methods[0]}() method, got {getattr(self, name)!r}")
+
+    def _sigma(self) -> float:
+        """σ of every round; 0 for ``epsilon=inf`` (a non-private run, warned and reported as such)."""
+        if self.epsilon == math.inf:
+            warnings.warn("epsilon=inf: a non-private run (exact vote counts, no noise); its output is not "
+                          "differentially private", PrivacyLeakWarning, stacklevel=4)
+            return 0.0
+        check_epsilon(self.epsilon)
+        return accounting.gaussian_sigma(self.epsilon, self.delta, self.iterations, self.sensitivity_)
+
+    def _histogram(self, X, candidates: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The round's release: noisy vote counts, or exact counts when σ = 0 (``epsilon=inf``)."""
+        if self.sigma_ == 0.0:
+            return nn_histogram(X, candidates, backend=self.backend, metric=self.metric).astype(np.float64)
+        return noisy_nn_histogram(X, candidates, self.sigma_, rng, noise=self.noise, backend=self.backend, metric=self.metric)
 
     def _rng(self) -> np.random.Generator:
         return check_random_state(self.random_state)
@@ -221,7 +247,10 @@ class PrivateEvolution:
         return self.n_synthetic * (1 + int(getattr(self.variation_api, "per_point", 1)))
 
     def _next_population(self, selection: Selection, rng: np.random.Generator) -> np.ndarray:
-        variations = self.variation_api.vary(selection.points, rng, per_point=selection.variations_per_point)
+        if hasattr(self.variation_api, "vary_selection"):  # object-aware APIs (text) need the indices
+            variations = self.variation_api.vary_selection(selection, rng)
+        else:
+            variations = self.variation_api.vary(selection.points, rng, per_point=selection.variations_per_point)
         return np.vstack([selection.points, variations])
 
     def _rounds(self, start: int):
@@ -308,12 +337,11 @@ class PrivateEvolution:
     def _finish(self, state: EvolutionState) -> "PrivateEvolution":
         self.synthetic_ = state.selection.points
         self.final_state_ = state
-        self.privacy_report_ = privacy_report(
-            epsilon_target=self.epsilon,
+        report = partial(non_private_report, steps=self.iterations) if self.sigma_ == 0.0 else partial(
+            privacy_report, epsilon_target=self.epsilon, releases=self._releases(), noise=self.noise)
+        self.privacy_report_ = report(
             delta=self.delta,
             adjacency=self.adjacency,
-            releases=self._releases(),
-            noise=self.noise,
             public_parameters={
                 "n_synthetic": self.n_synthetic,
                 "iterations": self.iterations,

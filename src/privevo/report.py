@@ -65,6 +65,46 @@ def privacy_report(
     }
 
 
+def non_private_report(
+    *,
+    delta: float,
+    adjacency: str,
+    steps: int,
+    mechanism: str = "exact nearest-neighbour vote histogram (no noise)",
+    public_parameters: dict | None = None,
+    warnings: list[str] | None = None,
+) -> dict[str, Any]:
+    """The report of a non-private run (``epsilon=inf``): ``steps`` exact, un-noised releases.
+
+    Same keys as :func:`privacy_report`, but ``epsilon``, ``epsilon_target``,
+    ``mu`` and ``dp_event`` are ``None`` (never a finite figure), ``sigma`` is
+    0, ``noise`` is ``"none"`` and ``guarantee_holds`` is False.
+    """
+    from . import __version__
+    from ._validation import check_adjacency
+
+    note = "non-private run (epsilon=inf): exact counts were released, no differential privacy"
+    return {
+        "epsilon": None,
+        "epsilon_target": None,
+        "delta": float(delta),
+        "mu": None,
+        "sigma": 0.0,
+        "steps": int(steps),
+        "adjacency": adjacency,
+        "sensitivity": check_adjacency(adjacency),
+        "noise": "none",
+        "mechanism": mechanism,
+        "dp_event": None,
+        "releases": [{"name": "nn_histogram", "sigma": 0.0, "count": int(steps), "sensitivity": None}],
+        "public_parameters": _jsonable(public_parameters or {}),
+        "warnings": [note, *(warnings or [])],
+        "guarantee_holds": False,
+        "privevo_version": __version__,
+        "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
 def _compose(events):
     import dp_accounting
 
