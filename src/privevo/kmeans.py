@@ -216,10 +216,9 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             check_is_fitted(self, "cluster_centers_")
         if sp.issparse(X):
             raise TypeError("DPKMeans does not accept sparse X; pass a dense array (X.toarray())")
-        if np.iscomplexobj(X):
-            raise ValueError("Complex data not supported; pass real-valued X")
-        check_points(X, "X")
-        return _validate_data(self, X, reset=reset, dtype=np.float64, ensure_min_samples=1)
+        # scikit-learn's checks first (types, shape, feature names), then privevo's finite check
+        X = _validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1)
+        return check_points(X, "X")
 
     def _resolve(self, n: int, d: int) -> dict:
         """Validate the parameters and fill the paper defaults (never writes to self's params)."""

