@@ -58,7 +58,7 @@ def files(tmp_path_factory):
     (d / "junk.ckpt").write_bytes(b"junk")
     # a finished checkpoint of another run (epsilon 4, seed 1)
     code = main(["synth", str(d / "mix.csv"), "--m", "3", "--selector", "rank", "--epsilon", "4", "--radius", "2",
-                 "--iterations", "3", "--seed", "1", "--checkpoint", str(d / "other.ckpt"), "-q"])
+                 "--iterations", "3", "--seed", "1", "--checkpoint", str(d / "other.ckpt"), "-q", "-o", str(d / "other.csv")])
     assert code == 0
     return d
 
@@ -281,3 +281,43 @@ def test_demo_quick_writes_tables_and_plots(tmp_path):
     names = sorted(os.path.basename(p) for p in result["plots"])
     assert "kmeans_loss_vs_epsilon.png" in names and "mixture_trajectories.png" in names
     assert all((tmp_path / n).stat().st_size > 10_000 for n in names)
+
+
+def test_progress_bar_only_on_a_terminal(files, tmp_path):
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    argv = [sys.executable, "-m", "privevo.cli", *[a.format(d=files) for a in swap(SYNTH, iterations="30")]]
+    shown = {}
+    for quiet in (False, True):
+        leader, follower = pty.openpty()
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a 100-column terminal
+        done = subprocess.run(argv + ["-o", str(tmp_path / f"s{quiet}.csv")] + (["-q"] if quiet else []),
+                              stderr=follower, stdout=subprocess.PIPE, timeout=120)
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(leader)
+        assert done.returncode == 0
+        shown[quiet] = b"".join(chunks).decode(errors="replace")
+    assert "PE rounds:" in shown[False] and "/30 [" in shown[False]
+    assert shown[True] == ""
+
+
+@needs_dpkmeans
+def test_kmeans_checkpoint_resumes(files, tmp_path, capsys):
+    argv = [a.format(d=files) for a in KMEANS] + ["--checkpoint", tmp_path / "km.ckpt"]
+    assert run(argv + ["-o", tmp_path / "a.csv"], capsys)[0] == 0
+    assert run(argv + ["-o", tmp_path / "b.csv"], capsys)[0] == 0
+    assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
+    code, _, err = run(swap(argv, epsilon="2") + ["-o", tmp_path / "c.csv"], capsys)
+    assert code == 2 and "belongs to another run" in err and not (tmp_path / "c.csv").exists()
