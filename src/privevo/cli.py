@@ -455,7 +455,7 @@ def _synth_model(args, selector, center, radius: float, n: int):
         random_state=args.seed,
         progress=_progress(args),
         checkpoint=args.checkpoint,
-        public_parameters={"radius": radius, "center": center, "R": R if args.selector == "gape" else None},
+        public_parameters={"radius": radius, "center": center, "bounds": args.bounds, "R": R if args.selector == "gape" else None},
     )
 
 
