@@ -217,12 +217,23 @@ def _outputs(args) -> dict[str, Path]:
         return {}
     out = check_output_path(args.output)
     paths = {"output": out, "report": report_path_for(out)}
+    if out.suffix.lower() == ".parquet":
+        _require("pyarrow", "io", "writing Parquet")
     if args.plot:
+        _require("matplotlib", "plots", "--plot")
         paths["plot"] = out.with_suffix(".png")
     for path in paths.values():
         if path.is_dir():
             raise ValueError(f"output path {path} is a directory; choose another -o")
     return paths
+
+
+def _require(module: str, extra: str, what: str) -> None:
+    """Fail before any private computation if an optional dependency is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise ImportError(f"{what} needs {module}: pip install 'privevo[{extra}]'")
 
 
 def _check_checkpoint_path(args) -> None:
