@@ -515,6 +515,7 @@ def _demo(args) -> int:
 
     out = None if args.no_plots else Path(args.out)
     if out is not None:
+        _require("matplotlib", "plots", "the demo's plots (or use --no-plots)")
         if out.exists() and not out.is_dir():
             raise ValueError(f"--out {out} exists and is not a folder; choose another --out")
         out.mkdir(parents=True, exist_ok=True)
