@@ -75,6 +75,9 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="privevo", description="Differentially private clustering and synthetic data by Private Evolution.")
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"privevo {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _kmeans_parser(sub)
     _synth_parser(sub)
