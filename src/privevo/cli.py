@@ -83,6 +83,9 @@ def _parser() -> argparse.ArgumentParser:
     _synth_parser(sub)
     _account_parser(sub)
     _demo_parser(sub)
+    from .text.cli import add_text_commands  # synth-text, intrinsic-dim (stdlib-only import)
+
+    add_text_commands(sub)
     return parser
 
 
