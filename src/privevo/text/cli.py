@@ -1,0 +1,282 @@
+"""``privevo synth-text`` and ``privevo intrinsic-dim``: text PE from the command line.
+
+:func:`add_text_commands` registers both on the main parser's subparsers.
+Models are loaded once per process (:func:`load_generator`,
+:func:`load_embedder`), so several commands in one process share them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import functools
+import json
+import math
+import sys
+from pathlib import Path
+
+__all__ = ["add_text_commands", "read_texts", "write_texts", "load_generator", "load_embedder"]
+
+TEXT_FORMATS = (".csv", ".tsv", ".jsonl", ".txt")
+
+
+def add_text_commands(subparsers) -> None:
+    """Add ``synth-text`` and ``intrinsic-dim`` to ``subparsers`` (from ``add_subparsers``)."""
+    _synth_text_parser(subparsers)
+    _intrinsic_parser(subparsers)
+
+
+def _command(sub, name: str, help: str, description: str, examples: str):
+    return sub.add_parser(name, help=help, description=f"{description}\n\nexamples:\n{examples}",
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def _add_model_options(p) -> None:
+    g = p.add_argument_group("models (default: SmolLM2-135M-Instruct and all-MiniLM-L6-v2, offline)")
+    g.add_argument("--model", help="local causal LM: a transformers folder or hub name (default: bundled SmolLM2)")
+    g.add_argument("--gguf-file", help="GGUF weights file inside --model's folder")
+    g.add_argument("--api-base", help="OpenAI-compatible endpoint instead of a local model, e.g. http://127.0.0.1:8000/v1")
+    g.add_argument("--api-model", help="model name for --api-base")
+    g.add_argument("--api", choices=["chat", "completions"], default="chat", help="endpoint kind for --api-base (default chat)")
+    g.add_argument("--embedder", help="sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)")
+    g.add_argument("--batch-size", type=int, default=32, help="prompts per generation batch (default 32)")
+    g.add_argument("--kind", default="text", help='what one text is, used in the prompts (e.g. "food review")')
+    g.add_argument("--max-tokens", type=int, default=64, help="length cap of a generated text in tokens (default 64)")
+    g.add_argument("--mask-fraction", type=float, default=0.5, help="share of words blanked per rewrite (0 = paraphrase)")
+
+
+def _add_io(p) -> None:
+    p.add_argument("data", metavar="DATA", help="texts: .csv/.tsv (with --column), .jsonl (objects with --column) or .txt (one per line)")
+    p.add_argument("--column", default="text", help="column / key holding the text (default 'text')")
+    p.add_argument("--seed", type=int, help="random seed (default: fresh randomness)")
+    p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars or messages")
+
+
+def _synth_text_parser(sub) -> None:
+    p = _command(
+        sub, "synth-text", "DP synthetic texts by Private Evolution with a language model",
+        "Differentially private synthetic texts: an LLM writes and rewrites candidates, private texts vote\n"
+        "in sentence-embedding space. Writes the texts (one per row) and a JSON privacy report beside them.\n"
+        "--epsilon inf runs without noise (not private; the report says so).",
+        "  privevo synth-text reviews.csv --column review --m 100 --epsilon 4 --kind 'food review' -o syn.csv\n"
+        "  privevo synth-text notes.jsonl --m 50 --epsilon 1 --selector rank --iterations 3 -o syn.jsonl\n"
+        "  privevo synth-text t.csv --m 20 --epsilon 1 --api-base http://127.0.0.1:8000/v1 --api-model m -o s.csv",
+    )
+    _add_io(p)
+    p.add_argument("--m", type=int, required=True, help="number of synthetic texts (>= 1)")
+    p.add_argument("--epsilon", type=float, required=True, help="total epsilon (> 0; 'inf' = non-private run)")
+    p.add_argument("--delta", type=float, help="delta in (0, 1); default n^-1.1 (n = number of texts, public)")
+    p.add_argument("--iterations", type=int, default=5, help="T, the number of private releases (default 5)")
+    p.add_argument("--selector", choices=["gape", "rank", "subsample"], default="gape", help="selection step (default gape)")
+    p.add_argument("--R", type=float, dest="R", default=1.0,
+                   help="gape: public cluster separation in embedding units (default 1.0; unit vectors)")
+    p.add_argument("--adjacency", choices=["add_remove", "replace"], default="add_remove")
+    p.add_argument("--variations", type=int, default=1, help="rewrites per selected text (default 1)")
+    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
+    p.add_argument("--prompt", help="random-API prompt template ({kind}, {topic} filled in)")
+    p.add_argument("--topics", help="comma-separated public topics filling {topic}")
+    p.add_argument("-o", "--output", help="output texts (.csv, .tsv, .jsonl, .txt); the privacy report goes beside it")
+    _add_model_options(p)
+    p.set_defaults(func=_synth_text)
+
+
+def _intrinsic_parser(sub) -> None:
+    p = _command(
+        sub, "intrinsic-dim", "intrinsic dimension of an LLM's variations (GAPE appendix check)",
+        "Rewrite each of --n-texts texts --variations times at each temperature, embed, centre per text,\n"
+        "and count the singular values explaining --variance of the variance. The texts are treated as\n"
+        "public input: this check is not differentially private.",
+        "  privevo intrinsic-dim reviews.csv --column review --n-texts 8 --variations 16\n"
+        "  privevo intrinsic-dim texts.txt --temperatures 0.6 1.0 1.4 --json",
+    )
+    _add_io(p)
+    p.add_argument("--n-texts", type=int, default=8, help="how many texts (the first ones) to vary (default 8)")
+    p.add_argument("--variations", type=int, default=16, help="rewrites per text and temperature (default 16)")
+    p.add_argument("--temperatures", type=float, nargs="+", default=[0.6, 0.8, 1.0, 1.2, 1.4])
+    p.add_argument("--variance", type=float, default=0.8, help="share of variance to explain (default 0.8)")
+    _add_model_options(p)
+    p.set_defaults(func=_intrinsic_dim)
+
+
+# -- files ------------------------------------------------------------------------------
+
+
+def read_texts(path, column: str = "text") -> list[str]:
+    """Texts from .csv/.tsv (``column``), .jsonl (key ``column``) or .txt (one per line)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in TEXT_FORMATS:
+        raise ValueError(f"{path}: unsupported text file type {suffix or '(none)'!r}; use one of {', '.join(TEXT_FORMATS)}")
+    if not path.is_file():
+        raise ValueError(f"{path} does not exist or is not a file")
+    with open(path, newline="", encoding="utf-8") as handle:
+        if suffix == ".txt":
+            texts = [line.rstrip("\n") for line in handle if line.strip()]
+        elif suffix == ".jsonl":
+            texts = [_json_text(path, i, line, column) for i, line in enumerate(handle, 1) if line.strip()]
+        else:
+            reader = csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
+            if column not in (reader.fieldnames or []):
+                raise ValueError(f"{path} has no column {column!r}; columns: {', '.join(reader.fieldnames or [])}; pass --column")
+            texts = [row[column] or "" for row in reader]
+    texts = [t for t in texts if t.strip()]
+    if not texts:
+        raise ValueError(f"{path} holds no non-empty texts")
+    return texts
+
+
+def _json_text(path: Path, line_no: int, line: str, column: str) -> str:
+    try:
+        value = json.loads(line)[column]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        raise ValueError(f"{path} line {line_no}: not a JSON object with key {column!r}") from None
+    if not isinstance(value, str):
+        raise ValueError(f"{path} line {line_no}: {column!r} is not a string")
+    return value
+
+
+def write_texts(path, texts, column: str = "text", suffix: str | None = None) -> None:
+    """One text per row: CSV/TSV with a header, JSONL objects, or .txt lines (whitespace collapsed).
+
+    The format follows ``suffix`` (default: the path's own suffix).
+    """
+    path = Path(path)
+    suffix = (suffix or path.suffix).lower()
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        if suffix == ".jsonl":
+            handle.writelines(json.dumps({column: t}, ensure_ascii=False) + "\n" for t in texts)
+        elif suffix == ".txt":
+            handle.writelines(" ".join(t.split()) + "\n" for t in texts)
+        else:
+            writer = csv.writer(handle, delimiter="\t" if suffix == ".tsv" else ",")
+            writer.writerow([column])
+            writer.writerows([t] for t in texts)
+
+
+# -- models (loaded once per process) ---------------------------------------------------
+
+
+def load_generator(model: str | None = None, gguf_file: str | None = None, api_base: str | None = None,
+                   api_model: str | None = None, api: str = "chat", batch_size: int = 32):
+    """The generator for these settings, loaded once per process."""
+    return _load_generator(model, gguf_file, api_base, api_model, api, batch_size)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_generator(model, gguf_file, api_base, api_model, api, batch_size):
+    from .llm import OpenAICompatibleLM, TransformersLM, smollm2
+
+    if api_base is not None:
+        if not api_model:
+            raise ValueError("--api-base needs --api-model (the model name the server expects)")
+        return OpenAICompatibleLM(api_base, api_model, api=api, batch_size=batch_size)
+    if model is None:
+        return smollm2(batch_size=batch_size)
+    return TransformersLM(model, gguf_file=gguf_file, batch_size=batch_size)
+
+
+def load_embedder(path: str | None = None):
+    """The embedder at ``path`` (default all-MiniLM-L6-v2), loaded once per process."""
+    return _load_embedder(path)
+
+
+@functools.lru_cache(maxsize=2)
+def _load_embedder(path):
+    from .embed import SentenceEmbedder
+
+    return SentenceEmbedder(path)
+
+
+def _models(args):
+    return (load_generator(args.model, args.gguf_file, args.api_base, args.api_model, args.api, args.batch_size),
+            load_embedder(args.embedder))
+
+
+# -- commands ---------------------------------------------------------------------------
+
+
+def _check_synth_args(args) -> None:
+    from .._validation import check_delta, check_epsilon, check_positive_int, check_positive_real
+
+    if args.epsilon != math.inf:
+        check_epsilon(args.epsilon)
+    if args.delta is not None:
+        check_delta(args.delta)
+    for name in ("m", "iterations", "variations", "max_tokens", "batch_size"):
+        check_positive_int(getattr(args, name), "--" + name.replace("_", "-"))
+    check_positive_real(args.R, "--R")
+    if not 0 <= args.mask_fraction < 1:
+        raise ValueError(f"--mask-fraction must be in [0, 1), got {args.mask_fraction}")
+
+
+def _synth_text(args) -> int:
+    from ..io import check_output_path, report_path_for, write_json, write_outputs
+    from .apis import RANDOM_PROMPT, LLMRandomAPI, LLMVariationAPI
+    from .evolution import TextPrivateEvolution
+
+    _check_synth_args(args)
+    paths = {}
+    if args.output:
+        out = check_output_path(args.output, TEXT_FORMATS)
+        paths = {"output": out, "report": report_path_for(out)}
+    texts = read_texts(args.data, args.column)
+    generator, embedder = _models(args)
+    topics = tuple(t.strip() for t in args.topics.split(",") if t.strip()) if args.topics else ("any subject",)
+    model = TextPrivateEvolution(
+        generator, embedder, n_synthetic=args.m, iterations=args.iterations, epsilon=args.epsilon,
+        delta=args.delta if args.delta is not None else float(len(texts)) ** -1.1, selector=args.selector,
+        gape_R=args.R, kind=args.kind, adjacency=args.adjacency, random_state=args.seed,
+        progress=not args.quiet and not args.json and sys.stderr.isatty(),
+        random_api=LLMRandomAPI(generator, args.prompt or RANDOM_PROMPT, topics=topics, kind=args.kind,
+                                temperature=args.temperature, max_new_tokens=args.max_tokens),
+        variation_api=LLMVariationAPI(generator, mask_fraction=args.mask_fraction, temperature=args.temperature,
+                                      per_point=args.variations, kind=args.kind, max_new_tokens=args.max_tokens),
+        public_parameters={"command": "synth-text", "seed": args.seed, "column": args.column},
+    ).fit(texts)
+    report = model.privacy_report_
+    if paths:
+        write_outputs({paths["output"]: lambda tmp: write_texts(tmp, model.synthetic_texts_, args.column, paths["output"].suffix),
+                       paths["report"]: lambda tmp: write_json(tmp, report)})
+    _print_synth(args, model.synthetic_texts_, report, paths)
+    return 0
+
+
+def _print_synth(args, texts, report: dict, paths: dict) -> None:
+    if args.json:
+        result = {"outputs": {k: str(v) for k, v in paths.items()}, "privacy_report": report}
+        if not paths:
+            result["texts"] = list(texts)
+        print(json.dumps(result, indent=2))
+        return
+    if not paths:
+        for text in texts:
+            print(" ".join(text.split()))
+    if not args.quiet:
+        eps = "inf (NOT private)" if report["epsilon"] is None else f"{report['epsilon']:.4g}"
+        where = f"; wrote {', '.join(str(p) for p in paths.values())}" if paths else ""
+        print(f"{len(texts)} texts, epsilon={eps} delta={report['delta']:.3g} T={report['steps']}{where}",
+              file=sys.stdout if paths else sys.stderr)
+
+
+def _intrinsic_dim(args) -> int:
+    from .._validation import check_positive_int
+    from .intrinsic import variation_intrinsic_dimension
+
+    check_positive_int(args.n_texts, "--n-texts")
+    check_positive_int(args.variations, "--variations", minimum=2)
+    if not 0 < args.variance <= 1:
+        raise ValueError(f"--variance must be in (0, 1], got {args.variance}")
+    texts = read_texts(args.data, args.column)[: args.n_texts]
+    generator, embedder = _models(args)
+    rows = variation_intrinsic_dimension(
+        texts, generator, embedder, temperatures=args.temperatures, n_variations=args.variations,
+        variance=args.variance, mask_fraction=args.mask_fraction, kind=args.kind, max_new_tokens=args.max_tokens,
+        random_state=args.seed)
+    if args.json:
+        print(json.dumps({"variance": args.variance, "n_texts": len(texts), "rows": rows}, indent=2))
+        return 0
+    print(f"{'temperature':>11} {'intrinsic dim':>13} {'of ambient':>10} {'max possible':>12}")
+    for r in rows:
+        print(f"{r['temperature']:>11.2f} {r['intrinsic_dim']:>13d} {r['ambient_dim']:>10d} {r['max_rank']:>12d}")
+    return 0
