@@ -15,6 +15,7 @@ timing table (one fit at ε = 1; share of time in the private histogram).
 from __future__ import annotations
 
 import argparse
+import pickle
 import re
 import sys
 import time
@@ -88,18 +89,37 @@ def make(method: str, k: int, eps: float, seed: int):
     return cls(k, epsilon=eps, radius=1.0, random_state=seed)
 
 
-def sweep(data: dict, seeds: int, epsilons, methods) -> dict:
-    """losses[name][method] = array (len(epsilons), seeds); non-private (seeds,)."""
-    losses: dict = {}
-    jobs = [(name, s) for name in data for s in range(seeds)]
-    for name, s in tqdm(jobs, desc="k-means sweep", unit="seed·set"):
+def sweep(data: dict, seeds: int, epsilons, methods, offset: int = 0, save=None, command: str = "") -> dict:
+    """losses[name][method] = array (len(epsilons), seeds); non-private (seeds,).
+
+    Seeds are the outer loop; with ``save`` the completed seeds are written after each one.
+    """
+    losses = {name: {"non-private": np.zeros(seeds), **{m: np.zeros((len(epsilons), seeds)) for m in methods}} for name in data}
+    jobs = [(s, name) for s in range(seeds) for name in data]
+    tic = time.perf_counter()
+    for s, name in tqdm(jobs, desc="k-means sweep", unit="seed·set"):
         X, k = data[name]
-        entry = losses.setdefault(name, {m: np.zeros((len(epsilons), seeds)) for m in methods})
-        entry.setdefault("non-private", np.zeros(seeds))[s] = kmeans_loss(X, NonPrivateKMeans(k, random_state=s).fit(X).cluster_centers_)
+        seed = offset + s
+        losses[name]["non-private"][s] = kmeans_loss(X, NonPrivateKMeans(k, random_state=seed).fit(X).cluster_centers_)
         for i, eps in enumerate(epsilons):
             for m in methods:
-                entry[m][i, s] = kmeans_loss(X, make(m, k, eps, s).fit(X).cluster_centers_)
+                losses[name][m][i, s] = kmeans_loss(X, make(m, k, eps, seed).fit(X).cluster_centers_)
+        if save is not None and name == list(data)[-1]:
+            done = {n: {m: a[..., : s + 1] for m, a in e.items()} for n, e in losses.items()}
+            save.write_bytes(pickle.dumps({"losses": done, "seconds": time.perf_counter() - tic, "command": command}))
     return losses
+
+
+def merge(parts: list[dict]) -> dict:
+    """Concatenate saved parts along the seed axis (parts may hold different data sets)."""
+    out: dict = {}
+    for part in parts:
+        for name, entry in part["losses"].items():
+            if name not in out:
+                out[name] = dict(entry)
+            else:
+                out[name] = {m: np.concatenate([out[name][m], a], axis=-1) for m, a in entry.items()}
+    return out
 
 
 def area(epsilons, loss_matrix: np.ndarray) -> float:
@@ -185,25 +205,42 @@ def main(argv=None) -> int:
     p.add_argument("--seeds", type=int, default=None, help="seeds per (data set, ε) (default 20; 3 with --quick)")
     p.add_argument("--grid-seeds", type=int, default=None, help="seeds for non-headline sets (default: --seeds)")
     p.add_argument("--timing-repeats", type=int, default=3)
+    p.add_argument("--part", choices=("all", "headline", "grid"), default="all",
+                   help="run only the headline sets or only the others (to run the two in parallel)")
+    p.add_argument("--seed-offset", type=int, default=0, help="first seed (to split a sweep across processes)")
+    p.add_argument("--save", type=Path, help="save the raw losses to this .pkl and stop (no tables)")
+    p.add_argument("--merge", type=Path, nargs="+", help="build the tables from saved .pkl parts instead of running")
     p.add_argument("--readme", action="store_true", help="write the tables into benchmarks/README.md")
     args = p.parse_args(argv)
     seeds = args.seeds or (3 if args.quick else 20)
+    grid_seeds = args.grid_seeds or seeds
     warnings.simplefilter("ignore", category=RuntimeWarning)
     data = datasets(args.quick)
-    tic = time.perf_counter()
     head = {n: v for n, v in data.items() if n in HEADLINE}
-    losses = sweep(head, seeds, EPSILONS, METHODS)
     rest = {n: v for n, v in data.items() if n not in HEADLINE}
-    grid_seeds = args.grid_seeds or seeds
-    losses.update(sweep(rest, grid_seeds, EPSILONS, METHODS))
-    order = {n: data[n] for n in list(head) + list(rest)}
+    tic = time.perf_counter()
+    command = ("python benchmarks/kmeans.py " + " ".join(argv if argv is not None else sys.argv[1:])).strip()
+    if args.merge:
+        parts = [pickle.loads(path.read_bytes()) for path in args.merge]
+        losses = merge(parts)
+        sweep_s = max(part["seconds"] for part in parts)
+        commands = [part["command"] for part in parts]
+    else:
+        losses, commands = {}, []
+        if args.part in ("all", "headline"):
+            losses.update(sweep(head, seeds, EPSILONS, METHODS, args.seed_offset, args.save, command))
+        if args.part in ("all", "grid"):
+            losses.update(sweep(rest, grid_seeds, EPSILONS, METHODS, args.seed_offset, args.save, command))
+        sweep_s = time.perf_counter() - tic
+    if args.save:
+        return 0
+    order = {n: data[n] for n in list(head) + list(rest) if n in losses}
     quality, ratios = quality_table(order, losses, EPSILONS, METHODS)
-    sweep_s = time.perf_counter() - tic
     timing = timing_table(data, args.timing_repeats)
-    command = "python benchmarks/kmeans.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    n_seeds = {name: entry["non-private"].shape[0] for name, entry in losses.items()}
     text = "\n\n".join([
-        f"Command: `{command.strip()}` — {seeds} seeds per (data set, ε) for {', '.join(head)}; "
-        f"{grid_seeds} for the other sets; sweep wall time {sweep_s / 60:.1f} min.",
+        "Commands: " + "; ".join(f"`{c}`" for c in [*commands, command]) + ". Seeds per (data set, ε): "
+        + ", ".join(f"{name} {s}" for name, s in n_seeds.items()) + f"; sweep wall time {sweep_s / 60:.1f} min.",
         "Area under the mean normalised-loss-vs-ε curve (ε ∈ {0.25, 0.5, 1, 2, 4}, trapezoid, not divided "
         "by the span; non-private column = its mean loss × 3.75). Lower is better.",
         quality,
