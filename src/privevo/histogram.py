@@ -253,7 +253,8 @@ def _assign_chunk(chunk: np.ndarray, prepared: PreparedCandidates, buf, aug) -> 
     x = aug[:k, :-1]
     np.subtract(chunk, prepared.shift, out=x, casting="unsafe")
     scores = buf[:k]
-    np.matmul(aug[:k], prepared.scores_t, out=scores)
+    with np.errstate(invalid="ignore", over="ignore"):  # non-finite rows are reported below
+        np.matmul(aug[:k], prepared.scores_t, out=scores)
     best = scores.argmin(axis=1)
     r = np.arange(k)
     first = scores[r, best]

@@ -1,0 +1,138 @@
+import numpy as np
+import pytest
+
+from privevo import histogram
+from privevo.histogram import nn_histogram, noisy_nn_histogram, reference_assign
+
+BACKENDS = histogram.available_backends()
+LOCAL = [b for b in BACKENDS if b in ("numpy", "faiss")]
+
+
+def reference_counts(X, C):
+    return np.bincount(reference_assign(X, C), minlength=len(C))
+
+
+def clustered(rng, n, m, d, spread=0.3):
+    centers = rng.standard_normal((8, d))
+    X = centers[rng.integers(8, size=n)] + spread * rng.standard_normal((n, d))
+    C = centers[rng.integers(8, size=m)] + spread * rng.standard_normal((m, d))
+    return X, C
+
+
+@pytest.mark.parametrize("backend", LOCAL)
+@pytest.mark.parametrize("n,m,d", [(1, 1, 1), (500, 7, 2), (3000, 300, 16), (2000, 150, 300)])
+def test_counts_equal_float64_brute_force(backend, n, m, d):
+    X, C = clustered(np.random.default_rng(n + m + d), n, m, d)
+    counts = nn_histogram(X, C, backend=backend)
+    assert counts.dtype == np.int64 and counts.sum() == n
+    np.testing.assert_array_equal(counts, reference_counts(X, C))
+
+
+@pytest.mark.parametrize("backend", LOCAL)
+def test_ties_go_to_lowest_index(backend):
+    # integer grid: many exact ties; duplicated candidates
+    rng = np.random.default_rng(0)
+    X = rng.integers(-2, 3, size=(4000, 3)).astype(float)
+    C = rng.integers(-2, 3, size=(40, 3)).astype(float)
+    C = np.vstack([C, C[:10]])  # duplicates: the first copy keeps every vote
+    counts = nn_histogram(X, C, backend=backend)
+    np.testing.assert_array_equal(counts, reference_counts(X, C))
+    assert counts[40:].sum() == 0
+
+
+def test_equidistant_point_votes_for_lower_index():
+    C = np.array([[1.0, 0.0], [-1.0, 0.0]])
+    assert nn_histogram(np.zeros((3, 2)), C).tolist() == [3, 0]
+    assert nn_histogram(np.zeros((3, 2)), C[::-1]).tolist() == [3, 0]
+
+
+@pytest.mark.parametrize("backend", LOCAL)
+def test_large_offset_data_stays_exact(backend):
+    # far from the origin: float32 magnitudes would swamp the differences without the shift
+    X, C = clustered(np.random.default_rng(3), 2000, 50, 8)
+    X, C = X + 1e4, C + 1e4
+    np.testing.assert_array_equal(nn_histogram(X, C, backend=backend), reference_counts(X, C))
+
+
+@pytest.mark.parametrize("chunk_size", [1, 7, 64, 10_000])
+def test_chunk_size_and_threads_do_not_change_counts(chunk_size):
+    X, C = clustered(np.random.default_rng(1), 1000, 40, 5)
+    expected = reference_counts(X, C)
+    for threads in (1, 2, 3):
+        np.testing.assert_array_equal(nn_histogram(X, C, chunk_size=chunk_size, n_threads=threads), expected)
+
+
+def test_memmap_and_float32_inputs(tmp_path):
+    X, C = clustered(np.random.default_rng(2), 5000, 30, 4)
+    path = tmp_path / "x.npy"
+    np.save(path, X)
+    mm = np.load(path, mmap_mode="r")
+    np.testing.assert_array_equal(nn_histogram(mm, C, chunk_size=512), reference_counts(X, C))
+    X32 = X.astype(np.float32)
+    np.testing.assert_array_equal(nn_histogram(X32, C), reference_counts(X32.astype(float), C))
+
+
+def test_cosine_metric_uses_angles():
+    C = np.array([[1.0, 0.0], [0.0, 1.0]])
+    X = np.array([[10.0, 1.0], [0.1, 0.2], [5.0, 4.0]])
+    assert nn_histogram(X, C, metric="cosine").tolist() == [2, 1]
+    # scale-invariant, unlike euclidean
+    assert nn_histogram(X * 100, C * 0.01, metric="cosine").tolist() == [2, 1]
+    with pytest.raises(ValueError, match="nonzero"):
+        nn_histogram(np.zeros((1, 2)), C, metric="cosine")
+
+
+def test_noisy_release_is_counts_plus_seeded_gaussian():
+    X, C = clustered(np.random.default_rng(4), 3000, 20, 3)
+    counts = nn_histogram(X, C)
+    a = noisy_nn_histogram(X, C, 5.0, np.random.default_rng(7))
+    b = noisy_nn_histogram(X, C, 5.0, np.random.default_rng(7))
+    np.testing.assert_array_equal(a, b)
+    noise = a - counts
+    np.testing.assert_allclose(noise, np.random.default_rng(7).normal(0, 5.0, 20))
+
+
+def test_noise_scale_statistics():
+    X, C = np.zeros((10, 1)), np.arange(2000.0).reshape(-1, 1)
+    noisy = noisy_nn_histogram(X, C, 3.0, np.random.default_rng(0))
+    noise = noisy - nn_histogram(X, C)
+    assert abs(noise.mean()) < 0.3 and 2.8 < noise.std() < 3.2
+
+
+@pytest.mark.parametrize(
+    "private,candidates,match",
+    [
+        (np.array([[np.nan, 0.0]]), np.zeros((2, 2)), "NaN"),
+        (np.array([[np.inf, 0.0]]), np.zeros((2, 2)), "NaN"),
+        (np.zeros((3, 2)), np.array([[0.0, np.nan]]), "candidates"),
+        (np.zeros(3), np.zeros((2, 1)), "2-D"),
+        (np.zeros((0, 2)), np.zeros((2, 2)), "empty"),
+        (np.zeros((3, 2)), np.zeros((0, 2)), "candidates"),
+        (np.zeros((3, 2)), np.zeros((2, 3)), "features"),
+        ([["a", "b"]], np.zeros((2, 2)), "numeric"),
+    ],
+)
+def test_bad_input(private, candidates, match):
+    with pytest.raises(ValueError, match=match):
+        nn_histogram(private, candidates)
+
+
+def test_bad_release_arguments():
+    X = np.zeros((3, 2))
+    with pytest.raises(ValueError, match="rng"):
+        noisy_nn_histogram(X, X, 1.0, rng=0)
+    with pytest.raises(ValueError, match="sigma"):
+        noisy_nn_histogram(X, X, 0.0, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="noise"):
+        noisy_nn_histogram(X, X, 1.0, np.random.default_rng(0), noise="laplace-ish")
+    with pytest.raises(ValueError, match="backend"):
+        nn_histogram(X, X, backend="gpu9000")
+    with pytest.raises(ValueError, match="metric"):
+        nn_histogram(X, X, metric="manhattan")
+
+
+def test_map_reduce_equals_whole():
+    X, C = clustered(np.random.default_rng(5), 3000, 25, 6)
+    prepared = histogram.prepare_candidates(C)
+    parts = [histogram.partial_counts(block, prepared) for block in np.array_split(X, 7)]
+    np.testing.assert_array_equal(histogram.expand_counts(prepared, sum(parts)), nn_histogram(X, C))

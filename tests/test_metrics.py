@@ -1,0 +1,55 @@
+import numpy as np
+import pytest
+
+from privevo import metrics
+
+
+def test_kmeans_loss():
+    X = np.array([[0.0, 0.0], [2.0, 0.0], [10.0, 0.0]])
+    assert metrics.kmeans_loss(X, [[1.0, 0.0], [10.0, 0.0]]) == pytest.approx(2 / 3)
+    assert metrics.kmeans_loss(X, X) == 0.0
+
+
+def test_area_under_curve_is_raw_trapezoid():
+    eps = [0.25, 0.5, 1, 2, 4]
+    assert metrics.area_under_curve(eps, [0.0207] * 5) == pytest.approx(0.0207 * 3.75)
+    assert metrics.area_under_curve([4, 0.25], [1, 1]) == pytest.approx(3.75)
+
+
+def test_sinkhorn_w1_self_zero_and_translation():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 3))
+    assert metrics.sinkhorn_w1(X, X) == pytest.approx(0.0, abs=1e-9)
+    # a translation by t has W1 = t; the entropic blur under-reads it (reg = 0.05 of the cost range)
+    readings = [metrics.sinkhorn_w1(X, X + [t, 0, 0]) for t in (0.5, 1.0, 2.0)]
+    assert readings == sorted(readings)
+    assert 0.6 <= readings[1] <= 1.05 and 0.6 * 2 <= readings[2] <= 1.05 * 2
+    assert metrics.exact_w1(X, X + [1.0, 0, 0]) == pytest.approx(1.0)
+
+
+def test_knn_precision_recall():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 2))
+    assert metrics.knn_precision_recall(X, X, k=3) == (1.0, 1.0)
+    far = X + 100
+    assert metrics.knn_precision_recall(X, far, k=3) == (0.0, 0.0)
+    # half the real set copied: precision 1, recall between the copied share and 1
+    p, r = metrics.knn_precision_recall(X, X[:150], k=3)
+    assert p == 1.0 and 0.5 <= r < 1.0
+
+
+def test_cluster_coverage_and_max_distance():
+    centers = np.array([[0.0, 0.0], [5.0, 0.0], [0.0, 5.0]])
+    synth = np.array([[0.1, 0.0], [5.0, 0.2]])
+    assert metrics.cluster_coverage(centers, synth, 0.3) == pytest.approx(2 / 3)
+    assert metrics.max_coverage_distance(centers, synth) == pytest.approx(np.hypot(0.1, 5.0))
+
+
+def test_intrinsic_dimension_of_subspace_data():
+    rng = np.random.default_rng(0)
+    basis = np.linalg.qr(rng.standard_normal((50, 3)))[0].T  # orthonormal 3-D subspace of R^50
+    pts = rng.standard_normal((2000, 3)) @ basis
+    assert metrics.intrinsic_dimension(pts) == 3
+    assert metrics.intrinsic_dimension(pts, variance=0.3) == 1
+    with pytest.raises(ValueError, match="variance"):
+        metrics.intrinsic_dimension(pts, variance=1.5)
