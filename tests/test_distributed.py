@@ -186,3 +186,23 @@ def test_gape_run_on_dask_equals_local(client):
     np.testing.assert_array_equal(dist.synthetic_, local.synthetic_)
     assert np.linalg.norm(dist.synthetic_ - [-1.0, 0.0], axis=1).min() < 0.3  # the run moved onto the data
     assert all(r.info["n_above"] >= 1 for r in dist.history_[5:])  # GAPE's threshold test ran on real counts
+
+
+def test_private_evolution_backend_dask_starts_one_cluster_for_the_whole_run(monkeypatch):
+    with pytest.raises(ValueError):
+        distributed.default_client()
+    started = []
+
+    class Recording(distributed.LocalCluster):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+
+    monkeypatch.setattr(distributed, "LocalCluster", Recording)
+    rng = np.random.default_rng(9)
+    X = rng.normal(0.3, 0.1, size=(1000, 2))
+    pe = PrivateEvolution(
+        UniformBall(1.0), GaussianVariation(0.1, per_point=2, radius=1.0), Rank(),
+        n_synthetic=5, iterations=3, epsilon=2.0, delta=1e-5, random_state=1, backend="dask",
+    ).fit(X)
+    assert len(pe.history_) == 3 and len(started) == 1 and started[0].status.name == "closed"
