@@ -135,3 +135,17 @@ def test_private_evolution_on_a_parquet_folder_equals_in_memory(tmp_path):
     streamed, local = run(str(tmp_path)), run(X)
     np.testing.assert_array_equal(streamed.synthetic_, local.synthetic_)
     assert streamed.privacy_report_ == local.privacy_report_
+
+
+def test_sources_materialise_on_request_for_in_memory_estimators(tmp_path):
+    from privevo.kmeans import DPKMeans
+
+    X, _ = _data(n=1500, d=3)
+    _write_parquet(tmp_path / "x.parquet", X, row_group_size=400)
+    source = ParquetSource(tmp_path / "x.parquet")
+    np.testing.assert_array_equal(np.asarray(source), X)
+    assert np.asarray(source, dtype=np.float64).dtype == np.float64
+    params = dict(n_clusters=3, epsilon=1.0, radius=5.0, iterations=2, random_state=0)
+    np.testing.assert_array_equal(
+        DPKMeans(**params).fit(source).cluster_centers_, DPKMeans(**params).fit(X.astype(np.float64)).cluster_centers_
+    )

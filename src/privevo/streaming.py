@@ -49,6 +49,15 @@ class BlockSource:
         for ref in self.block_refs():
             yield ref.read()
 
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        """Every block in one array, for estimators that need the data in memory (n·d values!)."""
+        out = np.empty(self.shape, dtype=dtype or self.dtype)
+        start = 0
+        for block in self.iter_blocks():
+            out[start : start + len(block)] = block
+            start += len(block)
+        return out
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.path!r}, shape={self.shape}, blocks={len(self.block_refs())})"
 
