@@ -33,10 +33,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["LSInstance", "FlowSolution", "near_pairs", "solve_flow", "flow_duals", "swap_deltas", "swap_table", "nearest_two"]
+__all__ = ["LSInstance", "FlowSolution", "near_pairs", "solve_flow", "flow_duals", "swap_deltas", "swap_table", "removal_losses", "nearest_two"]
 
-_SUPPLY_SCALE = 2.0**31  # ortools: total supply scaled to about this many integer units
-_COST_SCALE = 2.0**30  # ortools: R/3 scaled to this many integer units
+_SUPPLY_SCALE = 2.0**35  # ortools: total supply scaled to about this many integer units
+_COST_SCALE = 2.0**26  # ortools: R/3 scaled to this many integer units
 
 
 @dataclass
@@ -128,6 +128,15 @@ def _swap_parts(inst: LSInstance, selected: np.ndarray, weight: np.ndarray, cap:
     key = z[ok] * nc + j[ok]
     ukey, inv = np.unique(key, return_inverse=True)
     return A, L, ukey // nc, ukey % nc, np.bincount(inv, weights=corr[ok], minlength=len(ukey))
+
+
+def removal_losses(inst: LSInstance, selected: np.ndarray, weight: np.ndarray, cap: np.ndarray | None = None) -> np.ndarray:
+    """L_z = Σ_{x: nearest is z} weight_x (e2_x − e1_x), e = min(cap, d): the cost of removing z
+    under a fixed flow (weight = g, upper bound) or fixed duals (weight = w, cap = h, lower bound)."""
+    cap = None if cap is None else np.minimum(cap, inst.r3)
+    d1, n1, d2 = nearest_two(inst, selected, cap)
+    has = n1 >= 0
+    return np.bincount(n1[has], weights=weight[has] * (d2[has] - d1[has]), minlength=inst.n_centres)
 
 
 def swap_deltas(inst: LSInstance, selected: np.ndarray, weight: np.ndarray, cap: np.ndarray | None = None):
