@@ -15,7 +15,7 @@ from privevo import PrivateEvolution  # noqa: E402
 from privevo.distributed import dask_session  # noqa: E402
 from privevo.histogram import nn_histogram, noisy_nn_histogram  # noqa: E402
 from privevo.selection import Rank  # noqa: E402
-from privevo.streaming import ParquetSource  # noqa: E402
+from privevo.streaming import NpySource, ParquetSource  # noqa: E402
 from privevo.variation.random_api import UniformBall  # noqa: E402
 from privevo.variation.vector import GaussianVariation  # noqa: E402
 
@@ -60,7 +60,7 @@ def test_in_memory_data_with_backend_dask_equal_local(client):
             )
 
 
-def test_parquet_dataframe_and_row_groups_equal_local(client, tmp_path):
+def test_parquet_csv_and_npy_partitions_equal_local(client, tmp_path):
     pd = pytest.importorskip("pandas")
     dd = pytest.importorskip("dask.dataframe")
     rng = np.random.default_rng(2)
@@ -72,6 +72,12 @@ def test_parquet_dataframe_and_row_groups_equal_local(client, tmp_path):
     with dask_session(client):
         np.testing.assert_array_equal(nn_histogram(dd.read_parquet(str(tmp_path)), C), local)
         np.testing.assert_array_equal(nn_histogram(ParquetSource(tmp_path), C, backend="dask"), local)
+        for i, part in enumerate(np.array_split(X, 3)):
+            np.save(tmp_path / f"part{i}.npy", part)
+            pd.DataFrame(part).to_csv(tmp_path / f"part{i}.csv", index=False)
+        np.testing.assert_array_equal(nn_histogram(NpySource(tmp_path, block_rows=600), C, backend="dask"), local)
+        csv_local = pd.concat([pd.read_csv(tmp_path / f"part{i}.csv") for i in range(3)]).to_numpy()
+        np.testing.assert_array_equal(nn_histogram(dd.read_csv(str(tmp_path / "*.csv")), C), nn_histogram(csv_local, C))
 
 
 def test_noise_added_once_by_the_driver(client):

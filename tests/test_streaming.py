@@ -149,3 +149,16 @@ def test_sources_materialise_on_request_for_in_memory_estimators(tmp_path):
     np.testing.assert_array_equal(
         DPKMeans(**params).fit(source).cluster_centers_, DPKMeans(**params).fit(X.astype(np.float64)).cluster_centers_
     )
+
+
+def test_npy_folder_of_row_partitions(tmp_path):
+    X, C = _data(n=4000)
+    for i, part in enumerate(np.array_split(X, 3)):
+        np.save(tmp_path / f"part{i}.npy", part)
+    source = open_source(tmp_path, block_rows=500)
+    assert isinstance(source, NpySource) and source.shape == X.shape
+    assert sum(r.rows for r in source.block_refs()) == len(X)
+    np.testing.assert_array_equal(nn_histogram(source, C), nn_histogram(X, C))
+    np.save(tmp_path / "part9.npy", X[:10, :4])
+    with pytest.raises(ValueError, match="differ in columns"):
+        NpySource(tmp_path)

@@ -12,8 +12,8 @@ so the Dask backend (:mod:`privevo.distributed`) reads each block on a worker.
 
 * :class:`ParquetSource` — a Parquet file or a directory of Parquet files; one
   block per row group (write row groups of ~10⁵ rows to bound memory).
-* :class:`NpySource` — a C-ordered ``.npy`` file; each block is memory-mapped,
-  copied and unmapped, so resident memory stays at one block.
+* :class:`NpySource` — a C-ordered ``.npy`` file or a folder of them; each block
+  is memory-mapped, copied and unmapped, so resident memory stays at one block.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ class ParquetSource(BlockSource):
     def __init__(self, path, columns: Sequence[str] | None = None):
         pq = _import_pyarrow()
         self.path = str(path)
-        self.files = _parquet_files(Path(path))
+        self.files = _files(Path(path), ".parquet", ".pq")
         schema = pq.ParquetFile(self.files[0]).schema_arrow
         self.columns = tuple(columns) if columns is not None else tuple(schema.names)
         d, self.dtype = _parquet_layout(schema, self.columns)
@@ -114,14 +114,15 @@ class ParquetSource(BlockSource):
         return list(self._refs)
 
 
-def _parquet_files(path: Path) -> list[str]:
+def _files(path: Path, *suffixes: str) -> list[str]:
+    """``[path]`` for a file, else the folder's files with one of ``suffixes``, sorted by name."""
     if path.is_dir():
-        files = sorted(str(p) for p in path.iterdir() if p.suffix == ".parquet" and p.is_file())
+        files = sorted(str(p) for p in path.iterdir() if p.suffix in suffixes and p.is_file())
         if not files:
-            raise ValueError(f"path {str(path)!r} holds no *.parquet files; point it at a Parquet file or a folder of them")
+            raise ValueError(f"path {str(path)!r} holds no *{suffixes[0]} files; point it at a {suffixes[0]} file or a folder of them")
         return files
     if not path.is_file():
-        raise ValueError(f"path {str(path)!r} does not exist; give a Parquet file or a folder of them")
+        raise ValueError(f"path {str(path)!r} does not exist; give a {suffixes[0]} file or a folder of them")
     return [str(path)]
 
 
@@ -211,32 +212,41 @@ class NpyRows:
 
 
 class NpySource(BlockSource):
-    """A 2-D C-ordered ``.npy`` file read in blocks of ``block_rows`` rows.
-
-    Default ``block_rows`` makes blocks of ~32 MiB.
-    """
+    """A 2-D C-ordered ``.npy`` file, or a folder of them (row partitions, sorted by name),
+    read in blocks of ``block_rows`` rows (default: blocks of ~32 MiB)."""
 
     def __init__(self, path, block_rows: int | None = None):
         self.path = str(path)
-        shape, fortran, dtype, offset = _npy_header(self.path)
-        if len(shape) != 2:
-            raise ValueError(f"{self.path!r} holds a {len(shape)}-D array of shape {shape}; save a 2-D (rows x features) array")
-        if fortran:
-            raise ValueError(f"{self.path!r} is Fortran-ordered; save it C-ordered (np.save(path, np.ascontiguousarray(x)))")
-        if dtype.kind not in "fiu":
-            raise ValueError(f"{self.path!r} holds {dtype} values; save numbers (float32 is fastest)")
-        self.shape, self.dtype, self._offset = (int(shape[0]), int(shape[1])), dtype, offset
-        row_bytes = max(1, self.shape[1] * dtype.itemsize)
+        self._files = [_npy_layout(f) for f in _files(Path(path), ".npy")]
+        dims = {f[2] for f in self._files}
+        dtypes = {f[3] for f in self._files}
+        if len(dims) > 1 or len(dtypes) > 1:
+            raise ValueError(f"the .npy files in {self.path!r} differ in columns {sorted(dims)} or dtype {sorted(map(str, dtypes))}; save one layout")
+        self.dtype = self._files[0][3]
+        self.shape = (sum(f[1] for f in self._files), self._files[0][2])
+        if block_rows is not None and not (isinstance(block_rows, (int, np.integer)) and block_rows >= 1):
+            raise ValueError(f"block_rows must be an integer >= 1, got {block_rows!r}")
+        row_bytes = max(1, self.shape[1] * self.dtype.itemsize)
         self.block_rows = int(block_rows or max(1, _DEFAULT_BLOCK_BYTES // row_bytes))
-        if self.block_rows < 1:
-            raise ValueError(f"block_rows must be >= 1, got {block_rows}")
 
     def block_refs(self) -> list[NpyRows]:
-        n, d = self.shape
         return [
-            NpyRows(self.path, self._offset, s, min(n, s + self.block_rows), d, self.dtype.str)
+            NpyRows(path, offset, s, min(n, s + self.block_rows), d, dtype.str)
+            for path, n, d, dtype, offset in self._files
             for s in range(0, n, self.block_rows)
         ]
+
+
+def _npy_layout(path: str) -> tuple[str, int, int, np.dtype, int]:
+    """(path, rows, columns, dtype, data offset) of a 2-D C-ordered numeric .npy file."""
+    shape, fortran, dtype, offset = _npy_header(path)
+    if len(shape) != 2:
+        raise ValueError(f"{path!r} holds a {len(shape)}-D array of shape {shape}; save a 2-D (rows x features) array")
+    if fortran:
+        raise ValueError(f"{path!r} is Fortran-ordered; save it C-ordered (np.save(path, np.ascontiguousarray(x)))")
+    if dtype.kind not in "fiu":
+        raise ValueError(f"{path!r} holds {dtype} values; save numbers (float32 is fastest)")
+    return path, int(shape[0]), int(shape[1]), dtype, offset
 
 
 def _npy_header(path: str):
@@ -254,13 +264,14 @@ def _npy_header(path: str):
 
 
 def open_source(path, columns: Sequence[str] | None = None, block_rows: int | None = None) -> BlockSource:
-    """A block source for a ``.npy`` file, a Parquet file or a directory of Parquet files."""
+    """A block source for a ``.npy`` or Parquet file, or a folder of ``.npy`` or of Parquet files."""
     p = Path(os.fspath(path))
-    if p.suffix == ".npy":
+    npy_folder = p.is_dir() and any(f.suffix == ".npy" for f in p.iterdir())
+    if p.suffix == ".npy" or npy_folder:
         return NpySource(p, block_rows=block_rows)
     if p.is_dir() or p.suffix in (".parquet", ".pq"):
         return ParquetSource(p, columns=columns)
-    raise ValueError(f"cannot read {str(p)!r}: give a .npy file, a .parquet file or a folder of .parquet files")
+    raise ValueError(f"cannot read {str(p)!r}: give a .npy or .parquet file, or a folder of them")
 
 
 def as_private_source(X):
