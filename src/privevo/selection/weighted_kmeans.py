@@ -51,19 +51,24 @@ def weighted_kmeans(
     n_init: int = 3,
     max_iter: int = 50,
     tol: float = 1e-8,
+    init: np.ndarray | None = None,
 ) -> tuple[np.ndarray, float]:
     """Weighted k-means (k-means++ seeding + Lloyd), best of ``n_init`` runs.
 
     Minimises Σ_i w_i·min_j ‖p_i − c_j‖². Only rows with w_i > 0 take part;
-    the caller guarantees at least k of them. Returns (centres (k, d), inertia).
+    the caller guarantees at least k of them. ``init`` (k, d), if given, is one
+    more starting point (e.g. the previous generation's centres). Returns
+    (centres (k, d), inertia).
     """
     keep = weights > 0
     points, weights = points[keep], weights[keep]
     sq = np.einsum("ij,ij->i", points, points)
     best, best_inertia = None, np.inf
-    for _ in range(n_init):
-        centers = _kmeans_plus_plus(points, sq, weights, k, rng)
-        centers, inertia = _lloyd(points, sq, weights, centers, max_iter, tol)
+    starts = [lambda: _kmeans_plus_plus(points, sq, weights, k, rng)] * n_init
+    if init is not None:
+        starts.append(lambda: np.array(init, dtype=np.float64))
+    for start in starts:
+        centers, inertia = _lloyd(points, sq, weights, start(), max_iter, tol)
         if inertia < best_inertia:
             best, best_inertia = centers, inertia
     return best, float(best_inertia)
@@ -145,12 +150,14 @@ class WeightedKMeans:
         min_variations: int = 4,
         n_init: int = 3,
         max_iter: int = 50,
+        warm_start: bool = False,
     ):
         self.post_process = post_process
         self.adaptive = adaptive
         self.min_variations = min_variations
         self.n_init = n_init
         self.max_iter = max_iter
+        self.warm_start = warm_start
 
     def select(self, candidates: np.ndarray, noisy_counts: np.ndarray, context: SelectionContext) -> Selection:
         k = check_positive_int(context.n_select, "n_select")
@@ -178,7 +185,8 @@ class WeightedKMeans:
             order = np.argsort(-noisy, kind="stable")
             rest = order[~np.isin(order, positive)]
             return candidates[np.concatenate([positive, rest])[:k]].copy()
-        centers, _ = weighted_kmeans(candidates, weights, k, rng, self.n_init, self.max_iter)
+        parents = candidates[:k] if self.warm_start else None  # the loop puts the parents first
+        centers, _ = weighted_kmeans(candidates, weights, k, rng, self.n_init, self.max_iter, init=parents)
         return centers
 
     def __repr__(self) -> str:
