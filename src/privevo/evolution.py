@@ -39,7 +39,7 @@ from ._validation import (
 )
 from .distributed import backend_session
 from .exceptions import PrivacyLeakWarning
-from .histogram import nn_histogram, noisy_nn_histogram
+from .histogram import _NOISES, nn_histogram, noisy_nn_histogram
 from .report import _jsonable, gaussian_release, non_private_report, privacy_report
 from .selection import Selection, SelectionContext
 from .streaming import as_private_source
@@ -218,6 +218,8 @@ class PrivateEvolution:
         check_positive_int(self.iterations, "iterations")
         check_delta(self.delta)
         self.sensitivity_ = check_adjacency(self.adjacency)
+        if self.noise not in _NOISES:
+            raise ValueError(f"noise must be one of {sorted(_NOISES)}, got {self.noise!r}")
         self.sigma_ = self._sigma()
         for name, methods in (("variation_api", ("vary", "vary_selection")), ("selector", ("select",))):
             if not any(hasattr(getattr(self, name), m) for m in methods):
@@ -230,6 +232,8 @@ class PrivateEvolution:
                           "differentially private", PrivacyLeakWarning, stacklevel=4)
             return 0.0
         check_epsilon(self.epsilon)
+        if accounting.is_discrete_gaussian(self.noise):  # zCDP accounting (CKS20), see privevo.accounting
+            return accounting.discrete_gaussian_sigma(self.epsilon, self.delta, self.iterations, self.sensitivity_)
         return accounting.gaussian_sigma(self.epsilon, self.delta, self.iterations, self.sensitivity_)
 
     def _histogram(self, X, candidates: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -169,6 +169,9 @@ def noisy_nn_histogram(
 
     ``rng`` must be an explicit ``numpy.random.Generator``. Noise is drawn once
     for the whole histogram, after the (possibly distributed) exact count.
+    ``noise="discrete_gaussian"`` adds exact discrete Gaussian N_Z(0, σ²) noise
+    instead (σ its parameter; ``"discrete_gaussian_secure"`` draws it from the
+    OS CSPRNG); account for it with :func:`privevo.accounting.discrete_gaussian_epsilon`.
     """
     if not isinstance(rng, np.random.Generator):
         raise ValueError("rng must be a numpy.random.Generator; seed one with numpy.random.default_rng(seed)")
@@ -186,7 +189,25 @@ def _gaussian_noise(counts: np.ndarray, sigma: float, rng: np.random.Generator) 
     return counts + rng.normal(0.0, sigma, size=counts.shape)
 
 
-_NOISES: dict[str, Callable] = {"gaussian": _gaussian_noise}
+def _discrete_gaussian_noise(counts: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
+    """counts + exact N_Z(0, σ²) (:mod:`privevo.noise`): integer-valued, returned as float64 (exact)."""
+    from .noise import discrete_gaussian
+
+    return (counts + discrete_gaussian(sigma, counts.shape, rng)).astype(np.float64)
+
+
+def _discrete_gaussian_secure_noise(counts: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
+    """As ``discrete_gaussian`` but from the OS CSPRNG (``secrets.SystemRandom``); ``rng`` is not used."""
+    import secrets
+
+    return _discrete_gaussian_noise(counts, sigma, secrets.SystemRandom())
+
+
+_NOISES: dict[str, Callable] = {
+    "gaussian": _gaussian_noise,
+    "discrete_gaussian": _discrete_gaussian_noise,  # accounted by zCDP: privevo.accounting
+    "discrete_gaussian_secure": _discrete_gaussian_secure_noise,
+}
 
 
 # --------------------------------------------------------------------------

@@ -4,7 +4,14 @@ A report is a plain JSON-serialisable dict so it can be written beside every
 output and handed to an auditor. Keys (always present): ``epsilon``,
 ``delta``, ``mu``, ``sigma``, ``steps``, ``adjacency``, ``sensitivity``,
 ``noise``, ``mechanism``, ``dp_event``, ``releases``, ``public_parameters``,
-``warnings``, ``guarantee_holds``, ``privevo_version``, ``timestamp``.
+``warnings``, ``guarantee_holds``, ``privevo_version``, ``timestamp``,
+``accountant``, ``rho``.
+
+Accountants: ``"gdp"`` (all releases Gaussian: exact μ-GDP composition, ``rho``
+is None) or ``"zcdp"`` (some release adds discrete Gaussian noise: every
+release is Δ²/(2σ²)-zCDP — Gaussian by Bun & Steinke 2016, discrete Gaussian
+by Canonne, Kamath & Steinke 2020 — ρ adds up, and ε comes from CKS20's
+conversion; ``mu`` is None).
 """
 
 from __future__ import annotations
@@ -16,9 +23,16 @@ from typing import Any
 from . import accounting
 
 
-def gaussian_release(name: str, sigma: float, count: int, sensitivity: float) -> dict:
-    """One entry of a report's ``releases``: ``count`` Gaussian releases of one kind."""
-    return {"name": name, "sigma": float(sigma), "count": int(count), "sensitivity": float(sensitivity)}
+def gaussian_release(name: str, sigma: float, count: int, sensitivity: float, noise: str | None = None) -> dict:
+    """One entry of a report's ``releases``: ``count`` Gaussian releases of one kind.
+
+    ``noise`` (e.g. ``"discrete_gaussian"``) is recorded when it is not the
+    report's default continuous Gaussian.
+    """
+    entry = {"name": name, "sigma": float(sigma), "count": int(count), "sensitivity": float(sensitivity)}
+    if noise is not None and noise != "gaussian":
+        entry["noise"] = noise
+    return entry
 
 
 def privacy_report(
@@ -41,11 +55,20 @@ def privacy_report(
     """
     from . import __version__
 
-    mu = accounting.compose_mu(*[math.sqrt(r["count"]) * r["sensitivity"] / r["sigma"] for r in releases])
+    releases = [dict(r, noise=r.get("noise", noise)) if accounting.is_discrete_gaussian(noise) else r for r in releases]
     main = releases[0]
-    events = [accounting.dp_event(r["sigma"], r["count"], r["sensitivity"]) for r in releases]
+    if any(accounting.is_discrete_gaussian(r.get("noise", "gaussian")) for r in releases):
+        accountant, mu = "zcdp", None
+        rho = sum(accounting.zcdp_rho(r["sigma"], r["count"], r["sensitivity"]) for r in releases)
+        epsilon = accounting.epsilon_of_rho(rho, delta)
+        events = [_release_event(r) for r in releases]
+    else:
+        accountant, rho = "gdp", None
+        mu = accounting.compose_mu(*[math.sqrt(r["count"]) * r["sensitivity"] / r["sigma"] for r in releases])
+        epsilon = accounting.epsilon_of_mu(mu, delta)
+        events = [accounting.dp_event(r["sigma"], r["count"], r["sensitivity"]) for r in releases]
     return {
-        "epsilon": accounting.epsilon_of_mu(mu, delta),
+        "epsilon": epsilon,
         "epsilon_target": float(epsilon_target),
         "delta": float(delta),
         "mu": mu,
@@ -62,7 +85,16 @@ def privacy_report(
         "guarantee_holds": bool(guarantee_holds),
         "privevo_version": __version__,
         "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "accountant": accountant,
+        "rho": rho,
     }
+
+
+def _release_event(release: dict):
+    """A release as a dp_accounting event: Gaussian, or zCDP for discrete Gaussian noise."""
+    if accounting.is_discrete_gaussian(release.get("noise", "gaussian")):
+        return accounting.discrete_gaussian_dp_event(release["sigma"], release["count"], release["sensitivity"])
+    return accounting.dp_event(release["sigma"], release["count"], release["sensitivity"])
 
 
 def non_private_report(
@@ -102,6 +134,8 @@ def non_private_report(
         "guarantee_holds": False,
         "privevo_version": __version__,
         "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "accountant": None,
+        "rho": None,
     }
 
 
