@@ -27,7 +27,7 @@ from sklearn.datasets import load_digits, load_iris, make_blobs
 from tqdm.auto import tqdm
 
 from privevo import DPKMeans
-from privevo.baselines import DPLloyd, FastLloyd, NonPrivateKMeans
+from privevo.baselines import DPLloyd, FastLloyd, LSHTreeKMeans, NonPrivateKMeans
 from privevo.metrics import area_under_curve, kmeans_loss
 
 EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0)
@@ -39,7 +39,7 @@ PAPER = {
     "letter": {"PE-means": 0.2852},
 }
 HEADLINE = ("iris", "blobs k=4 d=4", "blobs k=16 d=16", "letter")
-METHODS = ("privevo", "DPLloyd", "FastLloyd")
+METHODS = ("privevo", "DPLloyd", "FastLloyd", "LSH tree")
 README = Path(__file__).with_name("README.md")
 START, END = "<!-- kmeans:start -->", "<!-- kmeans:end -->"
 
@@ -85,7 +85,7 @@ def datasets(quick: bool) -> dict[str, tuple[np.ndarray, int]]:
 def make(method: str, k: int, eps: float, seed: int):
     if method == "privevo":
         return DPKMeans(k, epsilon=eps, radius=1.0, random_state=seed)
-    cls = {"DPLloyd": DPLloyd, "FastLloyd": FastLloyd}[method]
+    cls = {"DPLloyd": DPLloyd, "FastLloyd": FastLloyd, "LSH tree": LSHTreeKMeans}[method]
     return cls(k, epsilon=eps, radius=1.0, random_state=seed)
 
 
@@ -94,13 +94,17 @@ def sweep(data: dict, seeds: int, epsilons, methods, offset: int = 0, save=None,
 
     Seeds are the outer loop; with ``save`` the completed seeds are written after each one.
     """
-    losses = {name: {"non-private": np.zeros(seeds), **{m: np.zeros((len(epsilons), seeds)) for m in methods}} for name in data}
+    floor = "non-private" in methods
+    methods = [m for m in methods if m != "non-private"]
+    losses = {name: {**({"non-private": np.zeros(seeds)} if floor else {}), **{m: np.zeros((len(epsilons), seeds)) for m in methods}}
+              for name in data}
     jobs = [(s, name) for s in range(seeds) for name in data]
     tic = time.perf_counter()
     for s, name in tqdm(jobs, desc="k-means sweep", unit="seed·set"):
         X, k = data[name]
         seed = offset + s
-        losses[name]["non-private"][s] = kmeans_loss(X, NonPrivateKMeans(k, random_state=seed).fit(X).cluster_centers_)
+        if floor:
+            losses[name]["non-private"][s] = kmeans_loss(X, NonPrivateKMeans(k, random_state=seed).fit(X).cluster_centers_)
         for i, eps in enumerate(epsilons):
             for m in methods:
                 losses[name][m][i, s] = kmeans_loss(X, make(m, k, eps, seed).fit(X).cluster_centers_)
@@ -115,10 +119,9 @@ def merge(parts: list[dict]) -> dict:
     out: dict = {}
     for part in parts:
         for name, entry in part["losses"].items():
-            if name not in out:
-                out[name] = dict(entry)
-            else:
-                out[name] = {m: np.concatenate([out[name][m], a], axis=-1) for m, a in entry.items()}
+            slot = out.setdefault(name, {})
+            for m, a in entry.items():  # same method: more seeds; new method: a new column
+                slot[m] = np.concatenate([slot[m], a], axis=-1) if m in slot else a
     return out
 
 
@@ -127,6 +130,7 @@ def area(epsilons, loss_matrix: np.ndarray) -> float:
 
 
 def quality_table(data, losses, epsilons, methods) -> tuple[str, list[float]]:
+    methods = [m for m in methods if all(m in losses[name] for name in data)]
     head = ["data set", "n", "d", "k", "non-private"] + list(methods) + ["privevo / best baseline", "paper PE-means", "paper best baseline"]
     rows, ratios = [], []
     span = max(epsilons) - min(epsilons)
@@ -210,6 +214,7 @@ def main(argv=None) -> int:
     p.add_argument("--timing-only", action="store_true", help="print only the timing table")
     p.add_argument("--part", choices=("all", "headline", "grid"), default="all",
                    help="run only the headline sets or only the others (to run the two in parallel)")
+    p.add_argument("--methods", nargs="+", default=["non-private", *METHODS], help="methods to run")
     p.add_argument("--seed-offset", type=int, default=0, help="first seed (to split a sweep across processes)")
     p.add_argument("--save", type=Path, help="save the raw losses to this .pkl and stop (no tables)")
     p.add_argument("--merge", type=Path, nargs="+", help="build the tables from saved .pkl parts instead of running")
@@ -234,9 +239,9 @@ def main(argv=None) -> int:
     else:
         losses, commands = {}, []
         if args.part in ("all", "headline"):
-            losses.update(sweep(head, seeds, EPSILONS, METHODS, args.seed_offset, args.save, command))
+            losses.update(sweep(head, seeds, EPSILONS, args.methods, args.seed_offset, args.save, command))
         if args.part in ("all", "grid"):
-            losses.update(sweep(rest, grid_seeds, EPSILONS, METHODS, args.seed_offset, args.save, command))
+            losses.update(sweep(rest, grid_seeds, EPSILONS, args.methods, args.seed_offset, args.save, command))
         sweep_s = time.perf_counter() - tic
     if args.save:
         return 0

@@ -79,3 +79,29 @@ def test_nonprivate_matches_sklearn_quality():
     ref = KMeans(4, n_init=10, random_state=0).fit(X)
     assert kmeans_loss(X, est.cluster_centers_) == pytest.approx(kmeans_loss(X, ref.cluster_centers_), rel=1e-6)
     np.testing.assert_array_equal(est.predict(X), est.labels_)
+
+
+def test_lsh_tree_prefix_counts_and_leaf_sums():
+    from privevo.baselines._private import leaf_sums, prefix_counts
+
+    codes = np.array([0b00, 0b01, 0b10, 0b11, 0b11])  # depth 2
+    np.testing.assert_array_equal(prefix_counts(codes, 1, np.array([0, 1])), [2, 3])
+    np.testing.assert_array_equal(prefix_counts(codes, 0, np.array([1, 3])), [1, 2])
+    X = np.arange(10.0).reshape(5, 2)
+    # leaves: "0" at depth 1 (rows 0, 1) and "11" at depth 2 (rows 3, 4); row 2 ("10") under no leaf
+    sums = leaf_sums(X, codes, 2, np.array([1, 2]), np.array([0, 3]))
+    np.testing.assert_allclose(sums, [X[0] + X[1], X[3] + X[4]])
+
+
+def test_lsh_tree_baseline():
+    from privevo.baselines import LSHTreeKMeans
+
+    X = unit_blobs()
+    a = LSHTreeKMeans(4, epsilon=2.0, radius=1.0, random_state=0).fit(X)
+    b = LSHTreeKMeans(4, epsilon=2.0, radius=1.0, random_state=0).fit(X)
+    np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+    assert a.cluster_centers_.shape == (4, 4) and a.n_leaves_ >= 4
+    floor = kmeans_loss(X, KMeans(4, n_init=10, random_state=0).fit(X).cluster_centers_)
+    assert kmeans_loss(X, a.cluster_centers_) < 1.5 * floor
+    tiny = LSHTreeKMeans(5, epsilon=0.01, radius=1.0, random_state=0).fit(X[:50])  # almost no signal
+    assert tiny.cluster_centers_.shape == (5, 4) and np.isfinite(tiny.cluster_centers_).all()

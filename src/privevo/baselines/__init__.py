@@ -8,6 +8,7 @@ papers' mechanisms, kept for honest comparisons; their private statistics
 
 from .dplloyd import DPLloyd, dplloyd_iterations, split_epsilon
 from .fastlloyd import FastLloyd
+from .lsh_tree import LSHTreeKMeans
 from .nonprivate import NonPrivateKMeans
 
-__all__ = ["NonPrivateKMeans", "DPLloyd", "FastLloyd", "dplloyd_iterations", "split_epsilon"]
+__all__ = ["NonPrivateKMeans", "DPLloyd", "FastLloyd", "LSHTreeKMeans", "dplloyd_iterations", "split_epsilon"]

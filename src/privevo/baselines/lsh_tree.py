@@ -1,0 +1,96 @@
+"""Google's LSH-tree DP clustering (google/differential-privacy ``learning/clustering``), from its description.
+
+Points are clipped to the public ball of ``radius``. A SimHash prefix tree of
+depth ≤ ``max_depth`` (bit j of a point's code is sign(x·g_j), g_j Gaussian)
+is grown level by level from noisy counts: a node branches when its noisy
+count is ≥ 3·t and a child is kept when its noisy count is ≥ t, with
+t = max(1, min(⌊10·√d·σ_sum/radius⌋, n/(2k))). Every leaf releases a noisy sum
+(Gaussian, sensitivity ``radius``); the noisy leaf means, weighted by their
+noisy counts, are clustered by weighted k-means++ (post-processing).
+
+Simplifications (documented): counts use Gaussian noise instead of discrete
+Laplace, so the whole run is accounted exactly by GDP — μ² is split in half
+between the sums and the ``max_depth`` levels of counts (each level is one
+histogram of sensitivity 1, charged whether or not the tree reaches it).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import accounting
+from .._validation import check_delta, check_epsilon
+from ..selection.weighted_kmeans import weighted_kmeans
+from ..variation._geometry import project_to_ball
+from ._base import BaselineKMeans
+from ._private import leaf_sums, prefix_counts
+
+
+class LSHTreeKMeans(BaselineKMeans):
+    """LSH prefix-tree DP clustering (Google); ``delta=None`` → n^−1.1."""
+
+    def __init__(self, n_clusters: int = 8, *, epsilon: float = 1.0, delta=None, radius=None, bounds=None,
+                 max_depth: int = 20, random_state=None):
+        self.n_clusters = n_clusters
+        self.epsilon = epsilon
+        self.delta = delta
+        self.radius = radius
+        self.bounds = bounds
+        self.max_depth = max_depth
+        self.random_state = random_state
+
+    def _fit_centers(self, X, lo, hi, k, rng):
+        epsilon = check_epsilon(self.epsilon)
+        n, d = X.shape
+        delta = n**-1.1 if self.delta is None else check_delta(self.delta)
+        mid = (lo + hi) / 2
+        radius = float(np.linalg.norm((hi - lo) / 2)) if self.radius is None else float(self.radius)
+        U = project_to_ball(X - mid, radius)
+        mu = accounting.mu_of_epsilon(epsilon, delta)
+        sigma_sum = radius / (mu / math.sqrt(2))
+        sigma_count = math.sqrt(self.max_depth) / (mu / math.sqrt(2))
+        codes = _simhash(U, rng.standard_normal((d, self.max_depth)))
+        depths, prefixes, counts = self._grow(codes, n, k, d, sigma_sum / radius, sigma_count, rng)
+        sums = leaf_sums(U, codes, self.max_depth, depths, prefixes) + rng.normal(0.0, sigma_sum, size=(len(prefixes), d))
+        means = project_to_ball(sums / np.maximum(counts, 1.0)[:, None], radius)
+        self.n_leaves_ = len(prefixes)
+        self.privacy_ = {"epsilon": epsilon, "delta": delta, "mechanism": "LSH tree: Gaussian counts per level + leaf sums"}
+        weights = np.maximum(counts, 0.0)
+        if np.count_nonzero(weights) <= k:
+            order = np.argsort(-counts)
+            chosen = means[order[:k]]
+            extra = rng.uniform(-1, 1, size=(k - len(chosen), d)) * radius / math.sqrt(d)
+            return mid + np.vstack([chosen, extra])
+        return mid + weighted_kmeans(means, weights, k, rng, n_init=3)[0]
+
+    def _grow(self, codes, n, k, d, sigma_over_radius, sigma_count, rng):
+        """Grow the tree on noisy level counts; returns the leaves' depths, prefixes and noisy counts."""
+        D = self.max_depth
+        t = max(1.0, min(math.floor(10 * math.sqrt(d) * sigma_over_radius), n / (2 * k)))
+        frontier, frontier_counts = np.array([0], dtype=np.int64), np.array([float(n)])
+        depths, prefixes, counts = [], [], []
+        for level in range(1, D + 1):
+            split = frontier_counts >= 3 * t
+            depths += [level - 1] * int((~split).sum())
+            prefixes += list(frontier[~split])
+            counts += list(frontier_counts[~split])
+            frontier, frontier_counts = frontier[split], frontier_counts[split]
+            if not len(frontier):
+                break
+            children = np.sort(np.concatenate([frontier * 2, frontier * 2 + 1]))
+            noisy = prefix_counts(codes, D - level, children) + rng.normal(0.0, sigma_count, len(children))
+            keep = noisy >= t
+            frontier, frontier_counts = children[keep], noisy[keep]
+        depths += [D] * len(frontier)
+        prefixes += list(frontier)
+        counts += list(frontier_counts)
+        return np.array(depths, dtype=np.int64), np.array(prefixes, dtype=np.int64), np.array(counts, dtype=float)
+
+
+def _simhash(X: np.ndarray, planes: np.ndarray) -> np.ndarray:
+    """D-bit SimHash codes: bit j (most significant first) is 1 when x·g_j > 0."""
+    bits = (X @ planes > 0).astype(np.int64)
+    weights = 1 << np.arange(planes.shape[1] - 1, -1, -1, dtype=np.int64)
+    return bits @ weights
