@@ -8,7 +8,11 @@ candidates; no private data is read here.
    zeroed (if the sum never reaches n, τ = 0: only negatives are zeroed).
 2. **Adaptive signal-to-noise.** SNR = Σh² / (|h|·σ²) over the processed
    counts h; if SNR < 1 the next population gets L ← max(⌊L/2⌋, L_min)
-   variations per centre (free: it only resizes public candidates).
+   variations per centre (free: it only resizes public candidates). The
+   paper's Algorithm 1 divides by N (the data size) instead of |h| (the
+   number of candidates); that halves L far more often, and in a 3-seed check
+   (letter, blobs k=16 d=16, ε ∈ {0.25, 1}) it raised the loss by 15–270%, so
+   we follow DESIGN §4 (|h|).
 3. **Weighted k-means** over the candidates with weights h: k-means++
    seeding (D²·w sampling), then Lloyd iterations; the k centroids become
    the next parents.
