@@ -1,0 +1,463 @@
+"""Empirical privacy audit: are privevo's releases as indistinguishable as claimed?
+
+Neighbouring data sets D and D′ differ by one *canary* point: D′ = D ∪ {canary}
+(``adjacency="add_remove"``) or D with one row replaced by the canary
+(``"replace"``). The mechanism is run many times on each; a distinguisher
+(a threshold on a test statistic) says "D′" or "D". Any (ε, δ)-DP mechanism
+satisfies, for every test with false-positive rate FPR and false-negative
+rate FNR (Kairouz, Oh & Viswanath 2015),
+
+    ε ≥ max( log((1 − δ − FNR)/FPR), log((1 − δ − FPR)/FNR) ).
+
+Plugging in Clopper–Pearson upper bounds on FPR and FNR (each at 1 − α/2, so
+jointly at 1 − α) gives a (1 − α)-confidence *lower bound* on the ε the
+mechanism really spends. If that lower bound exceeds the claimed ε, the claim
+is false (up to probability α). The threshold (and the statistic) is chosen
+on the first half of the samples and the bound is computed on the second
+half only, so choosing the best test does not bias the bound.
+
+Two settings:
+
+* :func:`audit_release` — one release of the noisy histogram. Exact counts are
+  computed once per data set by the histogram code; each release is the
+  registered noise function of :func:`privevo.histogram.noisy_nn_histogram`
+  applied to them (``noisy_nn_histogram = noise(nn_histogram)``, checked in the
+  tests). The statistic is the canary's candidate count (add/remove) or the
+  difference of the two changed counts (replace): the likelihood-ratio test,
+  since log-likelihood ratios of (discrete) Gaussians are linear in it.
+* :func:`audit_runs` — whole :class:`~privevo.PrivateEvolution` runs of T
+  rounds, every round's noisy counts observed. The auditor knows D, the
+  canary and each round's public candidates, so it computes the per-round
+  log-likelihood ratio llr_t = ((y_t − h_t)·v_t − ‖v_t‖²/2)/σ² (h_t the exact
+  counts of D, v_t the change a canary makes in round t; exact for both
+  noises). Statistics: Σ_t llr_t (the optimal test for the claimed mechanism)
+  and each llr_t alone (it catches a round released with too little noise).
+
+The exact counts the auditor uses come from the float64 brute force
+:func:`privevo.histogram.reference_assign`, independent of the backends.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+from scipy import stats
+
+from . import accounting
+from ._validation import check_adjacency, check_delta, check_epsilon, check_positive_int, check_random_state
+
+__all__ = [
+    "AuditResult",
+    "audit_release",
+    "audit_runs",
+    "run_audit",
+    "clopper_pearson_upper",
+    "epsilon_lower_bound",
+    "threshold_audit",
+    "canary_scenario",
+    "format_table",
+]
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """One audited setting: the (1 − α) lower bound on ε beside the claimed ε."""
+
+    setting: str  # "single release" or "PE run (T rounds)"
+    noise: str
+    adjacency: str
+    claimed_epsilon: float
+    delta: float
+    sigma: float
+    steps: int
+    n_samples: int  # releases (or runs) per data set; half of them certify the bound
+    epsilon_lower: float
+    statistic: str
+    threshold: float
+    fpr: float  # on the certifying half
+    fnr: float
+    alpha: float
+
+    @property
+    def consistent(self) -> bool:
+        """The lower bound does not exceed the claim (what a correct mechanism shows w.p. ≥ 1 − α)."""
+        return self.epsilon_lower <= self.claimed_epsilon
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "consistent": self.consistent}
+
+
+# ---------------------------------------------------------------- statistics
+
+
+def clopper_pearson_upper(k, n, alpha: float):
+    """One-sided (1 − α) Clopper–Pearson upper bound on a rate from k successes in n trials."""
+    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore"):
+        upper = stats.beta.ppf(1.0 - alpha, k + 1.0, np.maximum(n - k, 1e-300))
+    return np.where(k >= n, 1.0, upper)
+
+
+def epsilon_lower_bound(fp, n0, fn, n1, delta: float, alpha: float = 0.05):
+    """(1 − α) lower bound on ε from a test's false positives/negatives (KOV15 + Clopper–Pearson).
+
+    ``fp`` of ``n0`` samples under D called D′, ``fn`` of ``n1`` under D′ called D.
+    Each rate gets a Clopper–Pearson upper bound at 1 − α/2 (union bound).
+    """
+    fpr = clopper_pearson_upper(fp, n0, alpha / 2)
+    fnr = clopper_pearson_upper(fn, n1, alpha / 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.log(np.maximum(1.0 - delta - fnr, 0.0) / fpr)
+        b = np.log(np.maximum(1.0 - delta - fpr, 0.0) / fnr)
+    return np.maximum(np.nan_to_num(np.maximum(a, b), nan=0.0, neginf=0.0), 0.0)
+
+
+def _best_thresholds(s0: np.ndarray, s1: np.ndarray, delta: float, alpha: float, levels: int = 512):
+    """For one statistic (larger = more D′-like): the threshold τ of "s ≥ τ ⇒ D′" with the best bound."""
+    pooled = np.concatenate([s0, s1])
+    taus = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, levels), method="nearest"))
+    s0, s1 = np.sort(s0), np.sort(s1)
+    fp = len(s0) - np.searchsorted(s0, taus, side="left")
+    fn = np.searchsorted(s1, taus, side="left")
+    bounds = epsilon_lower_bound(fp, len(s0), fn, len(s1), delta, alpha)
+    i = int(np.argmax(bounds))
+    return float(bounds[i]), float(taus[i])
+
+
+def threshold_audit(
+    scores0: np.ndarray,
+    scores1: np.ndarray,
+    delta: float,
+    alpha: float = 0.05,
+    names: Sequence[str] | None = None,
+) -> dict:
+    """Pick the best (statistic, direction, threshold) on the first half, certify on the second.
+
+    ``scores0`` (N0, S) under D, ``scores1`` (N1, S) under D′. Returns the
+    lower bound on ε from the second half and the test that gave it.
+    """
+    s0, s1 = np.atleast_2d(np.asarray(scores0, float).T).T, np.atleast_2d(np.asarray(scores1, float).T).T
+    names = list(names) if names is not None else [f"s{j}" for j in range(s0.shape[1])]
+    h0, h1 = len(s0) // 2, len(s1) // 2
+    best = (-1.0, 0, 1.0, 0.0)
+    for j in range(s0.shape[1]):
+        for sign in (1.0, -1.0):
+            bound, tau = _best_thresholds(sign * s0[:h0, j], sign * s1[:h1, j], delta, alpha)
+            if bound > best[0]:
+                best = (bound, j, sign, tau)
+    _, j, sign, tau = best
+    c0, c1 = sign * s0[h0:, j], sign * s1[h1:, j]
+    fp, fn = int((c0 >= tau).sum()), int((c1 < tau).sum())
+    eps = float(epsilon_lower_bound(fp, len(c0), fn, len(c1), delta, alpha))
+    return {
+        "epsilon_lower": eps,
+        "statistic": names[j] + ("" if sign > 0 else " (reversed)"),
+        "threshold": sign * tau,
+        "fpr": fp / len(c0),
+        "fnr": fn / len(c1),
+    }
+
+
+# ---------------------------------------------------------------- scenario
+
+
+@dataclass(frozen=True)
+class CanaryScenario:
+    """D, D′ and what the auditor knows: the canary, the replaced row (replace adjacency)."""
+
+    D: np.ndarray
+    D_prime: np.ndarray
+    canary: np.ndarray
+    replaced: np.ndarray | None  # the row of D that D′ replaces by the canary
+    candidates: np.ndarray  # public candidates of the single-release audit
+
+
+def canary_scenario(adjacency: str = "add_remove", n: int = 60, seed: int = 2026) -> CanaryScenario:
+    """A fixed public test scenario in 2-D: two clusters in the unit ball, a canary at (0.9, 0.9).
+
+    The canary sits away from the data (the worst case for a vote histogram is
+    any point: every point changes one count by one). Candidates: 8 points of
+    a public grid; the canary stands on candidate 0 so it votes for it.
+    """
+    check_adjacency(adjacency)
+    rng = np.random.default_rng(seed)
+    D = np.vstack([rng.normal([-0.5, 0.0], 0.1, (n - n // 4, 2)), rng.normal([0.4, -0.4], 0.1, (n // 4, 2))])
+    canary = np.array([0.9, 0.9])
+    grid = np.array([[0.9, 0.9], [-0.5, 0.0], [0.4, -0.4], [0.0, 0.5], [-0.6, -0.6], [0.6, 0.0], [0.0, -0.8], [-0.8, 0.6]])
+    if adjacency == "add_remove":
+        return CanaryScenario(D, np.vstack([D, canary]), canary, None, grid)
+    D_prime = D.copy()
+    D_prime[0] = canary
+    return CanaryScenario(D, D_prime, canary, D[0].copy(), grid)
+
+
+def _sigma(epsilon: float, delta: float, steps: int, sensitivity: float, noise: str) -> float:
+    if accounting.is_discrete_gaussian(noise):
+        return accounting.discrete_gaussian_sigma(epsilon, delta, steps, sensitivity)
+    return accounting.gaussian_sigma(epsilon, delta, steps, sensitivity)
+
+
+def _claimed_epsilon(sigma: float, delta: float, steps: int, sensitivity: float, noise: str) -> float:
+    if accounting.is_discrete_gaussian(noise):
+        return accounting.discrete_gaussian_epsilon(sigma, delta, steps, sensitivity)
+    return accounting.epsilon_of(sigma, delta, steps, sensitivity)
+
+
+def _reference_counts(points: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    from .histogram import reference_assign
+
+    return np.bincount(reference_assign(points, candidates), minlength=len(candidates))
+
+
+def _canary_vector(scenario: CanaryScenario, candidates: np.ndarray) -> np.ndarray:
+    """v = counts(D′) − counts(D) on these candidates, by the float64 reference."""
+    from .histogram import reference_assign
+
+    v = np.zeros(len(candidates))
+    v[reference_assign(scenario.canary[None, :], candidates)[0]] += 1
+    if scenario.replaced is not None:
+        v[reference_assign(scenario.replaced[None, :], candidates)[0]] -= 1
+    return v
+
+
+# ---------------------------------------------------------------- single release
+
+
+def audit_release(
+    epsilon: float,
+    delta: float = 1e-5,
+    *,
+    noise: str = "gaussian",
+    adjacency: str = "add_remove",
+    n_releases: int = 100_000,
+    alpha: float = 0.05,
+    random_state=None,
+    histogram: Callable | None = None,
+    add_noise: Callable | None = None,
+    scenario: CanaryScenario | None = None,
+) -> AuditResult:
+    """Audit one noisy-histogram release with σ calibrated for (ε, δ) and one step.
+
+    ``histogram(private, candidates) → counts`` (default
+    :func:`privevo.histogram.nn_histogram`) and ``add_noise(counts, σ, rng)``
+    (default: the registered ``noise``) are the mechanism's two halves; tests
+    pass deliberately broken ones.
+    """
+    from .histogram import _NOISES, nn_histogram
+
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    n_releases = check_positive_int(n_releases, "n_releases", minimum=4)
+    sensitivity = check_adjacency(adjacency)
+    rng = check_random_state(random_state)
+    sc = scenario or canary_scenario(adjacency)
+    histogram = histogram or nn_histogram
+    add_noise = add_noise or _NOISES[noise]
+    sigma = _sigma(epsilon, delta, 1, sensitivity, noise)
+    v = _canary_vector(sc, sc.candidates)
+    watched = np.flatnonzero(v)  # the canary's candidate (and the replaced row's)
+    scores = []
+    for data in (sc.D, sc.D_prime):
+        exact = np.asarray(histogram(data, sc.candidates))[watched]
+        noisy = add_noise(np.repeat(exact[None, :], n_releases, axis=0), sigma, rng)
+        scores.append(noisy @ v[watched])  # the LR statistic
+    test = threshold_audit(scores[0], scores[1], delta, alpha, ["canary count" if len(watched) == 1 else "count difference"])
+    return AuditResult(
+        setting="single release",
+        noise=noise,
+        adjacency=adjacency,
+        claimed_epsilon=_claimed_epsilon(sigma, delta, 1, sensitivity, noise),
+        delta=delta,
+        sigma=sigma,
+        steps=1,
+        n_samples=n_releases,
+        alpha=alpha,
+        **test,
+    )
+
+
+# ---------------------------------------------------------------- whole runs
+
+
+def default_model(epsilon: float, delta: float, iterations: int, noise: str, adjacency: str, rng, cls=None):
+    """The audited PE configuration: rank selection, Gaussian variation, 4 points, 12 candidates.
+
+    ``cls`` (default :class:`~privevo.PrivateEvolution`) lets tests audit a subclass.
+    """
+    from .evolution import PrivateEvolution
+    from .selection import Rank
+    from .variation import GaussianVariation, UniformBall
+
+    return (cls or PrivateEvolution)(
+        UniformBall(1.0),
+        GaussianVariation(0.2, per_point=2, radius=1.0),
+        Rank(),
+        n_synthetic=4,
+        iterations=iterations,
+        epsilon=epsilon,
+        delta=delta,
+        adjacency=adjacency,
+        noise=noise,
+        random_state=rng,
+        keep_candidates=True,
+    )
+
+
+def _run_llrs(model, scenario: CanaryScenario) -> np.ndarray:
+    """Per-round log-likelihood ratios llr_t = ((y_t − h_t)·v_t − ‖v_t‖²/2)/σ² of one fitted run."""
+    out = np.empty(len(model.history_))
+    for t, record in enumerate(model.history_):
+        cands = record.candidates
+        v = _canary_vector(scenario, cands)
+        resid = record.noisy_counts - _reference_counts(scenario.D, cands)
+        out[t] = (resid @ v - 0.5 * (v @ v)) / record.sigma**2
+    return out
+
+
+def audit_runs(
+    epsilon: float,
+    delta: float = 1e-5,
+    *,
+    noise: str = "gaussian",
+    adjacency: str = "add_remove",
+    n_runs: int = 1000,
+    iterations: int = 5,
+    alpha: float = 0.05,
+    random_state=None,
+    make_model: Callable | None = None,
+    scenario: CanaryScenario | None = None,
+    progress: bool = False,
+) -> AuditResult:
+    """Audit whole :class:`~privevo.PrivateEvolution` runs of T rounds, every round observed.
+
+    ``make_model(epsilon, delta, iterations, noise, adjacency, rng)`` builds an
+    unfitted model (default :func:`default_model`; it must keep candidates).
+    Every run is a real ``fit`` with its own generator, ``n_runs`` on D and as
+    many on D′.
+    """
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    n_runs = check_positive_int(n_runs, "n_runs", minimum=4)
+    iterations = check_positive_int(iterations, "iterations")
+    check_adjacency(adjacency)
+    seeds = np.random.SeedSequence(check_random_state(random_state).integers(2**63)).spawn(2 * n_runs)
+    sc = scenario or canary_scenario(adjacency)
+    make_model = make_model or default_model
+    llrs, model = [], None
+    bar = _progress(2 * n_runs, progress)
+    for i, data in enumerate([sc.D] * n_runs + [sc.D_prime] * n_runs):
+        model = make_model(epsilon, delta, iterations, noise, adjacency, np.random.default_rng(seeds[i])).fit(data)
+        llrs.append(_run_llrs(model, sc))
+        bar.update(1)
+    bar.close()
+    llrs = np.asarray(llrs)
+    scores = np.column_stack([llrs.sum(axis=1), llrs])
+    names = ["sum of LLRs"] + [f"LLR of round {t + 1}" for t in range(iterations)]
+    test = threshold_audit(scores[:n_runs], scores[n_runs:], delta, alpha, names)
+    report = model.privacy_report_
+    return AuditResult(
+        setting=f"PE run ({iterations} rounds)",
+        noise=noise,
+        adjacency=adjacency,
+        claimed_epsilon=float(report["epsilon"]),
+        delta=delta,
+        sigma=float(model.sigma_),
+        steps=iterations,
+        n_samples=n_runs,
+        alpha=alpha,
+        **test,
+    )
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, enabled: bool):
+    if not enabled:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="PE runs", leave=False)
+
+
+# ---------------------------------------------------------------- the full audit
+
+
+def run_audit(
+    epsilons: Sequence[float] = (0.5, 1.0, 4.0),
+    delta: float = 1e-5,
+    *,
+    noises: Sequence[str] = ("gaussian", "discrete_gaussian"),
+    adjacencies: Sequence[str] = ("add_remove", "replace"),
+    n_releases: int = 100_000,
+    n_runs: int = 1000,
+    iterations: int = 5,
+    alpha: float = 0.05,
+    seed: int = 0,
+    progress: bool = False,
+) -> list[AuditResult]:
+    """Every (setting, noise, adjacency, ε): single releases, then whole runs (``n_runs=0`` skips them)."""
+    results = []
+    for noise in noises:
+        for adjacency in adjacencies:
+            for i, eps in enumerate(epsilons):
+                rs = [seed, i, len(results)]
+                results.append(audit_release(eps, delta, noise=noise, adjacency=adjacency, n_releases=n_releases,
+                                             alpha=alpha, random_state=np.random.default_rng(rs)))
+                if n_runs:
+                    results.append(audit_runs(eps, delta, noise=noise, adjacency=adjacency, n_runs=n_runs,
+                                              iterations=iterations, alpha=alpha, progress=progress,
+                                              random_state=np.random.default_rng(rs + [1])))
+    return results
+
+
+def format_table(results: Sequence[AuditResult]) -> str:
+    """A Markdown table: setting, noise, adjacency, claimed ε, lower bound, ratio, samples, test."""
+    rows = [
+        "| setting | noise | adjacency | σ | claimed ε | ε lower bound (95%) | lower/claimed | samples per data set | best test |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        rows.append(
+            f"| {r.setting} | {r.noise} | {r.adjacency} | {r.sigma:.4g} | {r.claimed_epsilon:.4g} | "
+            f"{r.epsilon_lower:.4g} | {r.epsilon_lower / r.claimed_epsilon:.3f} | {r.n_samples} | "
+            f"{_test_text(r)} (FPR {r.fpr:.2g}, FNR {r.fnr:.2g}) |"
+        )
+    return "\n".join(rows)
+
+
+def _test_text(r: AuditResult) -> str:
+    name = r.statistic.replace(" (reversed)", "")
+    return f"{name} {'≤' if name != r.statistic else '≥'} {r.threshold:.4g} ⇒ D′"
+
+
+def cli_audit(args) -> int:
+    """``privevo audit``: run the audit, print the table (or JSON); exit 1 if a bound exceeds its claim."""
+    import json
+
+    results = run_audit(
+        epsilons=args.epsilon,
+        delta=args.delta,
+        noises=args.noise,
+        adjacencies=args.adjacency,
+        n_releases=args.releases,
+        n_runs=args.runs,
+        iterations=args.iterations,
+        alpha=args.alpha,
+        seed=0 if args.seed is None else args.seed,
+        progress=not args.quiet and not args.json,
+    )
+    if args.json:
+        print(json.dumps([r.as_dict() for r in results], indent=2))
+    else:
+        print(format_table(results))
+        bad = [r for r in results if not r.consistent]
+        print(f"\n{len(results) - len(bad)} of {len(results)} settings: lower bound <= claimed epsilon"
+              + (f"; VIOLATED in {len(bad)}" if bad else ""))
+    return 0 if all(r.consistent for r in results) else 1
