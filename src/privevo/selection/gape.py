@@ -19,10 +19,11 @@ data. Costs are truncated at R/3, so a too large R makes GAPE behave like a
 weighted k-median on the votes; a too small R makes every candidate "far".
 
 Improvements beyond the paper (off by default; pure post-processing, no extra
-budget): ``aggregate="neighbourhood"`` thresholds each candidate on the sum of
-the noisy counts within ``agg_radius`` (default R/3) of it, with τ scaled by
-√(number of counts summed) for the summed noise, so a cluster whose votes are
-split between a point and its variations still passes; ``refill=True`` asks
+budget): ``aggregate="neighbourhood"`` also thresholds each candidate on the
+sums of the noisy counts within radii ``agg_radius``·2^−i (default R/3, 4 radii)
+of it, each against τ·√(number of counts summed) for the summed noise, with the
+union bound widened to every test, so a cluster whose votes are split between a
+point and its variations still passes; ``refill=True`` asks
 the variation API for more variations per point when fewer than m points are
 selected, so the population keeps its size m_V.
 """
@@ -53,7 +54,8 @@ class GAPE:
     R : public lower bound on the separation of clusters (costs truncated at R/3)
     beta : failure probability of the threshold
     aggregate : None (paper) or ``"neighbourhood"`` (threshold neighbourhood sums)
-    agg_radius : radius of the public neighbourhood (default R/3)
+    agg_radius : largest radius of the public neighbourhoods (default R/3)
+    n_radii : number of neighbourhood radii agg_radius·2^−i tested besides the count itself
     refill : keep the population size when fewer than m points are selected
     solver : ``"auto"`` (ortools if installed, else scipy HiGHS), ``"ortools"``, ``"highs"``
     exhaustive_swaps : evaluate every swap exactly when there are at most this many
@@ -68,6 +70,7 @@ class GAPE:
         *,
         aggregate: str | None = None,
         agg_radius: float | None = None,
+        n_radii: int = 4,
         refill: bool = False,
         solver: str = "auto",
         exhaustive_swaps: int = 64,
@@ -79,6 +82,7 @@ class GAPE:
         self.beta = beta
         self.aggregate = aggregate
         self.agg_radius = agg_radius
+        self.n_radii = n_radii
         self.refill = refill
         self.solver = solver
         self.exhaustive_swaps = exhaustive_swaps
@@ -94,8 +98,7 @@ class GAPE:
             raise ValueError(f"aggregate must be None or 'neighbourhood', got {self.aggregate!r}")
         X = np.asarray(candidates, dtype=np.float64)
         w = np.asarray(noisy_counts, dtype=np.float64)
-        tau = gape_threshold(context.sigma, context.iterations, len(X), self.beta)
-        score, passes = self._scores(X, w, tau, context.sigma, R)
+        score, passes, tau = self._scores(X, w, context.sigma, context.iterations, R)
         above = np.flatnonzero(passes)
         info = {"threshold": tau, "n_above": int(above.size), "aggregate": self.aggregate}
         if above.size == 0 or w.sum() < 0:
@@ -111,15 +114,28 @@ class GAPE:
 
     # -- steps ----------------------------------------------------------------
 
-    def _scores(self, X, w, tau, sigma, R):
-        """Scores and the pass mask; neighbourhood sums get τ·√(#counts summed)."""
+    def _scores(self, X, w, sigma, iterations, R):
+        """Scores and the pass mask.
+
+        ``aggregate="neighbourhood"``: for each candidate, the sums S_i of the noisy
+        counts within radii r_i = agg_radius·2^−i (i = 0..n_radii−1) and its own
+        count (k_i counts summed, noise σ√k_i); it passes if some S_i > τ'·√k_i,
+        τ' the paper's τ with the union bound over (n_radii + 1)·T·m_V tests.
+        """
         if self.aggregate is None:
-            return w, w > tau
+            tau = gape_threshold(sigma, iterations, len(X), self.beta)
+            return w, w > tau, tau
         r = R / 3.0 if self.agg_radius is None else check_positive_real(self.agg_radius, "agg_radius")
-        i, j, _ = near_pairs(X, X, r)
-        total = np.bincount(i, weights=w[j], minlength=len(X))
-        size = np.bincount(i, minlength=len(X))
-        return total / np.sqrt(size), total > tau * np.sqrt(size)
+        n_radii = check_positive_int(self.n_radii, "n_radii")
+        tau = gape_threshold(sigma, iterations, len(X) * (n_radii + 1), self.beta)
+        i, j, dist = near_pairs(X, X, r)
+        score = w / 1.0
+        for level in range(n_radii):
+            inside = dist < r * 2.0**-level
+            total = np.bincount(i[inside], weights=w[j[inside]], minlength=len(X))
+            size = np.maximum(np.bincount(i[inside], minlength=len(X)), 1)
+            score = np.maximum(score, total / np.sqrt(size))
+        return score, score > tau, tau
 
     def _refilled(self, sel: Selection, n_candidates: int, m: int) -> Selection:
         k = len(sel.points)
