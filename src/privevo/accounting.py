@@ -14,6 +14,7 @@ and :func:`dp_event` describes a run as a ``dp_accounting`` event.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -160,7 +161,8 @@ def epsilon_of_rho(rho: float, delta: float) -> float:
 
     # ε(α) is unimodal in log(α − 1); bracket its minimum on a grid, then refine.
     grid = np.linspace(-12.0, 12.0, 481)
-    values = [eps(x) for x in grid]
+    a = 1.0 + np.exp(grid)
+    values = a * rho + np.log1p(-1.0 / a) - (log_delta + np.log(a)) / (a - 1.0)
     i = int(np.argmin(values))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
     best = optimize.minimize_scalar(eps, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
@@ -172,6 +174,7 @@ def discrete_gaussian_epsilon(sigma: float, delta: float, steps: int, sensitivit
     return epsilon_of_rho(zcdp_rho(sigma, steps, sensitivity), delta)
 
 
+@functools.lru_cache(maxsize=256)
 def discrete_gaussian_sigma(epsilon: float, delta: float, steps: int, sensitivity: float = 1.0) -> float:
     """σ so that ``steps`` discrete Gaussian releases are (ε, δ)-DP under the zCDP bound.
 

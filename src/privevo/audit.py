@@ -403,6 +403,10 @@ def run_audit(
     progress: bool = False,
 ) -> list[AuditResult]:
     """Every (setting, noise, adjacency, ε): single releases, then whole runs (``n_runs=0`` skips them)."""
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    if not (isinstance(n_runs, (int, np.integer)) and n_runs >= 0):
+        raise ValueError(f"the number of runs must be an integer >= 0 (0 skips whole runs), got {n_runs!r}")
     results = []
     for noise in noises:
         for adjacency in adjacencies:

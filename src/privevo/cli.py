@@ -1,7 +1,8 @@
 """The ``privevo`` command line.
 
 Commands: ``kmeans`` (DP k-means centres), ``synth`` (DP synthetic points by
-Private Evolution), ``account`` (σ ↔ ε of T Gaussian releases) and ``demo``.
+Private Evolution), ``account`` (σ ↔ ε of T Gaussian releases), ``demo`` and
+``audit`` (empirical lower bounds on ε, :mod:`privevo.audit`).
 
 Every error ends the command with a non-zero exit status and one line on
 stderr that says what to fix; no traceback (set ``PRIVEVO_DEBUG=1`` to get
@@ -83,6 +84,7 @@ def _parser() -> argparse.ArgumentParser:
     _synth_parser(sub)
     _account_parser(sub)
     _demo_parser(sub)
+    _audit_parser(sub)
     from .text.cli import add_text_commands  # synth-text, intrinsic-dim (stdlib-only import)
 
     add_text_commands(sub)
@@ -176,6 +178,34 @@ def _account_parser(sub) -> None:
     p.add_argument("--adjacency", choices=["add_remove", "replace"], default="add_remove")
     _add_common(p, seed=False)
     p.set_defaults(func=_account)
+
+
+def _audit_parser(sub) -> None:
+    p = _command(
+        sub,
+        "audit",
+        "empirical privacy audit: lower bounds on epsilon beside the claims",
+        "Run the noisy histogram (one release) and whole PE runs many times on neighbouring data sets\n"
+        "(D and D plus one canary) and print a 95% lower bound on the epsilon they really spend beside the\n"
+        "claimed epsilon (privevo.audit; docs/privacy.md). Exit status 1 if a bound exceeds its claim.",
+        "  privevo audit\n  privevo audit --epsilon 1 --noise discrete_gaussian --runs 0 --json",
+    )
+    p.add_argument("--epsilon", type=float, nargs="+", default=[0.5, 1.0, 4.0], help="claimed epsilons (default 0.5 1 4)")
+    p.add_argument("--delta", type=float, default=1e-5, help="delta of every setting (default 1e-5)")
+    p.add_argument("--noise", nargs="+", choices=["gaussian", "discrete_gaussian"], default=["gaussian", "discrete_gaussian"])
+    p.add_argument("--adjacency", nargs="+", choices=["add_remove", "replace"], default=["add_remove", "replace"])
+    p.add_argument("--releases", type=int, default=100_000, help="single releases per data set (default 100000)")
+    p.add_argument("--runs", type=int, default=1000, help="whole PE runs per data set (default 1000; 0 skips them)")
+    p.add_argument("--iterations", type=int, default=5, help="rounds T of each audited PE run (default 5)")
+    p.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of the lower bounds (default 0.05)")
+    _add_common(p)
+    p.set_defaults(func=_audit)
+
+
+def _audit(args) -> int:
+    from .audit import cli_audit
+
+    return cli_audit(args)
 
 
 def _demo_parser(sub) -> None:

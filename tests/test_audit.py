@@ -1,0 +1,168 @@
+"""The empirical audit: correct mechanisms stay below their claim, planted bugs exceed it.
+
+Sample sizes are smaller than the benchmark's (benchmarks/audit.py); each
+planted-bug test uses a size at which the bug's expected lower bound clears the
+claimed ε (a power computation for a Gaussian shift, see docs/privacy.md), and
+a fixed seed.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import numpy as np
+import pytest
+
+from privevo import PrivateEvolution, audit, histogram
+from privevo.audit import audit_release, audit_runs, default_model
+from privevo.histogram import _NOISES, nn_histogram, noisy_nn_histogram, reference_assign
+
+DELTA = 1e-5
+
+
+# ---------------------------------------------------------------- statistics
+
+
+def test_clopper_pearson_upper_matches_closed_forms():
+    # k = 0: (1 − α)-upper bound solves (1 − p)^n = α
+    assert audit.clopper_pearson_upper(0, 200, 0.025) == pytest.approx(1 - 0.025 ** (1 / 200), rel=1e-9)
+    # k = n − 1: solves p^n = 1 − (1 − α)... upper bound of 1 − p from k = 1 failure
+    assert audit.clopper_pearson_upper(200, 200, 0.025) == 1.0
+    up = audit.clopper_pearson_upper(50, 1000, 0.025)
+    assert 0.05 < up < 0.05 + 3 * math.sqrt(0.05 * 0.95 / 1000)
+
+
+def test_epsilon_lower_bound_from_perfect_separation():
+    u = 1 - 0.025 ** (1 / 100)
+    got = audit.epsilon_lower_bound(0, 100, 0, 100, DELTA, 0.05)
+    assert got == pytest.approx(math.log((1 - DELTA - u) / u), rel=1e-9)
+    assert audit.epsilon_lower_bound(50, 100, 50, 100, DELTA, 0.05) == 0.0  # a coin flip proves nothing
+
+
+def test_threshold_is_chosen_on_the_first_half_only():
+    rng = np.random.default_rng(0)
+    s0, s1 = rng.normal(0, 1, 4000), rng.normal(0, 1, 4000)
+    s1[2000:] += 5  # only the certifying half separates: the chosen test cannot know
+    no_signal = audit.threshold_audit(s0, s1, DELTA)
+    s1[:2000] += 5  # now both halves separate
+    signal = audit.threshold_audit(s0, s1, DELTA)
+    assert signal["epsilon_lower"] > 5 * max(no_signal["epsilon_lower"], 0.3)
+
+
+# ---------------------------------------------------------------- the mechanism the audit runs
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
+def test_release_is_noise_applied_to_exact_counts(noise):
+    """The audit's shortcut equals the release function: noisy_nn_histogram = noise(nn_histogram)."""
+    sc = audit.canary_scenario()
+    a = noisy_nn_histogram(sc.D, sc.candidates, 3.0, np.random.default_rng(5), noise=noise)
+    b = _NOISES[noise](nn_histogram(sc.D, sc.candidates), 3.0, np.random.default_rng(5))
+    np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
+def test_scenario_neighbours_differ_by_one_canary_vote(adjacency):
+    sc = audit.canary_scenario(adjacency)
+    diff = nn_histogram(sc.D_prime, sc.candidates) - nn_histogram(sc.D, sc.candidates)
+    expected = {"add_remove": [1], "replace": [-1, 1]}[adjacency]
+    assert sorted(diff[diff != 0].tolist()) == expected
+    assert diff[0] == 1  # the canary votes for candidate 0
+
+
+# ---------------------------------------------------------------- correct mechanisms
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
+@pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
+def test_single_release_lower_bound_below_claim(noise, adjacency):
+    r = audit_release(1.0, DELTA, noise=noise, adjacency=adjacency, n_releases=40_000, random_state=11)
+    assert r.claimed_epsilon == pytest.approx(1.0, abs=1e-9)
+    assert r.epsilon_lower <= r.claimed_epsilon
+    assert r.epsilon_lower > 0.25  # and the audit has power: the test does distinguish D from D′
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
+def test_whole_runs_lower_bound_below_claim(noise):
+    r = audit_runs(2.0, DELTA, noise=noise, n_runs=300, iterations=2, random_state=3)
+    assert r.claimed_epsilon == pytest.approx(2.0, abs=1e-9)
+    assert 0 <= r.epsilon_lower <= r.claimed_epsilon
+    assert r.steps == 2 and r.n_samples == 300
+
+
+def test_whole_runs_replace_adjacency_below_claim():
+    r = audit_runs(2.0, DELTA, adjacency="replace", n_runs=200, iterations=2, random_state=4)
+    assert r.epsilon_lower <= r.claimed_epsilon
+
+
+# ---------------------------------------------------------------- planted bugs (test doubles)
+
+
+def _quarter_sigma(noise):
+    return lambda counts, sigma, rng: _NOISES[noise](counts, sigma / 4, rng)
+
+
+def _last_row_counted_twice(private, candidates):
+    """An off-by-one at a block boundary: the block's last row votes twice."""
+    counts = nn_histogram(private, candidates)
+    counts[reference_assign(private[-1:], candidates)[0]] += 1
+    return counts
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
+def test_sigma_over_four_single_release_is_caught(noise):
+    r = audit_release(1.0, DELTA, noise=noise, n_releases=20_000, random_state=1, add_noise=_quarter_sigma(noise))
+    assert r.epsilon_lower > r.claimed_epsilon
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
+def test_canary_that_votes_twice_is_caught(noise):
+    r = audit_release(4.0, DELTA, noise=noise, n_releases=100_000, random_state=1, histogram=_last_row_counted_twice)
+    assert r.epsilon_lower > r.claimed_epsilon
+
+
+class _QuarterSigmaPE(PrivateEvolution):
+    """Claims σ, releases with σ/4 on every round."""
+
+    def _histogram(self, X, candidates, rng):
+        return noisy_nn_histogram(X, candidates, self.sigma_ / 4, rng, noise=self.noise, metric=self.metric)
+
+
+class _SkipsNoiseOnRound2PE(PrivateEvolution):
+    """Releases the exact counts in round 2 (a forgotten noise call on one path)."""
+
+    def _histogram(self, X, candidates, rng):
+        if len(self.history_) == 1:
+            return nn_histogram(X, candidates).astype(np.float64)
+        return super()._histogram(X, candidates, rng)
+
+
+def test_sigma_over_four_whole_runs_is_caught():
+    model = partial(default_model, cls=_QuarterSigmaPE)
+    r = audit_runs(2.0, DELTA, n_runs=1000, iterations=2, random_state=0, make_model=model)
+    assert r.epsilon_lower > r.claimed_epsilon
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
+def test_noise_missing_on_one_round_is_caught(noise):
+    model = partial(default_model, cls=_SkipsNoiseOnRound2PE)
+    r = audit_runs(1.0, DELTA, noise=noise, n_runs=200, iterations=3, random_state=0, make_model=model)
+    assert r.epsilon_lower > r.claimed_epsilon
+    assert r.statistic == "LLR of round 2"
+
+
+# ---------------------------------------------------------------- command line
+
+
+def test_cli_audit_json(capsys):
+    import json
+
+    from privevo.cli import main
+
+    code = main(["audit", "--epsilon", "1", "--releases", "4000", "--runs", "0", "--noise", "gaussian",
+                 "--adjacency", "add_remove", "--seed", "2", "--json"])
+    rows = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert len(rows) == 1 and rows[0]["setting"] == "single release"
+    assert rows[0]["epsilon_lower"] <= rows[0]["claimed_epsilon"] == pytest.approx(1.0)
