@@ -1,0 +1,107 @@
+"""Sensitivity of the vote histogram as properties (hypothesis), for every installed backend.
+
+Adding or removing one private point changes exactly one count by 1 (L2
+sensitivity 1); replacing one point changes at most two counts by 1, in
+opposite directions (√2). Data and candidates are drawn from a coarse grid
+(exact ties are frequent) or from floats, candidates are duplicated on
+purpose, and chunks are tiny so rows cross chunk boundaries.
+
+The Dask backend is not exercised here: every call needs a distributed
+cluster (seconds to start), and it runs the same ``partial_counts`` kernel as
+``numpy``; tests/test_distributed.py checks its counts equal the local ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from privevo.histogram import available_backends, nn_histogram, reference_assign
+
+BACKENDS = [b for b in available_backends() if b in ("numpy", "faiss")]
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def scenario(draw, metric: str = "euclidean"):
+    """(D, candidates, x, chunk_size): x is the point added / the replacement."""
+    d = draw(st.integers(1, 3))
+    grid = st.integers(-3, 3).map(lambda v: v / 2)
+    wide = st.floats(-8, 8, allow_nan=False, allow_infinity=False, width=32)
+    coord = draw(st.sampled_from([grid, wide]))
+    row = st.lists(coord, min_size=d, max_size=d)
+    cands = draw(st.lists(row, min_size=1, max_size=6))
+    dup = draw(st.lists(st.integers(0, len(cands) - 1), max_size=3))  # duplicated candidates
+    cands = np.array(cands + [cands[i] for i in dup], dtype=np.float64)
+    cands = cands[draw(st.permutations(range(len(cands))))]
+    D = np.array(draw(st.lists(row, min_size=2, max_size=30)), dtype=np.float64)
+    x = np.array(draw(row), dtype=np.float64)
+    if metric == "cosine":
+        assume(np.linalg.norm(cands, axis=1).min() > 0 and np.linalg.norm(D, axis=1).min() > 0 and np.linalg.norm(x) > 0)
+    return D, cands, x, draw(st.integers(1, 8))
+
+
+def _counts(points, cands, backend, chunk, metric="euclidean"):
+    counts = nn_histogram(points, cands, backend=backend, chunk_size=chunk, metric=metric)
+    assert counts.sum() == len(points)
+    return counts
+
+
+def _first_copy_nearest(x, cands) -> int:
+    """The candidate a point votes for: nearest, ties → lowest index (a duplicate's first copy)."""
+    return int(reference_assign(x[None, :], cands)[0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@SETTINGS
+@given(s=scenario(), where=st.integers(0, 30))
+def test_add_or_remove_one_point_changes_one_count_by_one(backend, s, where):
+    D, cands, x, chunk = s
+    where = min(where, len(D))
+    D_plus = np.insert(D, where, x, axis=0)  # anywhere in the data, across chunk boundaries
+    diff = _counts(D_plus, cands, backend, chunk) - _counts(D, cands, backend, chunk)
+    expected = np.zeros(len(cands), dtype=np.int64)
+    expected[_first_copy_nearest(x, cands)] = 1
+    np.testing.assert_array_equal(diff, expected)  # add: +1 once; remove is the same pair read backwards
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@SETTINGS
+@given(s=scenario(), which=st.integers(0, 29))
+def test_replace_one_point_changes_at_most_two_counts_by_one(backend, s, which):
+    D, cands, x, chunk = s
+    which = which % len(D)
+    D_swap = D.copy()
+    D_swap[which] = x
+    diff = _counts(D_swap, cands, backend, chunk) - _counts(D, cands, backend, chunk)
+    assert diff.sum() == 0 and np.abs(diff).max(initial=0) <= 1 and np.count_nonzero(diff) <= 2
+    assert np.linalg.norm(diff) <= np.sqrt(2)
+    old, new = _first_copy_nearest(D[which], cands), _first_copy_nearest(x, cands)
+    if old != new:
+        assert diff[new] == 1 and diff[old] == -1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@SETTINGS
+@given(s=scenario())
+def test_counts_equal_the_float64_reference_and_duplicates_get_no_votes(backend, s):
+    D, cands, _, chunk = s
+    counts = _counts(D, cands, backend, chunk)
+    np.testing.assert_array_equal(counts, np.bincount(reference_assign(D, cands), minlength=len(cands)))
+    _, first = np.unique(cands, axis=0, return_index=True)
+    later_copies = np.setdiff1d(np.arange(len(cands)), first)
+    assert counts[later_copies].sum() == 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@SETTINGS
+@given(s=scenario(metric="cosine"))
+def test_cosine_metric_add_one_point(backend, s):
+    D, cands, x, chunk = s
+    diff = _counts(np.vstack([D, x]), cands, backend, chunk, "cosine") - _counts(D, cands, backend, chunk, "cosine")
+    unit = lambda a: a / np.linalg.norm(a, axis=-1, keepdims=True)
+    expected = np.zeros(len(cands), dtype=np.int64)
+    expected[_first_copy_nearest(unit(x), unit(cands))] = 1
+    np.testing.assert_array_equal(diff, expected)
