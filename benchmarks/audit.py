@@ -1,0 +1,135 @@
+"""The privacy audit at full size: lower bounds beside claims, planted bugs, sampler speed.
+
+1. Correct mechanisms (privevo.audit.run_audit): one release (10⁶ per data
+   set) and whole PE runs (10³ per data set, T rounds, every round observed),
+   Gaussian and discrete Gaussian noise, add/remove and replace adjacency,
+   ε ∈ {0.5, 1, 4}, δ = 1e-5: the 95% lower bound must stay ≤ the claim.
+2. Planted bugs (test doubles, as in tests/test_audit.py) at the same sizes:
+   σ/4, noise skipped on round 2, a canary that votes twice: the bound should
+   exceed the claim.
+3. Speed of the exact discrete Gaussian samplers beside numpy's float normal.
+
+    python benchmarks/audit.py            # full sizes: 10⁶ releases, 10³ runs (several minutes)
+    python benchmarks/audit.py --quick    # 10⁴ releases, 200 runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import secrets
+import time
+from functools import partial
+
+import numpy as np
+
+from privevo import PrivateEvolution
+from privevo.audit import AuditResult, audit_release, audit_runs, default_model, format_table, run_audit
+from privevo.histogram import _NOISES, nn_histogram, noisy_nn_histogram, reference_assign
+from privevo.noise import discrete_gaussian, discrete_gaussian_scalar
+
+DELTA = 1e-5
+EPSILONS = (0.5, 1.0, 4.0)
+
+
+class QuarterSigmaPE(PrivateEvolution):
+    """Bug: claims σ, releases with σ/4 every round."""
+
+    def _histogram(self, X, candidates, rng):
+        return noisy_nn_histogram(X, candidates, self.sigma_ / 4, rng, noise=self.noise, metric=self.metric)
+
+
+class SkipsNoiseOnRound2PE(PrivateEvolution):
+    """Bug: round 2 releases the exact counts."""
+
+    def _histogram(self, X, candidates, rng):
+        if len(self.history_) == 1:
+            return nn_histogram(X, candidates).astype(np.float64)
+        return super()._histogram(X, candidates, rng)
+
+
+def last_row_counted_twice(private, candidates):
+    """Bug: the block's last row votes twice (the canary is D′'s last row)."""
+    counts = nn_histogram(private, candidates)
+    counts[reference_assign(private[-1:], candidates)[0]] += 1
+    return counts
+
+
+def planted(n_releases: int, n_runs: int, iterations: int, seed: int) -> list[tuple[str, AuditResult]]:
+    out = []
+    for i, eps in enumerate(EPSILONS):
+        rng = lambda k: np.random.default_rng([seed, i, k])
+        for noise in ("gaussian", "discrete_gaussian"):
+            quarter = lambda c, s, r, noise=noise: _NOISES[noise](c, s / 4, r)
+            out.append(("σ/4", audit_release(eps, DELTA, noise=noise, n_releases=n_releases, random_state=rng(1), add_noise=quarter)))
+            out.append(("canary votes twice", audit_release(eps, DELTA, noise=noise, n_releases=n_releases,
+                                                            random_state=rng(2), histogram=last_row_counted_twice)))
+        for name, cls in (("σ/4", QuarterSigmaPE), ("no noise on round 2", SkipsNoiseOnRound2PE)):
+            out.append((name, audit_runs(eps, DELTA, n_runs=n_runs, iterations=iterations, random_state=rng(3),
+                                         make_model=partial(default_model, cls=cls))))
+    return out
+
+
+def planted_table(rows: list[tuple[str, AuditResult]]) -> str:
+    lines = [
+        "| bug | setting | noise | claimed ε | ε lower bound (95%) | caught (lower > claimed) | best test |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for bug, r in rows:
+        lines.append(f"| {bug} | {r.setting} | {r.noise} | {r.claimed_epsilon:.3g} | {r.epsilon_lower:.3f} | "
+                     f"{'yes' if r.epsilon_lower > r.claimed_epsilon else 'no'} | {r.statistic} |")
+    return "\n".join(lines)
+
+
+def sampler_speed(n: int) -> str:
+    def rate(fn, count):
+        tic = time.perf_counter()
+        fn()
+        return count / (time.perf_counter() - tic)
+
+    rng = np.random.default_rng(0)
+    rows = ["| sampler | σ | samples/s |", "|---|---|---|"]
+    for sigma in (1.0, 10.0, 1000.0):
+        rows.append(f"| numpy float normal (not exact, reference speed) | {sigma:g} | {rate(lambda: rng.normal(0, sigma, n), n):.3g} |")
+        rows.append(f"| exact discrete Gaussian, batched, numpy Generator | {sigma:g} | {rate(lambda: discrete_gaussian(sigma, n, rng), n):.3g} |")
+        rows.append(f"| exact discrete Gaussian, batched, secrets.SystemRandom | {sigma:g} | "
+                    f"{rate(lambda: discrete_gaussian(sigma, n, secrets.SystemRandom()), n):.3g} |")
+        k = 2000
+        rows.append(f"| exact discrete Gaussian, scalar CKS20 (Fractions) | {sigma:g} | "
+                    f"{rate(lambda: [discrete_gaussian_scalar(sigma, rng) for _ in range(k)], k):.3g} |")
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--iterations", type=int, default=5)
+    parser.add_argument("--releases", type=int, default=1_000_000, help="single releases per data set")
+    parser.add_argument("--runs", type=int, default=1000, help="whole PE runs per data set")
+    args = parser.parse_args()
+    n_releases, n_runs = (10_000, 200) if args.quick else (args.releases, args.runs)
+
+    tic = time.perf_counter()
+    results = run_audit(EPSILONS, DELTA, n_releases=n_releases, n_runs=n_runs, iterations=args.iterations, seed=args.seed)
+    t1 = time.perf_counter() - tic
+    print(f"## Correct mechanisms ({n_releases} releases / {n_runs} runs per data set, δ = {DELTA:g}; {t1:.0f} s)\n")
+    print(format_table(results))
+    bad = [r for r in results if not r.consistent]
+    print(f"\n{len(results) - len(bad)} of {len(results)} settings have lower bound ≤ claimed ε.")
+    ratios = [r.epsilon_lower / r.claimed_epsilon for r in results]
+    print(f"lower/claimed: min {min(ratios):.3f}, max {max(ratios):.3f}\n")
+
+    tic = time.perf_counter()
+    rows = planted(n_releases, n_runs, args.iterations, args.seed)
+    t2 = time.perf_counter() - tic
+    print(f"## Planted bugs ({n_releases} releases / {n_runs} runs per data set; {t2:.0f} s)\n")
+    print(planted_table(rows))
+    print(f"\n{sum(r.epsilon_lower > r.claimed_epsilon for _, r in rows)} of {len(rows)} buggy settings caught.\n")
+
+    print("## Exact discrete Gaussian sampler speed (shared, busy machine: timings are rough)\n")
+    print(sampler_speed(200_000 if args.quick else 1_000_000))
+
+
+if __name__ == "__main__":
+    main()
