@@ -141,7 +141,11 @@ def test_read_texts_names_a_missing_column(tmp_path):
 
 @pytest.fixture(scope="session")
 def lm():
+    import torch
+
     from privevo.text.cli import load_generator
+
+    torch.set_num_threads(1)  # tiny batches: one thread is fastest, and CI cores may be shared
 
     return load_generator(batch_size=16)  # the CLI's per-process cache: its commands reuse this model
 

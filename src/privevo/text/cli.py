@@ -40,6 +40,7 @@ def _add_model_options(p) -> None:
     g.add_argument("--api", choices=["chat", "completions"], default="chat", help="endpoint kind for --api-base (default chat)")
     g.add_argument("--embedder", help="sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)")
     g.add_argument("--batch-size", type=int, default=32, help="prompts per generation batch (default 32)")
+    g.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice; 1 is fastest on busy shared cores)")
     g.add_argument("--kind", default="text", help='what one text is, used in the prompts (e.g. "food review")')
     g.add_argument("--max-tokens", type=int, default=64, help="length cap of a generated text in tokens (default 64)")
     g.add_argument("--mask-fraction", type=float, default=0.5, help="share of words blanked per rewrite (0 = paraphrase)")
@@ -189,8 +190,18 @@ def _load_embedder(path):
 
 
 def _models(args):
+    if args.threads is not None and args.api_base is None:
+        import torch
+
+        torch.set_num_threads(check_threads(args.threads))
     return (load_generator(args.model, args.gguf_file, args.api_base, args.api_model, args.api, args.batch_size),
             load_embedder(args.embedder))
+
+
+def check_threads(threads: int) -> int:
+    from .._validation import check_positive_int
+
+    return check_positive_int(threads, "--threads")
 
 
 # -- commands ---------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .._validation import check_random_state
+from .._validation import check_points, check_random_state
 from ..evolution import PrivateEvolution
 from ..selection import GAPE, Rank, Selection, Subsample
 from .apis import LLMRandomAPI, LLMVariationAPI
@@ -162,9 +162,15 @@ class TextPrivateEvolution:
         self.progress = progress
         self.public_parameters = public_parameters
 
-    def fit(self, texts: Sequence[str]) -> "TextPrivateEvolution":
-        """Embed the private ``texts`` (never cached) and run the engine loop on them."""
-        X = self.embedder.embed(texts, cache=False)
+    def fit(self, texts: Sequence[str] | None = None, *, embeddings=None) -> "TextPrivateEvolution":
+        """Embed the private ``texts`` (never cached) and run the engine loop on them.
+
+        ``embeddings``: the private texts already embedded by ``embedder`` (n, d),
+        e.g. to reuse them across runs; then ``texts`` may be None.
+        """
+        if (texts is None) == (embeddings is None):
+            raise ValueError("pass exactly one of texts or embeddings (the private texts embedded by the same embedder)")
+        X = self.embedder.embed(texts, cache=False) if embeddings is None else check_points(embeddings, "embeddings")
         population = self._population()
         engine = PrivateEvolution(
             population, population, make_selector(self.selector, self.gape_R), self.n_synthetic, self.iterations,
