@@ -245,10 +245,12 @@ def main(argv=None) -> int:
         sweep_s = time.perf_counter() - tic
     if args.save:
         return 0
-    order = {n: data[n] for n in list(head) + list(rest) if n in losses}
+    order = {n: data[n] for n in list(head) + list(rest) if "privevo" in losses.get(n, {})}
     quality, ratios = quality_table(order, losses, EPSILONS, METHODS)
-    timing = timing_table(data, args.timing_repeats)
-    n_seeds = {name: entry["non-private"].shape[0] for name, entry in losses.items()}
+    timing = timing_table(data, args.timing_repeats) if args.timing_repeats > 0 else "(timing skipped)"
+    n_seeds = {name: "/".join(f"{m} {a.shape[-1]}" for m, a in losses[name].items()) for name in order}
+    if len({a.shape[-1] for name in order for a in losses[name].values()}) == 1:
+        n_seeds = {name: losses[name]["privevo"].shape[-1] for name in order}
     text = "\n\n".join([
         "Commands: " + "; ".join(f"`{c}`" for c in [*commands, command]) + ". Seeds per (data set, ε): "
         + ", ".join(f"{name} {s}" for name, s in n_seeds.items()) + f"; sweep wall time {sweep_s / 60:.1f} min.",
