@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import secrets
 import time
 from functools import partial

@@ -14,7 +14,7 @@ from functools import partial
 import numpy as np
 import pytest
 
-from privevo import PrivateEvolution, audit, histogram
+from privevo import PrivateEvolution, audit
 from privevo.audit import audit_release, audit_runs, default_model
 from privevo.histogram import _NOISES, nn_histogram, noisy_nn_histogram, reference_assign
 
@@ -25,9 +25,10 @@ DELTA = 1e-5
 
 
 def test_clopper_pearson_upper_matches_closed_forms():
-    # k = 0: (1 − α)-upper bound solves (1 − p)^n = α
+    # k = 0: the (1 − α) upper bound solves (1 − p)^n = α
     assert audit.clopper_pearson_upper(0, 200, 0.025) == pytest.approx(1 - 0.025 ** (1 / 200), rel=1e-9)
-    # k = n − 1: solves p^n = 1 − (1 − α)... upper bound of 1 − p from k = 1 failure
+    # k = n − 1: it solves P[X ≤ n − 1] = 1 − p^n = α; k = n: 1
+    assert audit.clopper_pearson_upper(199, 200, 0.025) == pytest.approx(0.975 ** (1 / 200), rel=1e-9)
     assert audit.clopper_pearson_upper(200, 200, 0.025) == 1.0
     up = audit.clopper_pearson_upper(50, 1000, 0.025)
     assert 0.05 < up < 0.05 + 3 * math.sqrt(0.05 * 0.95 / 1000)
@@ -166,3 +167,32 @@ def test_cli_audit_json(capsys):
     assert code == 0
     assert len(rows) == 1 and rows[0]["setting"] == "single release"
     assert rows[0]["epsilon_lower"] <= rows[0]["claimed_epsilon"] == pytest.approx(1.0)
+
+
+def test_cli_audit_table_and_failing_exit_status(capsys, monkeypatch):
+    from privevo.cli import main
+
+    code = main(["audit", "--epsilon", "4", "--releases", "4000", "--runs", "0", "--noise", "discrete_gaussian",
+                 "--adjacency", "replace", "-q"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "| single release | discrete_gaussian | replace |" in out and "1 of 1 settings" in out
+
+    broken = audit_release(1.0, DELTA, n_releases=20_000, random_state=1, add_noise=_quarter_sigma("gaussian"))
+    monkeypatch.setattr(audit, "run_audit", lambda **kwargs: [broken])
+    assert main(["audit", "--runs", "0", "-q"]) == 1
+    assert "VIOLATED in 1" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--alpha", "1.5"], "alpha must be in (0, 1)"),
+    (["--runs", "-1"], "runs must be an integer >= 0"),
+    (["--releases", "2"], "n_releases"),
+    (["--epsilon", "0"], "epsilon"),
+])
+def test_cli_audit_bad_input_one_line(argv, message, capsys):
+    from privevo.cli import main
+
+    assert main(["audit", "--releases", "100", "--runs", "0", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err

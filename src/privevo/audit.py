@@ -39,7 +39,6 @@ The exact counts the auditor uses come from the float64 brute force
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
 
