@@ -214,3 +214,16 @@ def test_gaussian_report_unchanged_and_unknown_noise_rejected():
     assert "noise" not in pe.privacy_report_["releases"][0]
     with pytest.raises(ValueError, match="noise must be one of"):
         PrivateEvolution(*args, n_synthetic=3, iterations=2, epsilon=1.0, delta=1e-5, noise="laplace").fit(X)
+
+
+def test_cli_account_discrete_gaussian(capsys):
+    import json
+
+    from privevo.cli import main
+
+    assert main(["account", "--epsilon", "1", "--delta", "1e-5", "--steps", "10", "--noise", "discrete_gaussian", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["sigma"] == pytest.approx(accounting.discrete_gaussian_sigma(1.0, 1e-5, 10))
+    assert out["rho"] == pytest.approx(10 / (2 * out["sigma"] ** 2)) and "mu" not in out
+    assert main(["account", "--sigma", str(out["sigma"]), "--delta", "1e-5", "--steps", "10", "--noise", "discrete_gaussian", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["epsilon"] == pytest.approx(1.0, abs=1e-6)

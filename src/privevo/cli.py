@@ -176,6 +176,8 @@ def _account_parser(sub) -> None:
     p.add_argument("--delta", type=float, required=True, help="delta in (0, 1)")
     p.add_argument("--steps", type=int, required=True, help="number of releases T")
     p.add_argument("--adjacency", choices=["add_remove", "replace"], default="add_remove")
+    p.add_argument("--noise", choices=["gaussian", "discrete_gaussian"], default="gaussian",
+                   help="gaussian (exact GDP) or discrete_gaussian (zCDP, docs/privacy.md); default gaussian")
     _add_common(p, seed=False)
     p.set_defaults(func=_account)
 
@@ -522,22 +524,30 @@ def _account(args) -> int:
     sensitivity = check_adjacency(args.adjacency)
     if (args.epsilon is None) == (args.sigma is None):
         raise ValueError("give exactly one of --epsilon or --sigma")
+    discrete = args.noise == "discrete_gaussian"
     if args.sigma is None:
-        sigma = accounting.gaussian_sigma(args.epsilon, args.delta, args.steps, sensitivity)
+        to_sigma = accounting.discrete_gaussian_sigma if discrete else accounting.gaussian_sigma
+        sigma = to_sigma(args.epsilon, args.delta, args.steps, sensitivity)
         epsilon = args.epsilon
     else:
         sigma = args.sigma
-        epsilon = accounting.epsilon_of(sigma, args.delta, args.steps, sensitivity)
-    result = {
-        "epsilon": epsilon,
-        "delta": args.delta,
-        "steps": args.steps,
-        "adjacency": args.adjacency,
-        "sensitivity": sensitivity,
-        "sigma": sigma,
-        "mu": math.sqrt(args.steps) * sensitivity / sigma,
-        "classical_sigma": accounting.classical_sigma(epsilon, args.delta, args.steps, sensitivity) if epsilon > 0 else None,
-    }
+        to_epsilon = accounting.discrete_gaussian_epsilon if discrete else accounting.epsilon_of
+        epsilon = to_epsilon(sigma, args.delta, args.steps, sensitivity)
+    if discrete:
+        result = {"epsilon": epsilon, "delta": args.delta, "steps": args.steps, "adjacency": args.adjacency,
+                  "sensitivity": sensitivity, "noise": args.noise, "sigma": sigma,
+                  "rho": accounting.zcdp_rho(sigma, args.steps, sensitivity)}
+    else:
+        result = {
+            "epsilon": epsilon,
+            "delta": args.delta,
+            "steps": args.steps,
+            "adjacency": args.adjacency,
+            "sensitivity": sensitivity,
+            "sigma": sigma,
+            "mu": math.sqrt(args.steps) * sensitivity / sigma,
+            "classical_sigma": accounting.classical_sigma(epsilon, args.delta, args.steps, sensitivity) if epsilon > 0 else None,
+        }
     if args.json:
         print(json.dumps(result, indent=2))
     else:
