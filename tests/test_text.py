@@ -7,11 +7,9 @@ is not installed.
 
 from __future__ import annotations
 
-import csv
 import importlib.util
 import json
 import math
-import urllib.error
 import urllib.request
 import warnings
 
