@@ -2,7 +2,7 @@
 
 This is the only module of privevo that reads private data. Every private
 point votes once for its nearest candidate; the release is those counts plus
-Gaussian noise. Under add/remove adjacency one point changes one count by 1
+Gaussian noise (or exact discrete Gaussian noise, :mod:`privevo.noise`). Under add/remove adjacency one point changes one count by 1
 (L2 sensitivity 1); under replace adjacency two counts by 1 (√2).
 Everything downstream of :func:`noisy_nn_histogram` is post-processing.
 
