@@ -57,7 +57,10 @@ __all__ = [
     "epsilon_lower_bound",
     "threshold_audit",
     "canary_scenario",
+    "CanaryScenario",
+    "default_model",
     "format_table",
+    "cli_audit",
 ]
 
 
@@ -177,9 +180,10 @@ class CanaryScenario:
 def canary_scenario(adjacency: str = "add_remove", n: int = 60, seed: int = 2026) -> CanaryScenario:
     """A fixed public test scenario in 2-D: two clusters in the unit ball, a canary at (0.9, 0.9).
 
-    The canary sits away from the data (the worst case for a vote histogram is
-    any point: every point changes one count by one). Candidates: 8 points of
-    a public grid; the canary stands on candidate 0 so it votes for it.
+    The canary sits away from the data; for a vote histogram any point is a
+    worst case (every point changes one count by one). Candidates: 8 points of
+    a public grid; the canary stands on candidate 0 so it votes for it. Under
+    ``"replace"`` D′ replaces D's first row (which votes for candidate 1).
     """
     check_adjacency(adjacency)
     rng = np.random.default_rng(seed)
