@@ -62,6 +62,8 @@ class FlowSolution:
     g: np.ndarray  # (p,) optimal flow of each positive to the selection
     solver: str
     error_bound: float = 0.0  # |reported − exact| bound from integer scaling (ortools)
+    net: dict | None = None  # the network that was solved (None: closed form)
+    flows: np.ndarray | None = None  # its optimal arc flows
 
 
 def near_pairs(X: np.ndarray, Y: np.ndarray, r: float, chunk_bytes: int = 2**25) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -194,27 +196,92 @@ def solve_flow(inst: LSInstance, selected: np.ndarray, solver: str = "auto") -> 
     flows, objective, err = (_ortools(net) if name == "ortools" else _highs(net)[:3])
     g = inst.w.copy()
     g[net["kept"]] = flows[net["to_c"]]
-    return FlowSolution(objective + net["constant"], d, g, name, err)
+    return FlowSolution(objective + net["constant"], d, g, name, err, net, flows)
 
 
-def flow_duals(inst: LSInstance, selected: np.ndarray) -> tuple[np.ndarray, float]:
-    """Dual-feasible caps h_x and the dual value D ≤ LSObj (HiGHS potentials, repaired)."""
+def flow_duals(inst: LSInstance, selected: np.ndarray, solution: FlowSolution | None = None) -> tuple[np.ndarray, float]:
+    """Dual-feasible caps h_x and the dual value D ≤ LSObj for the selection.
+
+    Potentials come from the optimal flow of ``solution`` (zero reduced cost on
+    every arc that carries flow, propagated over the flow's support) or, without
+    one, from HiGHS; either way they are repaired into a feasible dual
+    (v_y ≤ π, u_x = min(d_x, h_x)), so D is a valid lower bound.
+    """
     d = centre_distances(inst, selected)
     if len(inst.a) == 0:
-        h = np.full(len(inst.w), np.inf)
-        return h, float(inst.w @ d)
-    net = _network(inst, d)
-    pot = _highs(net)[3]
+        return np.full(len(inst.w), np.inf), float(inst.w @ d)
+    if solution is not None and solution.net is not None:
+        net, pot = solution.net, _support_potentials(solution.net, solution.flows, d)
+    else:
+        net = _network(inst, d)
+        pot = _highs(net)[3]
     p, q = net["n_pos_nodes"], len(inst.a)
     pot = pot - pot[net["C"]]
-    v = -pot[p : p + q]
     pi = -pot[net["F"]]
-    v = np.minimum(v, pi)  # repair F→y: v_y ≤ π
+    v = np.minimum(-pot[p : p + q], pi)  # repair F→y: v_y ≤ π
     h = np.full(len(inst.w), inst.r3 - pi)
     if len(inst.ei):
         np.minimum.at(h, inst.ei, inst.ec - v[inst.ej])
     dual = float(inst.w @ np.minimum(d, h) + inst.a @ v)
     return h, dual
+
+
+def _support_potentials(net: dict, flows: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Node potentials with π_tail − π_head = cost on every arc carrying flow.
+
+    Propagated level by level over a BFS forest of the flow's support; C's
+    component is pinned by π_C = 0, any other component is shifted so that its
+    positives' potentials are as large as their arcs to C allow.
+    """
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import breadth_first_order, connected_components
+
+    n = len(net["supply"])
+    used = flows > 0
+    t, h, c = net["tails"][used], net["heads"][used], net["cost"][used]
+    fwd = sp.csr_matrix((c + 1.0, (t, h)), shape=(n, n))  # +1: keep zero costs stored
+    graph = (fwd != 0).astype(np.int8)
+    n_comp, label = connected_components(graph, directed=False)
+    pred = np.full(n, -9999)
+    for root in _roots(label, n_comp, net["C"]):
+        order, p = breadth_first_order(graph, root, directed=False, return_predecessors=True)
+        pred[order] = p[order]
+    pot = np.full(n, np.nan)
+    is_root = pred < 0
+    pot[is_root] = 0.0
+    todo = np.flatnonzero(~is_root)
+    while todo.size:
+        ready = todo[~np.isnan(pot[pred[todo]])]
+        a, b = pred[ready], ready
+        forward = np.asarray(fwd[a, b]).ravel()  # arc a→b: π_b = π_a − c
+        backward = np.asarray(fwd[b, a]).ravel()  # arc b→a: π_b = π_a + c
+        pot[b] = np.where(forward != 0, pot[a] - (forward - 1.0), pot[a] + (backward - 1.0))
+        todo = todo[np.isnan(pot[todo])]
+    return _shift_components(net, pot, label, d)
+
+
+def _roots(label: np.ndarray, n_comp: int, sink: int) -> np.ndarray:
+    first = np.full(n_comp, -1)
+    first[label[::-1]] = np.arange(len(label))[::-1]
+    first[label[sink]] = sink
+    return first
+
+
+def _shift_components(net: dict, pot: np.ndarray, label: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Shift every component other than C's so its positives are tight to C or F at best."""
+    k = net["n_pos_nodes"]
+    room = d[net["kept"]] - pot[:k]  # π_x ≤ d_x (with π_C = 0 before the global shift)
+    shift = np.full(label.max() + 1, np.inf)
+    np.minimum.at(shift, label[:k], room)
+    shift[label[net["C"]]] = 0.0
+    shift[~np.isfinite(shift)] = 0.0
+    pot = pot + shift[label]
+    F = net["F"]
+    if np.count_nonzero(label == label[F]) == 1:  # no flow through F: any π in [max v, R/3 − max u]
+        v_max = -pot[k : F].min()
+        u_max = pot[:k].max() if k else -np.inf
+        pot[F] = -min(v_max, net["r3"] - u_max)
+    return pot
 
 
 # -- the network ---------------------------------------------------------------

@@ -224,7 +224,7 @@ def _certify(inst, sel, sol, tol, opts, stats):
     the flow and the duals of z + j bound each removal from above and below,
     and the swaps of j still undecided are solved exactly (best first).
     """
-    h, dual = flow_duals(inst, sel)
+    h, dual = flow_duals(inst, sel, sol)
     lb, _ = swap_deltas(inst, sel, inst.w, cap=h)
     entering = np.flatnonzero(dual + lb < sol.objective - tol)
     entering = entering[np.argsort(lb[entering])]
@@ -239,7 +239,7 @@ def _certify(inst, sel, sol, tol, opts, stats):
         budget -= 1
         if grown.objective >= sol.objective - tol:
             continue
-        h_plus, dual_plus = flow_duals(inst, plus)
+        h_plus, dual_plus = flow_duals(inst, plus, grown)
         upper = grown.objective + removal_losses(inst, plus, grown.g)[sel]
         lower = np.maximum(
             dual + swap_table(inst, sel, inst.w, h, np.array([j]))[:, 0],
