@@ -119,7 +119,7 @@ def test_sigma_over_four_single_release_is_caught(noise):
 
 @pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
 def test_canary_that_votes_twice_is_caught(noise):
-    r = audit_release(4.0, DELTA, noise=noise, n_releases=100_000, random_state=1, histogram=_last_row_counted_twice)
+    r = audit_release(4.0, DELTA, noise=noise, n_releases=300_000, random_state=1, histogram=_last_row_counted_twice)
     assert r.epsilon_lower > r.claimed_epsilon
 
 
