@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-
 from .._validation import check_positive_int, check_random_state
 from ..metrics import intrinsic_dimension
 from .apis import LLMVariationAPI
