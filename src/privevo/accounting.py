@@ -160,7 +160,7 @@ def epsilon_of_rho(rho: float, delta: float) -> float:
         return a * rho + math.log1p(-1.0 / a) - (log_delta + math.log(a)) / (a - 1.0)
 
     # ε(α) is unimodal in log(α − 1); bracket its minimum on a grid, then refine.
-    grid = np.linspace(-12.0, 12.0, 481)
+    grid = np.linspace(-12.0, 20.0, 641)
     a = 1.0 + np.exp(grid)
     values = a * rho + np.log1p(-1.0 / a) - (log_delta + np.log(a)) / (a - 1.0)
     i = int(np.argmin(values))
