@@ -104,7 +104,8 @@ def main(argv=None) -> None:
     R = 3.0 * median_nn_distance(S0)
     log(f"S_0: {len(initial)} public texts in {time.perf_counter() - tic:.0f}s; gape R = {R:.3f}")
 
-    rows = [{"method": "S_0 (public, first m)", "eps": "-", **evaluate(X, S0[: args.m], probe), "seconds": 0.0}]
+    zero = dict.fromkeys(("seconds", "histogram", "selection", "variation"), 0.0)
+    rows = [{"method": "S_0 (public, first m)", "eps": "-", **evaluate(X, S0[: args.m], probe), **zero}]
     samples = {}
     for eps in args.eps:
         for selector in args.selectors:
@@ -119,7 +120,9 @@ def main(argv=None) -> None:
             seconds = time.perf_counter() - tic
             report = model.privacy_report_
             eps_label = "inf (non-private)" if report["epsilon"] is None else f"{report['epsilon']:.3g}"
-            rows.append({"method": selector, "eps": eps_label, **evaluate(X, model.synthetic_, probe), "seconds": seconds})
+            phases = {k: sum(r.seconds[k] for r in model.history_) for k in ("histogram", "selection", "variation")}
+            rows.append({"method": selector, "eps": eps_label, **evaluate(X, model.synthetic_, probe), "seconds": seconds,
+                         **phases})
             samples[(eps_label, selector)] = model.synthetic_texts_[: args.samples]
             log(f"{selector} eps={eps_label}: {rows[-1]}")
 
@@ -135,11 +138,12 @@ def main(argv=None) -> None:
 
 
 def table(rows: list[dict], private_great: float) -> str:
-    head = "| method | ε | synthetic | kNN precision | kNN recall | Sinkhorn W1 | 'great' share (private {:.3f}) | seconds |".format(private_great)
+    head = ("| method | ε | synthetic | kNN precision | kNN recall | Sinkhorn W1 | 'great' share (private {:.3f}) "
+            "| seconds (histogram / selection / LLM+embed) |").format(private_great)
     lines = [head, "|" + "---|" * 8]
     for r in rows:
         lines.append(f"| {r['method']} | {r['eps']} | {r['n_syn']} | {r['precision']:.3f} | {r['recall']:.4f} | "
-                     f"{r['w1']:.4f} | {r['great']:.3f} | {r['seconds']:.0f} |")
+                     f"{r['w1']:.4f} | {r['great']:.3f} | {r['seconds']:.0f} ({r['histogram']:.0f} / {r['selection']:.0f} / {r['variation']:.0f}) |")
     return "\n".join(lines)
 
 
