@@ -87,14 +87,13 @@ def plot(setting: str, runs: dict, epsilon: float) -> list[Path]:
     paths = []
     for name, pe in runs.items():
         fig, ax = plt.subplots(figsize=(4.6, 4.2))
-        ax.scatter(X[:, 0], X[:, 1], s=2, c="0.75")
-        path = np.full((len(pe.history_), 3, 2), np.nan)
-        for t, rec in enumerate(pe.history_):
-            path[t, : len(rec.selected_points)] = rec.selected_points[:3]
-        for k in range(3):
-            ax.plot(path[:, k, 0], path[:, k, 1], "-o", ms=3, lw=1)
+        ax.scatter(X[:, 0], X[:, 1], s=2, c="0.8")
+        for t, rec in enumerate(pe.history_):  # selected points of every round, coloured by round
+            pts = rec.selected_points
+            ax.scatter(pts[:, 0], pts[:, 1], s=14, color=plt.cm.viridis(t / max(1, len(pe.history_) - 1)))
+        ax.scatter(pe.synthetic_[:, 0], pe.synthetic_[:, 1], s=120, marker="*", c="red", label="final")
         ax.scatter(START[:, 0], START[:, 1], marker="x", c="k")
-        ax.set_title(f"{name}, {setting}, ε={epsilon:g}, seed 0")
+        ax.set_title(f"{name}, {setting}, ε={epsilon:g}, seed 0 (dark→light: rounds)", fontsize=9)
         ax.set_xlim(-2, 3)
         ax.set_ylim(-2.3, 2.3)
         out = FIG_DIR / f"gape_2d_{setting}_{name}.png"
@@ -112,7 +111,10 @@ def main() -> None:
     ap.add_argument("--variants", nargs="+", default=list(variants(1.0)))
     ap.add_argument("--plot-eps", type=float, default=1.0)
     ap.add_argument("--R", type=float, default=None, help="GAPE's public R (default: the design's centre separation)")
+    ap.add_argument("--plot-only", action="store_true", help="only redraw the trajectory plots")
     args = ap.parse_args()
+    if args.plot_only:
+        args.eps = []
     print(f"setting={args.setting}, R={args.R or separation(args.setting):.3g}, seeds={args.seeds}")
     share, secs = {}, {}
     for name in args.variants:
@@ -120,14 +122,15 @@ def main() -> None:
             tic = time.perf_counter()
             hits = [covered(args.setting, run(args.setting, name, eps, s, args.R).synthetic_) for s in range(args.seeds)]
             share[name, eps], secs[name] = np.mean(hits), secs.get(name, 0.0) + time.perf_counter() - tic
-    head = "| selector | " + " | ".join(f"ε={e:g}" for e in args.eps) + " | s / run |"
-    print(head + "\n|" + "---|" * (len(args.eps) + 2))
-    for name in args.variants:
-        cells = " | ".join(f"{share[name, e]:.0%}" for e in args.eps)
-        print(f"| {name} | {cells} | {secs[name] / (args.seeds * len(args.eps)):.3f} |")
-    if "gape" in args.variants and "rank" in args.variants:
-        gaps = ", ".join(f"ε={e:g}: {100 * (share['gape', e] - share['rank', e]):+.0f}" for e in args.eps)
-        print(f"gape − rank (points): {gaps}")
+    if args.eps:
+        head = "| selector | " + " | ".join(f"ε={e:g}" for e in args.eps) + " | s / run |"
+        print(head + "\n|" + "---|" * (len(args.eps) + 2))
+        for name in args.variants:
+            cells = " | ".join(f"{share[name, e]:.0%}" for e in args.eps)
+            print(f"| {name} | {cells} | {secs[name] / (args.seeds * len(args.eps)):.3f} |")
+        if "gape" in args.variants and "rank" in args.variants:
+            gaps = ", ".join(f"ε={e:g}: {100 * (share['gape', e] - share['rank', e]):+.0f}" for e in args.eps)
+            print(f"gape − rank (points): {gaps}")
     runs = {name: run(args.setting, name, args.plot_eps, 0, args.R) for name in args.variants}
     for p in plot(args.setting, runs, args.plot_eps):
         print("wrote", p)

@@ -116,6 +116,7 @@ def selectors(R: float) -> dict:
         "subsample": Subsample,
         "gape": lambda: GAPE(R),
         "gape+": lambda: GAPE(R, aggregate="neighbourhood", refill=True),
+        "gape+fill": lambda: GAPE(R, aggregate="neighbourhood", refill=True, fill=True),
     }
 
 

@@ -171,6 +171,13 @@ def test_refill_keeps_the_population_size():
     assert len(sel.points) == 1 and sel.variations_per_point == 3
 
 
+def test_fill_completes_to_m_with_the_largest_remaining_counts():
+    X = np.array([[0.0, 0.0], [3.0, 0.0], [6.0, 0.0], [9.0, 0.0]])
+    w = np.array([80.0, 1.0, 3.0, -2.0])  # τ ≈ 4.1: only the first passes
+    assert GAPE(1.0).select(X, w, _context(m=3)).indices.tolist() == [0]
+    assert GAPE(1.0, fill=True).select(X, w, _context(m=3)).indices.tolist() == [0, 2, 1]
+
+
 def test_multiscale_variation_levels_and_scales():
     var = MultiScaleVariation(R=1.0, max_level=4, per_scale=2)
     assert var.levels.tolist() == [0, 1, 2, 3, 4]  # ℓ_min = ⌈−log₂ R²⌉ = 0

@@ -57,6 +57,8 @@ class GAPE:
     agg_radius : largest radius of the public neighbourhoods (default R/3)
     n_radii : number of neighbourhood radii agg_radius·2^−i tested besides the count itself
     refill : keep the population size when fewer than m points are selected
+    fill : when fewer than m candidates pass, complete the selection to m with the
+        largest remaining noisy counts (Aug-PE's rule; the search itself is unchanged)
     solver : ``"auto"`` (ortools if installed, else scipy HiGHS), ``"ortools"``, ``"highs"``
     exhaustive_swaps : evaluate every swap exactly when there are at most this many
     max_exact_checks : exact evaluations allowed per certification step
@@ -72,6 +74,7 @@ class GAPE:
         agg_radius: float | None = None,
         n_radii: int = 4,
         refill: bool = False,
+        fill: bool = False,
         solver: str = "auto",
         exhaustive_swaps: int = 64,
         max_exact_checks: int = 64,
@@ -84,6 +87,7 @@ class GAPE:
         self.agg_radius = agg_radius
         self.n_radii = n_radii
         self.refill = refill
+        self.fill = fill
         self.solver = solver
         self.exhaustive_swaps = exhaustive_swaps
         self.max_exact_checks = max_exact_checks
@@ -109,7 +113,9 @@ class GAPE:
         inst = build_instance(X, w, above, R / 3.0)
         result = local_search(inst, np.arange(k), self)
         idx = above[result.pop("selected")]
-        sel = subset(X, idx, w[idx], degenerate=False, **info, **result)
+        if self.fill and idx.size < context.n_select:
+            idx = _filled(idx, w, context.n_select)
+        sel = subset(X, idx, w[idx], degenerate=False, filled=bool(self.fill), **info, **result)
         return self._refilled(sel, len(X), context.n_select)
 
     # -- steps ----------------------------------------------------------------
@@ -147,7 +153,15 @@ class GAPE:
     def __repr__(self) -> str:
         extra = "" if self.aggregate is None else f", aggregate={self.aggregate!r}"
         extra += ", refill=True" if self.refill else ""
+        extra += ", fill=True" if self.fill else ""
         return f"GAPE(R={self.R}, beta={self.beta}{extra})"
+
+
+def _filled(idx: np.ndarray, w: np.ndarray, m: int) -> np.ndarray:
+    """``idx`` plus the largest remaining counts, m in all (or every candidate)."""
+    rest = np.setdiff1d(np.argsort(-w, kind="stable"), idx, assume_unique=True)
+    rest = rest[np.argsort(-w[rest], kind="stable")]
+    return np.concatenate([idx, rest[: m - idx.size]])
 
 
 def build_instance(X: np.ndarray, w: np.ndarray, above: np.ndarray, r3: float) -> LSInstance:
