@@ -169,6 +169,8 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--eps", type=float, nargs="+", default=None)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--m", type=int, default=2000, help="timing: points selected per round")
+    ap.add_argument("--per-point", type=int, default=7, help="timing: variations per point (m_V = m·(1 + this))")
     args = ap.parse_args()
     if not (args.quality or args.timing):
         args.quality = args.timing = True
@@ -179,7 +181,7 @@ def main() -> None:
         print(table(rows), f"\n({time.perf_counter() - tic:.0f} s)")
     if args.timing:
         eps = args.eps or [1.0, 8.0]
-        size = (15_000, 768, 400, 7) if args.quick else (75_000, 768, 2000, 7)
+        size = (15_000, 768, 400, 7) if args.quick else (75_000, 768, args.m, args.per_point)
         print(table(timing(eps, *size, rounds=args.rounds)))
 
 

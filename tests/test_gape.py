@@ -176,6 +176,8 @@ def test_fill_completes_to_m_with_the_largest_remaining_counts():
     w = np.array([80.0, 1.0, 3.0, -2.0])  # τ ≈ 4.1: only the first passes
     assert GAPE(1.0).select(X, w, _context(m=3)).indices.tolist() == [0]
     assert GAPE(1.0, fill=True).select(X, w, _context(m=3)).indices.tolist() == [0, 2, 1]
+    low = GAPE(1.0, fill=True).select(X, w / 40, _context(m=3))  # degenerate: none passes
+    assert low.info["degenerate"] and low.indices.tolist() == [0, 2, 1]
 
 
 def test_multiscale_variation_levels_and_scales():

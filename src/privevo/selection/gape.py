@@ -57,8 +57,9 @@ class GAPE:
     agg_radius : largest radius of the public neighbourhoods (default R/3)
     n_radii : number of neighbourhood radii agg_radius·2^−i tested besides the count itself
     refill : keep the population size when fewer than m points are selected
-    fill : when fewer than m candidates pass, complete the selection to m with the
-        largest remaining noisy counts (Aug-PE's rule; the search itself is unchanged)
+    fill : when fewer than m points are selected (also in the degenerate case),
+        complete the selection to m with the largest remaining noisy counts
+        (Aug-PE's rule; the search itself is unchanged)
     solver : ``"auto"`` (ortools if installed, else scipy HiGHS), ``"ortools"``, ``"highs"``
     exhaustive_swaps : evaluate every swap exactly when there are at most this many
     max_exact_checks : exact evaluations allowed per certification step
@@ -107,7 +108,9 @@ class GAPE:
         info = {"threshold": tau, "n_above": int(above.size), "aggregate": self.aggregate}
         if above.size == 0 or w.sum() < 0:
             idx = np.array([int(np.argmax(w))])
-            return subset(X, idx, w[idx], degenerate=True, objective=None, **info)
+            if self.fill:
+                idx = _filled(idx, w, context.n_select)
+            return self._refilled(subset(X, idx, w[idx], degenerate=True, objective=None, **info), len(X), context.n_select)
         above = above[np.argsort(-score[above], kind="stable")]
         k = min(context.n_select, above.size)
         inst = build_instance(X, w, above, R / 3.0)
