@@ -110,7 +110,7 @@ class GAPE:
             idx = np.array([int(np.argmax(w))])
             if self.fill:
                 idx = _filled(idx, w, context.n_select)
-            return self._refilled(subset(X, idx, w[idx], degenerate=True, objective=None, **info), len(X), context.n_select)
+            return subset(X, idx, w[idx], degenerate=True, objective=None, **info)
         above = above[np.argsort(-score[above], kind="stable")]
         k = min(context.n_select, above.size)
         inst = build_instance(X, w, above, R / 3.0)
