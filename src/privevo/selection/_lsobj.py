@@ -73,7 +73,8 @@ def near_pairs(X: np.ndarray, Y: np.ndarray, r: float, chunk_bytes: int = 2**25)
         return e, e, np.empty(0)
     X32, Y32 = X.astype(np.float32), Y.astype(np.float32)
     xsq, ysq = np.einsum("ij,ij->i", X, X), np.einsum("ij,ij->i", Y, Y)
-    slack = 1e-5 * (xsq.max() + ysq.max()) + 1e-12  # float32 rounding margin (d ≤ ~1e4)
+    # float32 rounding of ‖x‖² + ‖y‖² − 2x·y: ≤ γ_{d+8}(‖x‖² + ‖y‖²) (Higham Thm 3.5), ×4 margin
+    slack = 4.0 * (X.shape[1] + 8) * 2.0**-24 * (xsq.max() + ysq.max()) + 1e-12
     rows = max(1, chunk_bytes // (4 * len(Y)))
     out_i, out_j = [], []
     for s in range(0, len(X), rows):
