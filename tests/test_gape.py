@@ -205,3 +205,18 @@ def test_gape_keeps_the_small_cluster_in_the_engine_loop():
         return out
 
     assert hits(GAPE(1.0)) > hits(Rank()) == 0
+
+
+def test_without_ortools_auto_falls_back_to_highs(monkeypatch):
+    import sys
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(40, 2))
+    w = rng.normal(5.0, 8.0, size=40)
+    ctx = _context(sigma=1.0, m=4)
+    reference = GAPE(2.0, solver="highs").select(X, w, ctx)
+    monkeypatch.setitem(sys.modules, "ortools.graph.python.min_cost_flow", None)  # import now fails
+    fallback = GAPE(2.0).select(X, w, ctx)
+    assert fallback.info["solver"] == "highs"
+    assert sorted(fallback.indices.tolist()) == sorted(reference.indices.tolist())
+    assert fallback.info["objective"] == pytest.approx(reference.info["objective"], rel=1e-9)
