@@ -250,9 +250,10 @@ def main(argv=None) -> int:
     lloyd_ratios = [area(EPSILONS, losses[n]["privevo"]) / min(area(EPSILONS, losses[n][m]) for m in ("DPLloyd", "FastLloyd"))
                     for n in order]
     timing = timing_table(data, args.timing_repeats) if args.timing_repeats > 0 else "(timing skipped)"
-    n_seeds = {name: "/".join(f"{m} {a.shape[-1]}" for m, a in losses[name].items()) for name in order}
-    if len({a.shape[-1] for name in order for a in losses[name].values()}) == 1:
-        n_seeds = {name: losses[name]["privevo"].shape[-1] for name in order}
+    n_seeds = {}
+    for name in order:
+        counts = {m: a.shape[-1] for m, a in losses[name].items()}
+        n_seeds[name] = next(iter(counts.values())) if len(set(counts.values())) == 1 else "/".join(f"{m} {c}" for m, c in counts.items())
     text = "\n\n".join([
         "Commands: " + "; ".join(f"`{c}`" for c in [*commands, command]) + ". Seeds per (data set, ε): "
         + ", ".join(f"{name} {s}" for name, s in n_seeds.items()) + f"; sweep wall time {sweep_s / 60:.1f} min.",
