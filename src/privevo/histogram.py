@@ -258,10 +258,11 @@ def _numpy_kernel(block, prepared: PreparedCandidates, chunk_size, n_threads) ->
             counts += np.bincount(_assign_chunk(chunk, prepared, buf, aug), minlength=u)
         return counts
 
-    if workers == 1:
-        return work(0)
-    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
-        return sum(pool.map(work, range(workers)))
+    with threadpool_limits(1, user_api="blas"):  # parallel over chunks, one BLAS thread each
+        if workers == 1:
+            return work(0)
+        with ThreadPoolExecutor(workers) as pool:
+            return sum(pool.map(work, range(workers)))
 
 
 def _assign_chunk(chunk: np.ndarray, prepared: PreparedCandidates, buf, aug) -> np.ndarray:
