@@ -162,3 +162,28 @@ def test_npy_folder_of_row_partitions(tmp_path):
     np.save(tmp_path / "part9.npy", X[:10, :4])
     with pytest.raises(ValueError, match="differ in columns"):
         NpySource(tmp_path)
+
+
+def _cli_points(path) -> np.ndarray:
+    return np.loadtxt(path, delimiter=",", skiprows=1)
+
+
+def test_cli_reads_a_parquet_folder(tmp_path):
+    from privevo.cli import main
+
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(c, 0.1, size=(600, 2)) for c in ([0.5, 0.5], [-0.5, 0.0])])
+    np.save(tmp_path / "x.npy", X)
+    (tmp_path / "pq").mkdir()
+    for i, part in enumerate(np.array_split(X, 3)):
+        pq.write_table(pa.table({"a": part[:, 0], "b": part[:, 1], "id": np.arange(len(part))}), tmp_path / "pq" / f"p{i}.parquet")
+    synth = ["--m", "4", "--selector", "rank", "--epsilon", "2", "--radius", "1", "--seed", "1", "--iterations", "3", "-q"]
+    assert main(["synth", str(tmp_path / "x.npy"), *synth, "-o", str(tmp_path / "a.csv")]) == 0
+    assert main(["synth", str(tmp_path / "pq"), "--columns", "a,b", *synth, "-o", str(tmp_path / "b.csv")]) == 0
+    np.testing.assert_array_equal(_cli_points(tmp_path / "b.csv"), _cli_points(tmp_path / "a.csv"))
+    kmeans = ["--k", "2", "--epsilon", "1", "--radius", "1", "--seed", "0", "--iterations", "3", "-q"]
+    assert main(["kmeans", str(tmp_path / "x.npy"), *kmeans, "-o", str(tmp_path / "k1.csv")]) == 0
+    assert main(["kmeans", str(tmp_path / "pq"), "--columns", "a,b", *kmeans, "-o", str(tmp_path / "k2.csv")]) == 0
+    np.testing.assert_array_equal(_cli_points(tmp_path / "k2.csv"), _cli_points(tmp_path / "k1.csv"))
+    assert main(["synth", str(tmp_path / "pq"), "--columns", "zz", *synth]) == 2
+    assert main(["synth", str(tmp_path / "pq"), *synth, "--backend", "numpy", "--scheduler", "tcp://127.0.0.1:1"]) == 2

@@ -102,7 +102,7 @@ def _command(sub, name: str, help: str, description: str, examples: str):
 
 def _add_run_options(p) -> None:
     """Options shared by the commands that read private data."""
-    p.add_argument("data", metavar="DATA", help="private data: .csv, .tsv, .npy or .parquet (rows x features)")
+    p.add_argument("data", metavar="DATA", help="private data: .csv, .tsv, .npy or .parquet (rows x features), or a folder of .parquet or .npy files")
     p.add_argument("--columns", help="comma-separated column names (or 0-based indices) to use; default all")
     p.add_argument("--epsilon", type=float, required=True, help="total epsilon of the run (> 0)")
     p.add_argument("--delta", type=float, help="delta in (0, 1); default n^-1.1 (n = number of rows, public)")
@@ -115,6 +115,8 @@ def _add_run_options(p) -> None:
     p.add_argument("-o", "--output", help="output file (.csv, .tsv, .npy, .parquet); the privacy report goes beside it")
     p.add_argument("--plot", action="store_true", help="also write a PNG beside the output (it shows the private data: not DP)")
     p.add_argument("--checkpoint", metavar="PATH", help="checkpoint file: written after every round, resumed if it exists")
+    p.add_argument("--backend", choices=["auto", "numpy", "faiss", "dask"], default="auto", help="where the private histogram is counted (dask: on a Dask cluster; default auto)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://host:8786 (implies --backend dask; default: a local cluster)")
     _add_common(p)
 
 
@@ -243,6 +245,10 @@ def _check_common(args) -> None:
         raise ValueError("--bounds must be finite numbers")
     if args.iterations is not None:
         check_positive_int(args.iterations, "--iterations")
+    if args.scheduler is not None:
+        if args.backend not in ("auto", "dask"):
+            raise ValueError(f"--scheduler needs --backend dask, got --backend {args.backend}")
+        args.backend = "dask"
 
 
 def _outputs(args) -> dict[str, Path]:
@@ -285,7 +291,47 @@ def _check_checkpoint_path(args) -> None:
 def _read(args):
     from .io import read_table
 
+    if Path(args.data).is_dir():
+        return _read_folder(args)
     return read_table(args.data, args.columns)
+
+
+def _read_folder(args):
+    """A folder of Parquet or .npy row partitions (:mod:`privevo.streaming`).
+
+    ``synth`` with a public --radius/--bounds and no --plot streams it (never
+    loaded whole); otherwise the rows are read into memory.
+    """
+    import numpy as np
+
+    from .io import Table, parse_columns
+    from .streaming import NpySource, open_source
+
+    suffixes = {f.suffix for f in Path(args.data).iterdir() if f.is_file()}
+    if not suffixes & {".parquet", ".pq", ".npy"}:
+        raise ValueError(f"{args.data} is a directory without .parquet or .npy files; give a data file or a folder of them")
+    wanted = parse_columns(args.columns)
+    if wanted is not None and ".npy" in suffixes:
+        raise ValueError("--columns is not supported for a folder of .npy files; save the feature columns only")
+    source = open_source(args.data, columns=wanted)
+    if source.shape[0] == 0:
+        raise ValueError(f"{args.data} holds no rows; it needs rows of numbers")
+    names = list(getattr(source, "columns", ()))
+    if isinstance(source, NpySource) or len(names) != source.shape[1]:
+        names = [str(j) for j in range(source.shape[1])]
+    stream = args.command == "synth" and not args.plot and (args.radius is not None or args.bounds is not None)
+    return Table(source if stream else np.asarray(source, dtype=np.float64), names, str(args.data))
+
+
+def _cluster(args):
+    """A Dask session for --backend dask: the --scheduler's cluster, else a local one for this run."""
+    import contextlib
+
+    if args.backend != "dask":
+        return contextlib.nullcontext()
+    from .distributed import dask_session
+
+    return dask_session(address=args.scheduler)
 
 
 def _delta(args, n: int) -> float:
@@ -359,7 +405,8 @@ def _kmeans(args) -> int:
     if args.k > n:
         raise ValueError(f"--k {args.k} is larger than the number of rows ({n}); choose k <= {n}")
     model = _kmeans_model(args, n, d)
-    model.fit(X)
+    with _cluster(args):
+        model.fit(X)
     report = dict(model.privacy_report_)
     report["public_parameters"] = {**report.get("public_parameters", {}), "cli": _cli_parameters(args, table)}
     figure = None
@@ -388,6 +435,7 @@ def _kmeans_model(args, n: int, d: int):
         adjacency=args.adjacency,
         random_state=args.seed,
         progress=_progress(args),
+        backend=args.backend,
     )
     model = DPKMeans()
     supported = model.get_params()
@@ -415,7 +463,8 @@ def _synth(args) -> int:
     n, d = X.shape
     center, radius, leak = _synth_domain(args, X)
     pe = _synth_model(args, selector, center, radius, n)
-    pe.fit(X)
+    with _cluster(args):
+        pe.fit(X)
     points = pe.synthetic_
     if args.bounds is not None:  # post-processing: keep the output inside the public box
         points = points.clip(args.bounds[0], args.bounds[1])
@@ -504,6 +553,7 @@ def _synth_model(args, selector, center, radius: float, n: int):
         random_state=args.seed,
         progress=_progress(args),
         checkpoint=args.checkpoint,
+        backend=args.backend,
         public_parameters={"radius": radius, "center": center, "bounds": args.bounds, "R": R if args.selector == "gape" else None},
     )
 

@@ -132,7 +132,7 @@ def _parquet_layout(schema, columns: tuple[str, ...]) -> tuple[int, np.dtype]:
 
     missing = [c for c in columns if c not in schema.names]
     if missing:
-        raise ValueError(f"columns {missing} are not in the Parquet schema {schema.names}; pass columns=[...] that exist")
+        raise ValueError(f"columns {missing} are not in the Parquet schema {schema.names}; choose columns that exist")
     types = [schema.field(c).type for c in columns]
     if len(types) == 1 and pa.types.is_fixed_size_list(types[0]):
         value = types[0].value_type
