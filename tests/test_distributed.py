@@ -215,7 +215,7 @@ def test_private_evolution_backend_dask_starts_one_cluster_for_the_whole_run(mon
     assert len(pe.history_) == 3 and len(started) == 1 and started[0].status.name == "closed"
 
 
-def test_cli_synth_backend_dask_equals_numpy(tmp_path):
+def test_cli_synth_backend_dask_equals_numpy(client, tmp_path):
     from privevo.cli import main
 
     rng = np.random.default_rng(10)
@@ -225,3 +225,5 @@ def test_cli_synth_backend_dask_equals_numpy(tmp_path):
     assert main([*args, "--backend", "numpy", "-o", str(tmp_path / "a.csv")]) == 0
     assert main([*args, "--backend", "dask", "-o", str(tmp_path / "b.csv")]) == 0
     assert (tmp_path / "b.csv").read_text() == (tmp_path / "a.csv").read_text()
+    assert main([*args, "--scheduler", client.scheduler.address, "-o", str(tmp_path / "c.csv")]) == 0
+    assert (tmp_path / "c.csv").read_text() == (tmp_path / "a.csv").read_text()
