@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._validation import check_points, check_positive_int, check_positive_real
+from .._validation import check_points, check_positive_int, check_positive_real, check_random_state
 from ..exceptions import PrivacyLeakWarning
 from ..metrics import nearest_distances
 
@@ -21,7 +21,7 @@ class BaselineKMeans(ClusterMixin, BaseEstimator):
         if k > len(X):
             raise ValueError(f"n_clusters={k} must be <= n_samples={len(X)}; lower n_clusters")
         lo, hi = self._box(X)
-        rng = np.random.default_rng(self.random_state) if not isinstance(self.random_state, np.random.Generator) else self.random_state
+        rng = check_random_state(self.random_state)
         self.cluster_centers_ = self._fit_centers(np.clip(X, lo, hi), lo, hi, k, rng)
         dist, self.labels_ = nearest_distances(X, self.cluster_centers_)
         self.inertia_ = float(dist.sum())
@@ -48,3 +48,15 @@ class BaselineKMeans(ClusterMixin, BaseEstimator):
         warnings.warn("no radius/bounds: using the data's range, the result is NOT DP", PrivacyLeakWarning, stacklevel=3)
         lo, hi = X.min(axis=0), X.max(axis=0)
         return lo, np.where(hi > lo, hi, lo + 1.0)
+
+
+class DPBaselineKMeans(BaselineKMeans):
+    """A DP baseline with the common parameters: k, the (ε, δ) budget, the public domain, the seed."""
+
+    def __init__(self, n_clusters: int = 8, *, epsilon: float = 1.0, delta=None, radius=None, bounds=None, random_state=None):
+        self.n_clusters = n_clusters
+        self.epsilon = epsilon
+        self.delta = delta
+        self.radius = radius
+        self.bounds = bounds
+        self.random_state = random_state

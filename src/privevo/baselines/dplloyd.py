@@ -19,7 +19,7 @@ import numpy as np
 
 from .._validation import check_epsilon
 from ..variation import SpherePacking
-from ._base import BaselineKMeans
+from ._base import DPBaselineKMeans
 from ._private import cluster_statistics
 
 RHO = 0.225
@@ -55,16 +55,8 @@ def _geometric(shape, epsilon: float, rng: np.random.Generator) -> np.ndarray:
     return (rng.geometric(p, shape) - rng.geometric(p, shape)).astype(float)
 
 
-class DPLloyd(BaselineKMeans):
+class DPLloyd(DPBaselineKMeans):
     """Su et al.'s DPLloyd (pure ε-DP); ``delta`` is accepted and ignored."""
-
-    def __init__(self, n_clusters: int = 8, *, epsilon: float = 1.0, delta=None, radius=None, bounds=None, random_state=None):
-        self.n_clusters = n_clusters
-        self.epsilon = epsilon
-        self.delta = delta
-        self.radius = radius
-        self.bounds = bounds
-        self.random_state = random_state
 
     def _fit_centers(self, X, lo, hi, k, rng):
         epsilon = check_epsilon(self.epsilon)

@@ -19,23 +19,15 @@ import numpy as np
 from .. import accounting
 from .._validation import check_delta, check_epsilon
 from ..variation._geometry import project_to_ball
-from ._base import BaselineKMeans
+from ._base import DPBaselineKMeans
 from ._private import cluster_statistics
 from .dplloyd import box_sphere_packing, dplloyd_iterations
 
 ALPHA = 0.8
 
 
-class FastLloyd(BaselineKMeans):
+class FastLloyd(DPBaselineKMeans):
     """FastLloyd with Gaussian noise under exact GDP accounting; ``delta=None`` → n^−1.1."""
-
-    def __init__(self, n_clusters: int = 8, *, epsilon: float = 1.0, delta=None, radius=None, bounds=None, random_state=None):
-        self.n_clusters = n_clusters
-        self.epsilon = epsilon
-        self.delta = delta
-        self.radius = radius
-        self.bounds = bounds
-        self.random_state = random_state
 
     def _fit_centers(self, X, lo, hi, k, rng):
         epsilon = check_epsilon(self.epsilon)
