@@ -46,6 +46,7 @@ __all__ = [
 
 METRICS = ("euclidean", "cosine")
 _U32 = 2.0**-24  # unit roundoff of float32
+_NONFINITE = "private data contains NaN or infinite values; drop or impute them first"
 _CHUNK_BYTES = 2**24  # one worker's score buffer: 16 MiB measured best here (benchmarks/histogram.py)
 
 
@@ -173,16 +174,22 @@ def noisy_nn_histogram(
     instead (σ its parameter; ``"discrete_gaussian_secure"`` draws it from the
     OS CSPRNG); account for it with :func:`privevo.accounting.discrete_gaussian_epsilon`.
     """
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError("rng must be a numpy.random.Generator; seed one with numpy.random.default_rng(seed)")
-    if not (isinstance(sigma, (int, float, np.floating)) and sigma > 0 and math.isfinite(sigma)):
-        raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
+    _check_release(rng, sigma=sigma)
     try:
         add_noise = _NOISES[noise]
     except KeyError:
         raise ValueError(f"noise must be one of {sorted(_NOISES)}, got {noise!r}") from None
     counts = nn_histogram(private, candidates, backend=backend, chunk_size=chunk_size, metric=metric)
     return add_noise(counts, float(sigma), rng)
+
+
+def _check_release(rng, **positive) -> None:
+    """A release needs an explicit Generator and finite, positive noise scales."""
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError("rng must be a numpy.random.Generator; seed one with numpy.random.default_rng(seed)")
+    for name, value in positive.items():
+        if not (isinstance(value, (int, float, np.floating)) and value > 0 and math.isfinite(value)):
+            raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
 
 
 def _gaussian_noise(counts: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
@@ -281,7 +288,7 @@ def _assign_chunk(chunk: np.ndarray, prepared: PreparedCandidates, buf, aug) -> 
     r = np.arange(k)
     first = scores[r, best]
     if not np.isfinite(first).all():
-        raise ValueError("private data contains NaN or infinite values; drop or impute them first")
+        raise ValueError(_NONFINITE)
     scores[r, best] = np.inf
     second = scores.min(axis=1)
     scores[r, best] = first
@@ -324,14 +331,14 @@ def _rounding_bound(d: int, row_norms, max_norm: float, squared_norm_included: b
 def reference_assign(rows, candidates, block: int = 256) -> np.ndarray:
     """The float64 brute-force reference: ‖x − c‖² by differences, ties → lowest index.
 
-    Slow; used by tests and benchmarks to check the fast kernels exactly.
+    Slow; used by tests, the audit and benchmarks to check the fast kernels exactly.
     """
-    unique = np.asarray(candidates, dtype=np.float64)
-    rows = rows.astype(np.float64, copy=False)
+    cands = np.asarray(candidates, dtype=np.float64)
+    rows = np.asarray(rows, dtype=np.float64)
     out = np.empty(len(rows), dtype=np.int64)
-    step = max(1, block * 64 // max(unique.shape[1], 1))
+    step = max(1, block * 64 // max(cands.shape[1], 1))
     for s in range(0, len(rows), step):
-        diff = rows[s : s + step, None, :] - unique[None, :, :]
+        diff = rows[s : s + step, None, :] - cands[None, :, :]
         out[s : s + step] = np.einsum("ijk,ijk->ij", diff, diff).argmin(axis=1)
     return out
 
@@ -348,7 +355,7 @@ def _faiss_kernel(block, prepared: PreparedCandidates, chunk_size, n_threads) ->
     for start in range(0, n, rows):
         chunk = _chunk(block, start, min(n, start + rows), prepared)
         if not np.isfinite(chunk).all():
-            raise ValueError("private data contains NaN or infinite values; drop or impute them first")
+            raise ValueError(_NONFINITE)
         x = np.ascontiguousarray(chunk - prepared.shift, dtype=np.float32)
         dist, idx = index.search(x, k)
         best = idx[:, 0].astype(np.int64)
@@ -488,10 +495,6 @@ def noisy_cluster_sums(
     2·radius under replace) and counts with sensitivity 1 (√2 under replace).
     See :func:`cluster_sums`.
     """
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError("rng must be a numpy.random.Generator; seed one with numpy.random.default_rng(seed)")
-    for name, value in (("sigma_sum", sigma_sum), ("sigma_count", sigma_count), ("radius", radius)):
-        if not (isinstance(value, (int, float, np.floating)) and value > 0 and math.isfinite(value)):
-            raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    _check_release(rng, sigma_sum=sigma_sum, sigma_count=sigma_count, radius=radius)
     sums, counts = cluster_sums(private, centers, assign_by=assign_by, radius=float(radius))
     return sums + rng.normal(0.0, sigma_sum, size=sums.shape), counts + rng.normal(0.0, sigma_count, size=counts.shape)
