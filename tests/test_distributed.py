@@ -126,7 +126,9 @@ def test_private_evolution_rank_end_to_end_on_dask(client):
     assert (nearest < 0.15).all()
 
 
-def test_backend_dask_without_client_starts_and_closes_a_local_cluster(monkeypatch):
+@pytest.fixture
+def started_clusters(monkeypatch) -> list:
+    """The LocalClusters privevo starts during a test (none may exist before it)."""
     with pytest.raises(ValueError):
         distributed.default_client()  # precondition: no client to reuse
     started = []
@@ -137,6 +139,11 @@ def test_backend_dask_without_client_starts_and_closes_a_local_cluster(monkeypat
             started.append(self)
 
     monkeypatch.setattr(distributed, "LocalCluster", Recording)
+    return started
+
+
+def test_backend_dask_without_client_starts_and_closes_a_local_cluster(started_clusters):
+    started = started_clusters
     children = {p.pid for p in psutil.Process().children(recursive=True)}
     rng = np.random.default_rng(5)
     X, C = rng.normal(size=(2000, 4)), rng.normal(size=(30, 4))
@@ -195,17 +202,8 @@ def test_gape_run_on_dask_equals_local(client):
     assert all(r.info["n_above"] >= 1 for r in dist.history_[5:])  # GAPE's threshold test ran on real counts
 
 
-def test_private_evolution_backend_dask_starts_one_cluster_for_the_whole_run(monkeypatch):
-    with pytest.raises(ValueError):
-        distributed.default_client()
-    started = []
-
-    class Recording(distributed.LocalCluster):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            started.append(self)
-
-    monkeypatch.setattr(distributed, "LocalCluster", Recording)
+def test_private_evolution_backend_dask_starts_one_cluster_for_the_whole_run(started_clusters):
+    started = started_clusters
     rng = np.random.default_rng(9)
     X = rng.normal(0.3, 0.1, size=(1000, 2))
     pe = PrivateEvolution(
