@@ -134,7 +134,8 @@ def test_private_evolution_on_a_parquet_folder_equals_in_memory(tmp_path):
 
     streamed, local = run(str(tmp_path)), run(X)
     np.testing.assert_array_equal(streamed.synthetic_, local.synthetic_)
-    assert streamed.privacy_report_ == local.privacy_report_
+    drop_time = lambda report: {k: v for k, v in report.items() if k != "timestamp"}  # runs may straddle a second
+    assert drop_time(streamed.privacy_report_) == drop_time(local.privacy_report_)
 
 
 def test_sources_materialise_on_request_for_in_memory_estimators(tmp_path):
