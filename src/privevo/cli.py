@@ -378,9 +378,10 @@ def _finish(args, paths: dict, points, columns, report: dict, figure=None, summa
     if not args.quiet:
         written = ", ".join(str(p) for p in paths.values())
         guarantee = "" if report.get("guarantee_holds", True) else " (guarantee does NOT hold: see warnings)"
+        num = lambda key: "n/a" if report.get(key) is None else f"{report[key]:.4g}"  # mu is None under zCDP
         print(
-            f"epsilon={report['epsilon']:.4g} delta={report['delta']:.3g} mu={report['mu']:.4g} "
-            f"sigma={report['sigma']:.4g} T={report['steps']}{guarantee}" + (f"; wrote {written}" if written else ""),
+            f"epsilon={num('epsilon')} delta={report['delta']:.3g} mu={num('mu')} "
+            f"sigma={num('sigma')} T={report['steps']}{guarantee}" + (f"; wrote {written}" if written else ""),
             file=sys.stderr if not paths else sys.stdout,
         )
 
