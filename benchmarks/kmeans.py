@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import pickle
 import re
+import shlex
 import sys
 import time
 import warnings
@@ -39,7 +40,9 @@ PAPER = {
     "letter": {"PE-means": 0.2852},
 }
 HEADLINE = ("iris", "blobs k=4 d=4", "blobs k=16 d=16", "letter")
-METHODS = ("privevo", "DPLloyd", "FastLloyd", "LSH tree")
+METHODS = ("privevo", "PE-means (paper)", "DPLloyd", "FastLloyd", "LSH tree")
+# privevo's own variants: shown, never counted as a baseline
+OURS = ("privevo", "PE-means (paper)")
 README = Path(__file__).with_name("README.md")
 START, END = "<!-- kmeans:start -->", "<!-- kmeans:end -->"
 
@@ -82,9 +85,12 @@ def datasets(quick: bool) -> dict[str, tuple[np.ndarray, int]]:
 # -- runs ----------------------------------------------------------------------
 
 
-def make(method: str, k: int, eps: float, seed: int):
+def make(method: str, k: int, eps: float, seed: int, dim: int):
+    """The estimator for one cell of the sweep, or None where the method does not apply."""
     if method == "privevo":
         return DPKMeans(k, epsilon=eps, radius=1.0, random_state=seed)
+    if method == "PE-means (paper)":  # no recover step; HDPE (d > 32) always has one
+        return DPKMeans(k, epsilon=eps, radius=1.0, random_state=seed, recover_share=0.0) if dim <= 32 else None
     cls = {"DPLloyd": DPLloyd, "FastLloyd": FastLloyd, "LSH tree": LSHTreeKMeans}[method]
     return cls(k, epsilon=eps, radius=1.0, random_state=seed)
 
@@ -107,11 +113,23 @@ def sweep(data: dict, seeds: int, epsilons, methods, offset: int = 0, save=None,
             losses[name]["non-private"][s] = kmeans_loss(X, NonPrivateKMeans(k, random_state=seed).fit(X).cluster_centers_)
         for i, eps in enumerate(epsilons):
             for m in methods:
-                losses[name][m][i, s] = kmeans_loss(X, make(m, k, eps, seed).fit(X).cluster_centers_)
+                est = make(m, k, eps, seed, X.shape[1])
+                losses[name][m][i, s] = np.nan if est is None else kmeans_loss(X, est.fit(X).cluster_centers_)
         if save is not None and name == list(data)[-1]:
             done = {n: {m: a[..., : s + 1] for m, a in e.items()} for n, e in losses.items()}
             save.write_bytes(pickle.dumps({"losses": done, "seconds": time.perf_counter() - tic, "command": command}))
     return losses
+
+
+def load_part(spec: str) -> dict:
+    """A saved part, ``path.pkl`` or ``path.pkl:method,method`` (keep only those methods)."""
+    path, _, keep = spec.partition(":")
+    part = pickle.loads(Path(path).read_bytes())
+    if keep:
+        methods = keep.split(",")
+        part["losses"] = {name: {m: a for m, a in e.items() if m in methods} for name, e in part["losses"].items()}
+        part["command"] += f" (kept: {keep})"
+    return part
 
 
 def merge(parts: list[dict]) -> dict:
@@ -137,13 +155,13 @@ def quality_table(data, losses, epsilons, methods) -> tuple[str, list[float]]:
     for name, (X, k) in data.items():
         entry = losses[name]
         areas = {m: area(epsilons, entry[m]) for m in methods}
-        best = min(v for m, v in areas.items() if m != "privevo")
+        best = min(v for m, v in areas.items() if m not in OURS)
         ratio = areas["privevo"] / best
         ratios.append(ratio)
         paper = PAPER.get(name, {})
         paper_best = min((v for m, v in paper.items() if m not in ("non-private", "PE-means")), default=None)
         rows.append([name, len(X), X.shape[1], k, f"{entry['non-private'].mean() * span:.4f}"]
-                    + [f"{areas[m]:.4f}" for m in methods]
+                    + [_opt(areas[m]) for m in methods]
                     + [f"{ratio:.3f}", _opt(paper.get("PE-means")), _opt(paper_best)])
     return _markdown(head, rows), ratios
 
@@ -155,7 +173,7 @@ def per_epsilon_table(data, losses, epsilons, names) -> str:
         if name not in losses:
             continue
         for m, mat in losses[name].items():
-            if mat.ndim == 2:
+            if mat.ndim == 2 and not np.isnan(mat).all():
                 s = mat.shape[1]
                 rows.append([name, m] + [f"{mat[i].mean():.4f} ± {mat[i].std(ddof=1) / np.sqrt(s) if s > 1 else 0:.4f}" for i in range(len(epsilons))])
     return _markdown(head, rows)
@@ -185,7 +203,7 @@ def timing_table(data, repeats: int) -> str:
 
 
 def _opt(value) -> str:
-    return "" if value is None else f"{value:.4f}"
+    return "" if value is None or np.isnan(value) else f"{value:.4f}"
 
 
 def _markdown(head, rows) -> str:
@@ -217,7 +235,8 @@ def main(argv=None) -> int:
     p.add_argument("--methods", nargs="+", default=["non-private", *METHODS], help="methods to run")
     p.add_argument("--seed-offset", type=int, default=0, help="first seed (to split a sweep across processes)")
     p.add_argument("--save", type=Path, help="save the raw losses to this .pkl and stop (no tables)")
-    p.add_argument("--merge", type=Path, nargs="+", help="build the tables from saved .pkl parts instead of running")
+    p.add_argument("--merge", nargs="+", metavar="PART",
+                   help="build the tables from saved parts instead of running: path.pkl or path.pkl:method,method")
     p.add_argument("--readme", action="store_true", help="write the tables into benchmarks/README.md")
     args = p.parse_args(argv)
     seeds = args.seeds or (3 if args.quick else 20)
@@ -230,9 +249,9 @@ def main(argv=None) -> int:
     head = {n: v for n, v in data.items() if n in HEADLINE}
     rest = {n: v for n, v in data.items() if n not in HEADLINE}
     tic = time.perf_counter()
-    command = ("python benchmarks/kmeans.py " + " ".join(argv if argv is not None else sys.argv[1:])).strip()
+    command = shlex.join(["python", "benchmarks/kmeans.py", *(argv if argv is not None else sys.argv[1:])])
     if args.merge:
-        parts = [pickle.loads(path.read_bytes()) for path in args.merge]
+        parts = [load_part(spec) for spec in args.merge]
         losses = merge(parts)
         sweep_s = max(part["seconds"] for part in parts)
         commands = [part["command"] for part in parts]

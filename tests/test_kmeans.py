@@ -13,7 +13,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from privevo import DPKMeans, PrivacyLeakWarning, accounting
 from privevo.histogram import cluster_sums, noisy_cluster_sums
-from privevo.kmeans import paper_iterations, paper_variations
+from privevo.kmeans import paper_iterations, paper_variations, shrunk_means
 from privevo.metrics import kmeans_loss
 from privevo.selection import SelectionContext, WeightedKMeans
 from privevo.selection.weighted_kmeans import pe_means_counts, signal_to_noise, weighted_kmeans
@@ -56,7 +56,7 @@ def test_sklearn_compatible(estimator, check):
 
 def test_report_epsilon_equals_accountant_pe_means():
     X, _ = unit_blobs()
-    est = DPKMeans(4, epsilon=1.0, radius=1.0, random_state=0).fit(X)
+    est = DPKMeans(4, epsilon=1.0, radius=1.0, random_state=0, recover_share=0.0).fit(X)  # the paper's PE-means
     rep = est.privacy_report_
     T, delta = paper_iterations(1.0, 4), len(X) ** -1.1
     assert rep["guarantee_holds"] is True and rep["warnings"] == []
@@ -68,17 +68,20 @@ def test_report_epsilon_equals_accountant_pe_means():
     assert rep["epsilon"] == pytest.approx(1.0, rel=1e-6)
 
 
-def test_report_hdpe_counts_every_release_against_dp_accounting():
+@pytest.mark.parametrize("d", [4, 40])  # PE-means and HDPE-means, both with the recover step
+def test_report_counts_every_release_against_dp_accounting(d):
     import dp_accounting
 
-    X, _ = unit_blobs(n=1500, d=40, k=3)
-    est = DPKMeans(3, epsilon=1.0, radius=1.0, random_state=0).fit(X)
+    X, _ = unit_blobs(n=1500, d=d, k=3)
+    est = DPKMeans(3, epsilon=1.0, radius=1.0, random_state=0, recover_share=0.3).fit(X)
     rep = est.privacy_report_
-    assert est.method_ == "hdpe-means"
+    assert est.method_ == ("hdpe-means" if d > 32 else "pe-means")
     names = [r["name"] for r in rep["releases"]]
     assert names == ["nn_histogram", "cluster_sums", "cluster_counts"]
     mu = math.sqrt(sum(r["count"] * (r["sensitivity"] / r["sigma"]) ** 2 for r in rep["releases"]))
     assert rep["mu"] == pytest.approx(mu, rel=1e-12)
+    recover_mu2 = sum((r["sensitivity"] / r["sigma"]) ** 2 for r in rep["releases"][1:])
+    assert recover_mu2 == pytest.approx(0.3 * mu**2, rel=1e-9)
     assert rep["epsilon"] == pytest.approx(1.0, rel=1e-6)
     events = [accounting.dp_event(r["sigma"], r["count"], r["sensitivity"]) for r in rep["releases"]]
     pld = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
@@ -121,6 +124,10 @@ X_OK = unit_blobs(n=100)[0]
         (dict(n_clusters=2, method="lloyd", radius=1.0), X_OK, "method must be one of"),
         (dict(n_clusters=2, radius=1.0, bounds=(0, 1)), X_OK, "either radius or bounds"),
         (dict(n_clusters=2, adjacency="swap", radius=1.0), X_OK, "adjacency must be one of"),
+        (dict(n_clusters=2, recover_share=1.0, radius=1.0), X_OK, r"recover_share must be in \[0, 1\)"),
+        (dict(n_clusters=2, recover_share=-0.1, radius=1.0), X_OK, r"recover_share must be in \[0, 1\)"),
+        (dict(n_clusters=2, recover_share=0.0, method="hdpe-means", radius=1.0), X_OK,
+         r"recover_share must be in \(0, 1\) for HDPE-means"),
     ],
 )
 def test_bad_input_raises_clear_value_error(params, X, match):
@@ -267,3 +274,32 @@ def test_noisy_cluster_sums_noise_on_every_coordinate():
     assert np.all(noise != 0)
     assert noise.std() == pytest.approx(2.0, rel=0.15)
     assert (counts - exact_counts).std() > 0
+
+
+def test_shrunk_means_blends_by_estimated_bias():
+    anchors = np.zeros((3, 2))
+    sums = np.array([[50.0, 0.0], [5.0, 0.0], [500.0, 0.0]])
+    counts = np.array([100.0, 100.0, 1.0])
+    out = shrunk_means(sums, counts, anchors, sigma_sum=10.0, sigma_count=1.0)
+    # cluster 0: mean (0.5, 0), var = (2·100 + 0.25)/100² ≈ 0.02, bias² ≈ 0.23 → weight ≈ 0.92
+    var = (2 * 100 + 0.25) / 100**2
+    np.testing.assert_allclose(out[0], [0.5 * (0.25 - var) / 0.25, 0.0])
+    np.testing.assert_array_equal(out[1], [0.0, 0.0])  # gap² 0.0025 < var: the noise explains it, keep the anchor
+    np.testing.assert_array_equal(out[2], [0.0, 0.0])  # count 1 ≤ σ_s·√d: untrusted, keep the anchor
+    exact = shrunk_means(sums[:1], counts[:1], anchors[:1], sigma_sum=1e-9, sigma_count=1e-9)
+    np.testing.assert_allclose(exact, [[0.5, 0.0]])  # no noise: the plain Lloyd step
+    far = shrunk_means(np.array([[300.0, 0.0]]), np.array([100.0]), anchors[:1], 1e-9, 1e-9)
+    np.testing.assert_allclose(far, [[1.0, 0.0]])  # projected into the unit ball
+
+
+def test_recover_step_moves_pe_means_towards_the_cell_means():
+    # skewed clusters: PE-means' vote-balancing fixed point is off the mean; the recover step fixes most of it
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.exponential(0.15, size=(3000, 2)) * [1, 1] + [-0.6, -0.2],
+                   -rng.exponential(0.15, size=(3000, 2)) + [0.6, 0.2]])
+    X /= np.linalg.norm(X, axis=1).max()
+    fit = lambda share, s: DPKMeans(2, epsilon=1e4, radius=1.0, iterations=20, recover_share=share, random_state=s).fit(X)
+    plain = np.mean([kmeans_loss(X, fit(0.0, s).cluster_centers_) for s in range(2)])
+    refined = np.mean([kmeans_loss(X, fit(0.25, s).cluster_centers_) for s in range(2)])
+    best = nonprivate_loss(X, 2)
+    assert refined - best < 0.5 * (plain - best)

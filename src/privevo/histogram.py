@@ -443,7 +443,7 @@ def _backend(name: str) -> Callable:
 
 
 # --------------------------------------------------------------------------
-# per-cluster sums: the release of HDPE-means' recover step (and sum-based DP k-means)
+# per-cluster sums: the release of DPKMeans' recover step (and sum-based DP k-means)
 
 
 def cluster_sums(private, centers, assign_by=None, radius: float = 1.0, chunk_size: int = 8192):

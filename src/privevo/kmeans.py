@@ -9,11 +9,22 @@ signal-to-noise, weighted k-means) and Lévy-flight variation
 noisy nearest-neighbour vote histogram (L2 sensitivity 1).
 
 HDPE-means (d > 32) runs PE-means on a random orthonormal projection to 16
-dimensions, then one private *recover* step in the original space: every
-point goes to its nearest projected centre and the per-cluster sums (noise on
-every coordinate) and counts are released. All releases — T histograms, the
-sums and the counts — are Gaussian and compose exactly under GDP:
-μ² = T/σ_h² + (R_s/σ_s)² + 1/σ_c².
+dimensions.
+
+Both end with one private *recover* step, a Lloyd step in the original space:
+every point goes to its nearest PE centre (HDPE: nearest in the projection),
+the per-cluster sums (noise on every coordinate) and counts are released, and
+the noisy means are shrunk towards the PE centres by an empirical-Bayes rule
+(:func:`shrunk_means`). PE-means needs it because a point votes for the
+candidate nearest to it and the Lévy candidates sit within a few γ of their
+parent: a vote says in which *direction* a point lies, hardly how far. The
+weighted k-means of the voted candidates then settles where the directions
+balance — nearer a spatial median of the cell than the mean k-means needs
+(``benchmarks/pe_means_bias.py`` measures this). ``recover_share=0`` turns the
+step off (the paper's PE-means; HDPE always has it).
+
+All releases — T histograms, the sums and the counts — are Gaussian and
+compose exactly under GDP: μ² = T/σ_h² + (R_s/σ_s)² + 1/σ_c².
 """
 
 from __future__ import annotations
@@ -36,6 +47,7 @@ from ._validation import (
     check_positive_int,
     check_positive_real,
     check_random_state,
+    _real,
 )
 from .evolution import PrivateEvolution
 from .exceptions import PrivacyLeakWarning
@@ -105,8 +117,10 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
     gamma, beta : Lévy-flight step scale (γ·R) and index (defaults 0.01, 1.75).
     n_init : restarts of the weighted k-means inside each selection.
     projection_dim : HDPE's projected dimension (16).
-    recover_share : HDPE's share of μ² spent on the recover step; it is split
-        between sums and counts as √d : 1 (minimises the centre's error bound).
+    recover_share : share of μ² spent on the recover step (see the module
+        doc), split between sums and counts as √d : 1 (minimises the centre's
+        error bound); the PE rounds get μ·√(1 − share). In [0, 1) for PE-means
+        (0: the paper's PE-means), (0, 1) for HDPE-means.
     backend : histogram backend (see :func:`privevo.histogram.nn_histogram`).
     progress : show a progress bar over the PE rounds.
     checkpoint : path of a checkpoint file for the PE rounds (see
@@ -180,10 +194,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         center, radius, box, leak = self._domain(X)
         Z = _to_unit_ball(X, center, radius, box)
         rng = check_random_state(self.random_state)
-        if cfg["method"] == "hdpe-means":
-            unit_centers, releases, times = self._hdpe_means(Z, cfg, rng)
-        else:
-            unit_centers, releases, times = self._pe_means(Z, cfg, cfg["epsilon"], rng)
+        unit_centers, releases, times = self._refined_means(Z, cfg, rng)
         self.cluster_centers_ = center + radius * unit_centers
         self._set_fit_outputs(X, cfg, releases, center, radius, box, leak)
         self.timings_ = {**times, "total": time.perf_counter() - tic}
@@ -235,9 +246,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         pe_dim = min(check_positive_int(self.projection_dim, "projection_dim"), d) if method == "hdpe-means" else d
         T = paper_iterations(epsilon, pe_dim) if self.iterations is None else check_positive_int(self.iterations, "iterations")
         L = paper_variations(n, k) if self.population is None else check_positive_int(self.population, "population")
-        share = check_positive_real(self.recover_share, "recover_share")
-        if method == "hdpe-means" and not share < 1:
-            raise ValueError(f"recover_share must be in (0, 1), got {share}")
+        share = _check_share(self.recover_share, method)
         check_positive_real(self.gamma, "gamma")
         check_positive_real(self.beta, "beta")
         check_positive_int(self.n_init, "n_init")
@@ -303,32 +312,55 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             params["random_state"] = "Generator"
         return params
 
-    def _hdpe_means(self, Z: np.ndarray, cfg: dict, rng: np.random.Generator):
-        """HDPE-means: PE-means on an orthonormal projection, then a noisy recover step."""
-        d, p = Z.shape[1], cfg["pe_dim"]
-        basis = np.linalg.qr(rng.standard_normal((d, p)))[0]  # (d, p), orthonormal columns: ‖Zᵀbasis‖ ≤ 1
+    def _refined_means(self, Z: np.ndarray, cfg: dict, rng: np.random.Generator):
+        """PE-means (on Z, or on an orthonormal projection for HDPE), then the recover step.
+
+        The budget is split under GDP: μ_PE = μ·√(1 − share) for the PE rounds,
+        the rest for the recover step's sums and counts (√d : 1, see ``recover_share``).
+        With share 0 (PE-means only) this is the paper's PE-means.
+        """
+        d, share = Z.shape[1], cfg["share"]
         mu = accounting.mu_of_epsilon(cfg["epsilon"], cfg["delta"])
-        mu_pe = mu * math.sqrt(1 - cfg["share"])
-        mu_sum = mu * math.sqrt(cfg["share"] * math.sqrt(d) / (math.sqrt(d) + 1))
-        mu_count = mu * math.sqrt(cfg["share"] / (math.sqrt(d) + 1))
-        eps_pe = accounting.epsilon_of_mu(mu_pe, cfg["delta"])
-        Y = Z @ basis
-        if self.checkpoint is not None and not isinstance(self.random_state, (int, np.integer)):
-            raise ValueError("checkpoint with HDPE-means needs an int random_state (the projection is drawn again on resume)")
-        proj_centers, releases, times = self._pe_means(Y, cfg, eps_pe, rng)
+        eps_pe = cfg["epsilon"] if share == 0 else accounting.epsilon_of_mu(mu * math.sqrt(1 - share), cfg["delta"])
+        if cfg["method"] == "hdpe-means":
+            if self.checkpoint is not None and not isinstance(self.random_state, (int, np.integer)):
+                raise ValueError("checkpoint with HDPE-means needs an int random_state (the projection is drawn again on resume)")
+            basis = np.linalg.qr(rng.standard_normal((d, cfg["pe_dim"])))[0]  # orthonormal columns: ‖Zᵀbasis‖ ≤ 1
+            Y = Z @ basis
+            proj_centers, releases, times = self._pe_means(Y, cfg, eps_pe, rng)
+            anchors, cells = proj_centers @ basis.T, (proj_centers, Y)
+        else:
+            anchors, releases, times = self._pe_means(Z, cfg, eps_pe, rng)
+            cells = (anchors, None)
+        if share == 0:
+            return anchors, releases, times
         rng = self.evolution_.final_state_.rng  # the same generator, or the one restored from a checkpoint
         tic = time.perf_counter()
+        centers, recover_releases = self._recover(Z, anchors, cells, mu * math.sqrt(share), cfg, rng)
+        times["recover"] = time.perf_counter() - tic
+        return centers, releases + recover_releases, times
+
+    def _recover(self, Z, anchors, cells, mu_recover: float, cfg: dict, rng: np.random.Generator):
+        """One private Lloyd step: noisy per-cluster sums and counts, shrunk towards the anchors.
+
+        ``cells = (centres, keys)``: row i belongs to the centre nearest to keys[i]
+        (keys None: to Z[i]; HDPE passes the projected centres and rows).
+        μ_recover² is split between the sums and the counts as √d : 1, which
+        minimises the bound σ_s√d + ‖m‖σ_c on a cluster mean's error (‖m‖ ≤ 1).
+        """
+        d = Z.shape[1]
+        mu_sum = mu_recover * math.sqrt(math.sqrt(d) / (math.sqrt(d) + 1))
+        mu_count = mu_recover * math.sqrt(1 / (math.sqrt(d) + 1))
         s = cfg["sensitivity"]
         sum_sens = 2.0 if self.adjacency == "replace" else 1.0  # rows clipped to the unit ball
         sigma_sum, sigma_count = sum_sens / mu_sum, s / mu_count
-        sums, counts = noisy_cluster_sums(Z, proj_centers, sigma_sum, sigma_count, rng, assign_by=Y, radius=1.0)
-        centers = _recovered_centers(sums, counts, proj_centers @ basis.T, sigma_sum)
-        times["recover"] = time.perf_counter() - tic
-        releases += [
+        centers, keys = cells
+        sums, counts = noisy_cluster_sums(Z, centers, sigma_sum, sigma_count, rng, assign_by=keys, radius=1.0)
+        releases = [
             gaussian_release("cluster_sums", sigma_sum, 1, sum_sens),
             gaussian_release("cluster_counts", sigma_count, 1, s),
         ]
-        return centers, releases, times
+        return shrunk_means(sums, counts, anchors, sigma_sum, sigma_count), releases
 
     def _set_fit_outputs(self, X, cfg, releases, center, radius, box, leak) -> None:
         dist, labels = nearest_distances(X, self.cluster_centers_)
@@ -343,12 +375,12 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             adjacency=self.adjacency,
             releases=releases,
             mechanism=f"{cfg['method']}: noisy nearest-neighbour vote histograms"
-            + (" + noisy cluster sums and counts" if cfg["method"] == "hdpe-means" else ""),
+            + (" + noisy cluster sums and counts" if cfg["share"] > 0 else ""),
             public_parameters={
                 "n_samples": X.shape[0], "n_features": X.shape[1], "n_clusters": cfg["k"],
                 "iterations": cfg["T"], "variations": cfg["L"], "projection_dim": cfg["pe_dim"],
                 "center": center, "radius": radius, "bounds": None if box is None else [box[0], box[1]],
-                "gamma": self.gamma, "beta": self.beta,
+                "gamma": self.gamma, "beta": self.beta, "recover_share": cfg["share"],
             },
             warnings=["radius/bounds taken from the private data: not differentially private"] if leak else [],
             guarantee_holds=not leak,
@@ -356,6 +388,16 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
 
 
 # -- helpers ---------------------------------------------------------------
+
+
+def _check_share(share, method: str) -> float:
+    """recover_share ∈ [0, 1) for PE-means, (0, 1) for HDPE-means (its recover step is the output)."""
+    share = _real(share, "recover_share")
+    low_ok = share > 0 or (share == 0 and method == "pe-means")
+    if not (low_ok and share < 1):
+        interval = "[0, 1)" if method == "pe-means" else "(0, 1) for HDPE-means"
+        raise ValueError(f"recover_share must be in {interval}, got {share}")
+    return share
 
 
 def _center_vector(center, d: int) -> np.ndarray:
@@ -389,14 +431,22 @@ def _to_unit_ball(X: np.ndarray, center: np.ndarray, radius: float, box) -> np.n
     return project_to_ball((X - center) / radius, 1.0)
 
 
-def _recovered_centers(sums: np.ndarray, counts: np.ndarray, lifted: np.ndarray, sigma_sum: float) -> np.ndarray:
-    """Noisy means where the noisy count is large enough, else the lifted projected centre.
+def shrunk_means(sums, counts, anchors, sigma_sum: float, sigma_count: float) -> np.ndarray:
+    """Noisy cluster means shrunk towards public anchors (empirical Bayes; post-processing only).
 
-    A mean's noise has norm ≈ σ_s·√d / count; it is used when that is below the
-    unit radius (count > σ_s·√d). Results are projected into the unit ball, so
-    exactly k centres always come back.
+    For cluster j with noisy sum ŝ_j and count ĉ_j, the mean m̂_j = ŝ_j/ĉ_j has
+    squared error v_j ≈ (d·σ_s² + ‖m̂_j‖²·σ_c²)/ĉ_j². The anchor a_j's squared
+    bias is estimated by b_j² = max(‖m̂_j − a_j‖² − v_j, 0), and the centre is
+    the James–Stein-type blend a_j + b_j²/(b_j² + v_j)·(m̂_j − a_j). A cluster
+    whose noisy count is at most max(σ_s·√d, 1) keeps its anchor. Results are
+    projected into the unit ball, so exactly k centres always come back.
     """
     d = sums.shape[1]
-    ok = counts > max(sigma_sum * math.sqrt(d), 1.0)
-    means = sums / np.where(ok, counts, 1.0)[:, None]
-    return project_to_ball(np.where(ok[:, None], means, lifted), 1.0)
+    trusted = counts > max(sigma_sum * math.sqrt(d), 1.0)
+    safe = np.where(trusted, counts, 1.0)
+    means = sums / safe[:, None]
+    var = (d * sigma_sum**2 + np.einsum("ij,ij->i", means, means) * sigma_count**2) / safe**2
+    gap = means - anchors
+    bias2 = np.maximum(np.einsum("ij,ij->i", gap, gap) - var, 0.0)
+    weight = np.where(trusted, bias2 / (bias2 + var), 0.0)
+    return project_to_ball(anchors + weight[:, None] * gap, 1.0)
