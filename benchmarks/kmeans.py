@@ -275,7 +275,7 @@ def main(argv=None) -> int:
         n_seeds[name] = next(iter(counts.values())) if len(set(counts.values())) == 1 else "/".join(f"{m} {c}" for m, c in counts.items())
     text = "\n\n".join([
         "Commands: " + "; ".join(f"`{c}`" for c in [*commands, command]) + ". Seeds per (data set, ε): "
-        + ", ".join(f"{name} {s}" for name, s in n_seeds.items()) + f"; sweep wall time {sweep_s / 60:.1f} min.",
+        + ", ".join(f"{name} {s}" for name, s in n_seeds.items()) + f"; sweep wall time {sweep_s / 60:.1f} min (merged parts: the longest part).",
         "Area under the mean normalised-loss-vs-ε curve (ε ∈ {0.25, 0.5, 1, 2, 4}, trapezoid, not divided "
         "by the span; non-private column = its mean loss × 3.75). Lower is better.",
         quality,
