@@ -111,6 +111,7 @@ BAD_INPUTS = [
     ("radius and bounds", swap(KMEANS, bounds=["0", "1"]), "not allowed with argument --radius"),
     ("center of wrong length", swap(SYNTH, center=["1", "2", "3"]), "--center needs 1 or 2 values"),
     ("iterations = 0", swap(SYNTH, iterations="0"), "--iterations must be an integer >= 1"),
+    ("recover share = 1", swap(KMEANS, recover_share="1"), "--recover-share must be in [0, 1)"),
     ("negative R", swap(SYNTH, selector="gape", R="-2"), "--R must be a finite number > 0"),
     ("unknown column", swap(SYNTH, columns="x,zz"), "unknown column 'zz'; available columns: x, y"),
     ("checkpoint of another run", swap(SYNTH, checkpoint="{d}/other.ckpt"), "belongs to another run (epsilon is 4.0 there, 1.0 now)"),

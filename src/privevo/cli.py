@@ -139,6 +139,8 @@ def _kmeans_parser(sub) -> None:
     )
     p.add_argument("--k", type=int, required=True, help="number of clusters (1 <= k <= n)")
     p.add_argument("--method", choices=["auto", "pe-means", "hdpe-means"], default="auto", help="auto = hdpe-means when d > 32")
+    p.add_argument("--recover-share", type=float, default=0.25,
+                   help="share of the budget (of mu^2) for the final noisy Lloyd step; 0 = the paper's PE-means (default 0.25)")
     _add_run_options(p)
     p.set_defaults(func=_kmeans)
 
@@ -397,6 +399,8 @@ def _kmeans(args) -> int:
     from ._validation import check_positive_int
 
     check_positive_int(args.k, "--k")
+    if not 0 <= args.recover_share < 1:
+        raise ValueError(f"--recover-share must be in [0, 1) (0: no recover step), got {args.recover_share}")
     _check_common(args)
     paths = _outputs(args)
     _check_checkpoint_path(args)
@@ -432,6 +436,7 @@ def _kmeans_model(args, n: int, d: int):
         center=_center(args, d),
         bounds=None if args.bounds is None else tuple(args.bounds),
         method=args.method,
+        recover_share=args.recover_share,
         iterations=args.iterations,
         adjacency=args.adjacency,
         random_state=args.seed,
