@@ -44,14 +44,14 @@ def check_same_dimension(candidate_dim: int, data_dim: int, name: str = "candida
 
 
 def check_epsilon(epsilon) -> float:
-    epsilon = _real(epsilon, "epsilon")
+    epsilon = check_real(epsilon, "epsilon")
     if not epsilon > 0 or not np.isfinite(epsilon):
         raise ValueError(f"epsilon must be a finite number > 0, got {epsilon}")
     return epsilon
 
 
 def check_delta(delta) -> float:
-    delta = _real(delta, "delta")
+    delta = check_real(delta, "delta")
     if not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
     return delta
@@ -66,7 +66,7 @@ def check_positive_int(value, name: str, minimum: int = 1) -> int:
 
 
 def check_positive_real(value, name: str) -> float:
-    value = _real(value, name)
+    value = check_real(value, name)
     if not value > 0 or not np.isfinite(value):
         raise ValueError(f"{name} must be a finite number > 0, got {value}")
     return value
@@ -93,7 +93,8 @@ def check_random_state(random_state) -> np.random.Generator:
     )
 
 
-def _real(value, name: str) -> float:
+def check_real(value, name: str) -> float:
+    """A real number (not bool) as float, else a ValueError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a real number, got {value!r}")
     return float(value)

@@ -47,7 +47,7 @@ from ._validation import (
     check_positive_int,
     check_positive_real,
     check_random_state,
-    _real,
+    check_real,
 )
 from .evolution import PrivateEvolution
 from .exceptions import PrivacyLeakWarning
@@ -392,7 +392,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
 
 def _check_share(share, method: str) -> float:
     """recover_share ∈ [0, 1) for PE-means, (0, 1) for HDPE-means (its recover step is the output)."""
-    share = _real(share, "recover_share")
+    share = check_real(share, "recover_share")
     low_ok = share > 0 or (share == 0 and method == "pe-means")
     if not (low_ok and share < 1):
         interval = "[0, 1)" if method == "pe-means" else "(0, 1) for HDPE-means"
