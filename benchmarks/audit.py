@@ -8,9 +8,14 @@
    σ/4, noise skipped on round 2, a canary that votes twice: the bound should
    exceed the claim.
 3. Speed of the exact discrete Gaussian samplers beside numpy's float normal.
+4. DPKMeans' recover step (privevo.audit.audit_cluster_sums, the real
+   noisy_cluster_sums called once per release): correct at every ε and
+   adjacency; planted: one scalar of noise per cluster added to every
+   coordinate (the public HDPE-means code's flaw) and σ/4.
 
-    python benchmarks/audit.py            # full sizes: 10⁶ releases, 10³ runs (several minutes)
-    python benchmarks/audit.py --quick    # 10⁴ releases, 200 runs
+    python benchmarks/audit.py                  # full sizes: 10⁶ releases, 10³ runs (several minutes)
+    python benchmarks/audit.py --quick          # 10⁴ releases, 200 runs
+    python benchmarks/audit.py --recover-step   # only part 4 (5·10⁴ releases per data set)
 """
 
 from __future__ import annotations
@@ -23,8 +28,8 @@ from functools import partial
 import numpy as np
 
 from privevo import PrivateEvolution
-from privevo.audit import AuditResult, audit_release, audit_runs, default_model, format_table, run_audit
-from privevo.histogram import _NOISES, nn_histogram, noisy_nn_histogram, reference_assign
+from privevo.audit import AuditResult, audit_cluster_sums, audit_release, audit_runs, default_model, format_table, run_audit
+from privevo.histogram import _NOISES, cluster_sums, nn_histogram, noisy_nn_histogram, reference_assign
 from privevo.noise import discrete_gaussian, discrete_gaussian_scalar
 
 DELTA = 1e-5
@@ -69,6 +74,36 @@ def planted(n_releases: int, n_runs: int, iterations: int, seed: int) -> list[tu
     return out
 
 
+def scalar_noise_on_sums(private, centers, sigma_sum, sigma_count, rng):
+    """Bug (the public HDPE-means code): one noise value per cluster, added to every coordinate."""
+    sums, counts = cluster_sums(private, centers)
+    return sums + rng.normal(0.0, sigma_sum, size=(len(sums), 1)), counts + rng.normal(0.0, sigma_count, size=counts.shape)
+
+
+def quarter_sigma_sums(private, centers, sigma_sum, sigma_count, rng):
+    """Bug: claims (σ_sum, σ_count), releases with a quarter of each."""
+    sums, counts = cluster_sums(private, centers)
+    return sums + rng.normal(0.0, sigma_sum / 4, size=sums.shape), counts + rng.normal(0.0, sigma_count / 4, size=counts.shape)
+
+
+def recover_step(n_releases: int, seed: int) -> None:
+    """Part 4: the recover step's release, correct and with planted bugs."""
+    tic = time.perf_counter()
+    correct, planted_rows = [], []
+    for i, eps in enumerate(EPSILONS):
+        rng = lambda k: np.random.default_rng([seed, 7, i, k])
+        for j, adjacency in enumerate(("add_remove", "replace")):
+            correct.append(audit_cluster_sums(eps, DELTA, adjacency=adjacency, n_releases=n_releases, random_state=rng(j)))
+        for k, (name, bug) in enumerate((("one noise scalar per cluster", scalar_noise_on_sums), ("σ/4", quarter_sigma_sums))):
+            planted_rows.append((name, audit_cluster_sums(eps, DELTA, n_releases=n_releases, random_state=rng(10 + k), release=bug)))
+    print(f"## DPKMeans' recover step: noisy cluster sums + counts ({n_releases} releases per data set, "
+          f"δ = {DELTA:g}; {time.perf_counter() - tic:.0f} s)\n")
+    print(format_table(correct))
+    print(f"\n{sum(r.consistent for r in correct)} of {len(correct)} settings have lower bound ≤ claimed ε.\n")
+    print(planted_table(planted_rows))
+    print(f"\n{sum(r.epsilon_lower > r.claimed_epsilon for _, r in planted_rows)} of {len(planted_rows)} buggy settings caught.")
+
+
 def planted_table(rows: list[tuple[str, AuditResult]]) -> str:
     lines = [
         "| bug | setting | noise | claimed ε | ε lower bound (95%) | caught (lower > claimed) | best test |",
@@ -106,7 +141,12 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=5)
     parser.add_argument("--releases", type=int, default=1_000_000, help="single releases per data set")
     parser.add_argument("--runs", type=int, default=1000, help="whole PE runs per data set")
+    parser.add_argument("--recover-step", action="store_true", help="only audit DPKMeans' recover step (part 4)")
+    parser.add_argument("--sums-releases", type=int, default=50_000, help="recover-step releases per data set")
     args = parser.parse_args()
+    if args.recover_step:
+        recover_step(2_000 if args.quick else args.sums_releases, args.seed)
+        return
     n_releases, n_runs = (10_000, 200) if args.quick else (args.releases, args.runs)
 
     tic = time.perf_counter()
@@ -128,6 +168,8 @@ def main() -> None:
 
     print("## Exact discrete Gaussian sampler speed (shared, busy machine: timings are rough)\n")
     print(sampler_speed(200_000 if args.quick else 1_000_000))
+    print()
+    recover_step(2_000 if args.quick else args.sums_releases, args.seed)
 
 
 if __name__ == "__main__":

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from privevo import PrivateEvolution, audit
-from privevo.audit import audit_release, audit_runs, default_model
-from privevo.histogram import _NOISES, nn_histogram, noisy_nn_histogram, reference_assign
+from privevo.audit import audit_cluster_sums, audit_release, audit_runs, default_model
+from privevo.histogram import _NOISES, cluster_sums, nn_histogram, noisy_nn_histogram, reference_assign
 
 DELTA = 1e-5
 
@@ -196,3 +196,34 @@ def test_cli_audit_bad_input_one_line(argv, message, capsys):
     assert main(["audit", "--releases", "100", "--runs", "0", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err
+
+
+# ---------------------------------------------------------------- the recover step (noisy cluster sums)
+
+
+@pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
+def test_cluster_sums_release_lower_bound_below_claim(adjacency):
+    r = audit_cluster_sums(2.0, DELTA, adjacency=adjacency, n_releases=3000, random_state=0)
+    assert r.claimed_epsilon == pytest.approx(2.0, rel=1e-6)
+    assert r.consistent
+
+
+def _scalar_noise_on_sums(private, centers, sigma_sum, sigma_count, rng):
+    """The public HDPE-means code's flaw: one noise value per cluster, added to every coordinate."""
+    sums, counts = cluster_sums(private, centers)
+    return sums + rng.normal(0.0, sigma_sum, size=(len(sums), 1)), counts + rng.normal(0.0, sigma_count, size=counts.shape)
+
+
+def _quarter_sigma_sums(private, centers, sigma_sum, sigma_count, rng):
+    sums, counts = cluster_sums(private, centers)
+    return sums + rng.normal(0.0, sigma_sum / 4, size=sums.shape), counts + rng.normal(0.0, sigma_count / 4, size=counts.shape)
+
+
+def test_scalar_noise_on_cluster_sums_is_caught():
+    r = audit_cluster_sums(1.0, DELTA, n_releases=2000, random_state=1, release=_scalar_noise_on_sums)
+    assert r.epsilon_lower > 3 * r.claimed_epsilon and r.statistic == "sum residual off (1, …, 1)"
+
+
+def test_quarter_sigma_on_cluster_sums_is_caught():
+    r = audit_cluster_sums(1.0, DELTA, n_releases=2000, random_state=1, release=_quarter_sigma_sums)
+    assert r.epsilon_lower > r.claimed_epsilon

@@ -25,6 +25,13 @@ Two settings:
   tests). The statistic is the canary's candidate count (add/remove) or the
   difference of the two changed counts (replace): the likelihood-ratio test,
   since log-likelihood ratios of (discrete) Gaussians are linear in it.
+* :func:`audit_cluster_sums` — one release of DPKMeans' recover step,
+  :func:`privevo.histogram.noisy_cluster_sums` itself (noisy per-cluster sums
+  and counts, σ's from :func:`privevo.kmeans.recover_noise`). Statistics: the
+  likelihood-ratio statistic, the count residual alone, and the sum residual
+  along the part of the canary orthogonal to (1, …, 1) — the last catches
+  one scalar of noise added to every coordinate (a flaw of the public
+  HDPE-means code).
 * :func:`audit_runs` — whole :class:`~privevo.PrivateEvolution` runs of T
   rounds, every round's noisy counts observed. The auditor knows D, the
   canary and each round's public candidates, so it computes the per-round
@@ -51,6 +58,7 @@ from ._validation import check_adjacency, check_delta, check_epsilon, check_posi
 __all__ = [
     "AuditResult",
     "audit_release",
+    "audit_cluster_sums",
     "audit_runs",
     "run_audit",
     "clopper_pearson_upper",
@@ -283,6 +291,72 @@ def audit_release(
         claimed_epsilon=_claimed_epsilon(sigma, delta, 1, sensitivity, noise),
         delta=delta,
         sigma=sigma,
+        steps=1,
+        n_samples=n_releases,
+        alpha=alpha,
+        **test,
+    )
+
+
+# ---------------------------------------------------------------- recover step
+
+
+def audit_cluster_sums(
+    epsilon: float,
+    delta: float = 1e-5,
+    *,
+    adjacency: str = "add_remove",
+    n_releases: int = 20_000,
+    alpha: float = 0.05,
+    random_state=None,
+    release: Callable | None = None,
+    canary=(0.6, -0.8),
+) -> AuditResult:
+    """Audit one release of noisy per-cluster sums and counts, σ's calibrated for (ε, δ).
+
+    D is :func:`canary_scenario`'s data; D′ adds ``canary`` (or replaces D's
+    first row by it); the public centres are the two cluster locations.
+    ``release(private, centers, σ_sum, σ_count, rng) → (sums, counts)``
+    (default :func:`privevo.histogram.noisy_cluster_sums`) is called once per
+    sample; tests pass broken ones.
+    """
+    from .histogram import cluster_sums, noisy_cluster_sums
+    from .kmeans import recover_noise
+
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    n_releases = check_positive_int(n_releases, "n_releases", minimum=4)
+    rng = check_random_state(random_state)
+    release = release or noisy_cluster_sums
+    sc = canary_scenario(adjacency)
+    canary = np.asarray(canary, dtype=float)
+    D_prime = np.vstack([sc.D, canary]) if adjacency == "add_remove" else np.vstack([canary, sc.D[1:]])
+    centers = sc.candidates[1:3]
+    noise = recover_noise(accounting.mu_of_epsilon(epsilon, delta), sc.D.shape[1], adjacency)
+    s_sum, s_count = noise["sigma_sum"], noise["sigma_count"]
+    sums0, counts0 = cluster_sums(sc.D, centers)
+    sums1, counts1 = cluster_sums(D_prime, centers)
+    d_sums, d_counts = sums1 - sums0, counts1 - counts0
+    ones = np.ones(sc.D.shape[1]) / np.sqrt(sc.D.shape[1])
+    off_diagonal = d_sums - np.outer(d_sums @ ones, ones)  # the change orthogonal to (1, …, 1) per cluster
+    scores = []
+    for data in (sc.D, D_prime):
+        rows = []
+        for _ in range(n_releases):
+            sums, counts = release(data, centers, s_sum, s_count, rng)
+            r_sums, r_counts = sums - sums0, counts - counts0
+            llr = np.sum(r_sums * d_sums) / s_sum**2 + np.dot(r_counts, d_counts) / s_count**2
+            rows.append([llr, np.dot(r_counts, d_counts), np.sum(r_sums * off_diagonal)])
+        scores.append(np.array(rows))
+    test = threshold_audit(scores[0], scores[1], delta, alpha,
+                           ["likelihood ratio", "count residual", "sum residual off (1, …, 1)"])
+    mu_claimed = np.sqrt((noise["sum_sensitivity"] / s_sum) ** 2 + (noise["count_sensitivity"] / s_count) ** 2)
+    return AuditResult(
+        setting="recover step (cluster sums + counts)",
+        noise="gaussian",
+        adjacency=adjacency,
+        claimed_epsilon=accounting.epsilon_of_mu(mu_claimed, delta),
+        delta=delta,
+        sigma=s_sum,
         steps=1,
         n_samples=n_releases,
         alpha=alpha,

@@ -64,7 +64,7 @@ except ImportError:  # pragma: no cover
     def _validate_data(estimator, X, reset=True, **kwargs):
         return estimator._validate_data(X, reset=reset, **kwargs)
 
-__all__ = ["DPKMeans", "paper_iterations", "paper_variations"]
+__all__ = ["DPKMeans", "paper_iterations", "paper_variations", "recover_noise", "shrunk_means"]
 
 METHODS = ("auto", "pe-means", "hdpe-means")
 
@@ -250,9 +250,9 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         check_positive_real(self.gamma, "gamma")
         check_positive_real(self.beta, "beta")
         check_positive_int(self.n_init, "n_init")
-        sensitivity = check_adjacency(self.adjacency)
+        check_adjacency(self.adjacency)
         return dict(k=k, epsilon=epsilon, delta=delta, method=method, pe_dim=pe_dim, T=T, L=L,
-                    share=share, sensitivity=sensitivity)
+                    share=share)
 
     def _domain(self, X: np.ndarray) -> tuple[np.ndarray, float, tuple | None, bool]:
         """(center, radius, box or None, leaked): the public ball the algorithm works in."""
@@ -345,22 +345,15 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
 
         ``cells = (centres, keys)``: row i belongs to the centre nearest to keys[i]
         (keys None: to Z[i]; HDPE passes the projected centres and rows).
-        μ_recover² is split between the sums and the counts as √d : 1, which
-        minimises the bound σ_s√d + ‖m‖σ_c on a cluster mean's error (‖m‖ ≤ 1).
         """
-        d = Z.shape[1]
-        mu_sum = mu_recover * math.sqrt(math.sqrt(d) / (math.sqrt(d) + 1))
-        mu_count = mu_recover * math.sqrt(1 / (math.sqrt(d) + 1))
-        s = cfg["sensitivity"]
-        sum_sens = 2.0 if self.adjacency == "replace" else 1.0  # rows clipped to the unit ball
-        sigma_sum, sigma_count = sum_sens / mu_sum, s / mu_count
+        noise = recover_noise(mu_recover, Z.shape[1], self.adjacency)
         centers, keys = cells
-        sums, counts = noisy_cluster_sums(Z, centers, sigma_sum, sigma_count, rng, assign_by=keys, radius=1.0)
+        sums, counts = noisy_cluster_sums(Z, centers, noise["sigma_sum"], noise["sigma_count"], rng, assign_by=keys, radius=1.0)
         releases = [
-            gaussian_release("cluster_sums", sigma_sum, 1, sum_sens),
-            gaussian_release("cluster_counts", sigma_count, 1, s),
+            gaussian_release("cluster_sums", noise["sigma_sum"], 1, noise["sum_sensitivity"]),
+            gaussian_release("cluster_counts", noise["sigma_count"], 1, noise["count_sensitivity"]),
         ]
-        return shrunk_means(sums, counts, anchors, sigma_sum, sigma_count), releases
+        return shrunk_means(sums, counts, anchors, noise["sigma_sum"], noise["sigma_count"]), releases
 
     def _set_fit_outputs(self, X, cfg, releases, center, radius, box, leak) -> None:
         dist, labels = nearest_distances(X, self.cluster_centers_)
@@ -429,6 +422,25 @@ def _to_unit_ball(X: np.ndarray, center: np.ndarray, radius: float, box) -> np.n
     if box is not None:
         X = np.clip(X, box[0], box[1])
     return project_to_ball((X - center) / radius, 1.0)
+
+
+def recover_noise(mu: float, dim: int, adjacency: str = "add_remove") -> dict:
+    """σ's of the recover step's two releases so that together they are μ-GDP (rows in the unit ball).
+
+    μ² is split between the sums and the counts as √d : 1, which minimises
+    the bound σ_s√d + ‖m‖σ_c on a cluster mean's error (‖m‖ ≤ 1). L2
+    sensitivities: sums 1 (add/remove) or 2 (replace), counts 1 or √2.
+    """
+    count_sensitivity = check_adjacency(adjacency)
+    sum_sensitivity = 2.0 if adjacency == "replace" else 1.0
+    root = math.sqrt(dim)
+    mu_sum, mu_count = mu * math.sqrt(root / (root + 1)), mu * math.sqrt(1 / (root + 1))
+    return {
+        "sigma_sum": sum_sensitivity / mu_sum,
+        "sigma_count": count_sensitivity / mu_count,
+        "sum_sensitivity": sum_sensitivity,
+        "count_sensitivity": count_sensitivity,
+    }
 
 
 def shrunk_means(sums, counts, anchors, sigma_sum: float, sigma_count: float) -> np.ndarray:
