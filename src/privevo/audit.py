@@ -16,7 +16,7 @@ is false (up to probability α). The threshold (and the statistic) is chosen
 on the first half of the samples and the bound is computed on the second
 half only, so choosing the best test does not bias the bound.
 
-Two settings:
+Three settings:
 
 * :func:`audit_release` — one release of the noisy histogram. Exact counts are
   computed once per data set by the histogram code; each release is the
