@@ -340,11 +340,11 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             return anchors, releases, times
         rng = self.evolution_.final_state_.rng  # the same generator, or the one restored from a checkpoint
         tic = time.perf_counter()
-        centers, recover_releases = self._recover(Z, anchors, cells, mu * math.sqrt(share), cfg, rng)
+        centers, recover_releases = self._recover(Z, anchors, cells, mu * math.sqrt(share), rng)
         times["recover"] = time.perf_counter() - tic
         return centers, releases + recover_releases, times
 
-    def _recover(self, Z, anchors, cells, mu_recover: float, cfg: dict, rng: np.random.Generator):
+    def _recover(self, Z, anchors, cells, mu_recover: float, rng: np.random.Generator):
         """One private Lloyd step: noisy per-cluster sums and counts, shrunk towards the anchors.
 
         ``cells = (centres, keys)``: row i belongs to the centre nearest to keys[i]
