@@ -194,18 +194,20 @@ class CanaryScenario:
     candidates: np.ndarray  # public candidates of the single-release audit
 
 
-def canary_scenario(adjacency: str = "add_remove", n: int = 60, seed: int = 2026) -> CanaryScenario:
+def canary_scenario(
+    adjacency: str = "add_remove", n: int = 60, seed: int = 2026, canary=(0.9, 0.9)
+) -> CanaryScenario:
     """A fixed public test scenario in 2-D: two clusters in the unit ball, a canary at (0.9, 0.9).
 
     The canary sits away from the data; for a vote histogram any point is a
     worst case (every point changes one count by one). Candidates: 8 points of
-    a public grid; the canary stands on candidate 0 so it votes for it. Under
-    ``"replace"`` D′ replaces D's first row (which votes for candidate 1).
+    a public grid; the default canary stands on candidate 0 so it votes for it.
+    Under ``"replace"`` D′ replaces D's first row (which votes for candidate 1).
     """
     check_adjacency(adjacency)
     rng = np.random.default_rng(seed)
     D = np.vstack([rng.normal([-0.5, 0.0], 0.1, (n - n // 4, 2)), rng.normal([0.4, -0.4], 0.1, (n // 4, 2))])
-    canary = np.array([0.9, 0.9])
+    canary = np.asarray(canary, dtype=np.float64)
     grid = np.array([[0.9, 0.9], [-0.5, 0.0], [0.4, -0.4], [0.0, 0.5], [-0.6, -0.6], [0.6, 0.0], [0.0, -0.8], [-0.8, 0.6]])
     if adjacency == "add_remove":
         return CanaryScenario(D, np.vstack([D, canary]), canary, None, grid)
@@ -327,19 +329,17 @@ def audit_cluster_sums(
     n_releases = check_positive_int(n_releases, "n_releases", minimum=4)
     rng = check_random_state(random_state)
     release = release or noisy_cluster_sums
-    sc = canary_scenario(adjacency)
-    canary = np.asarray(canary, dtype=float)
-    D_prime = np.vstack([sc.D, canary]) if adjacency == "add_remove" else np.vstack([canary, sc.D[1:]])
+    sc = canary_scenario(adjacency, canary=canary)
     centers = sc.candidates[1:3]
     noise = recover_noise(accounting.mu_of_epsilon(epsilon, delta), sc.D.shape[1], adjacency)
     s_sum, s_count = noise["sigma_sum"], noise["sigma_count"]
     sums0, counts0 = cluster_sums(sc.D, centers)
-    sums1, counts1 = cluster_sums(D_prime, centers)
+    sums1, counts1 = cluster_sums(sc.D_prime, centers)
     d_sums, d_counts = sums1 - sums0, counts1 - counts0
     ones = np.ones(sc.D.shape[1]) / np.sqrt(sc.D.shape[1])
     off_diagonal = d_sums - np.outer(d_sums @ ones, ones)  # the change orthogonal to (1, …, 1) per cluster
     scores = []
-    for data in (sc.D, D_prime):
+    for data in (sc.D, sc.D_prime):
         rows = []
         for _ in range(n_releases):
             sums, counts = release(data, centers, s_sum, s_count, rng)
