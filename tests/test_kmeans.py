@@ -13,7 +13,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from privevo import DPKMeans, PrivacyLeakWarning, accounting
 from privevo.histogram import cluster_sums, noisy_cluster_sums
-from privevo.kmeans import paper_iterations, paper_variations, shrunk_means
+from privevo.kmeans import hdpe_iterations, hdpe_projection_dim, paper_iterations, paper_variations, shrunk_means
 from privevo.metrics import kmeans_loss
 from privevo.selection import SelectionContext, WeightedKMeans
 from privevo.selection.weighted_kmeans import pe_means_counts, signal_to_noise, weighted_kmeans
@@ -173,6 +173,7 @@ def test_hdpe_means_exact_k_centres_and_quality():
     X, _ = unit_blobs(n=3000, d=48, k=4)
     est = DPKMeans(4, epsilon=2.0, radius=1.0, random_state=0).fit(X)
     assert est.method_ == "hdpe-means" and est.cluster_centers_.shape == (4, 48)
+    assert est.n_iter_ == hdpe_iterations(24) == 19 and est.privacy_report_["public_parameters"]["projection_dim"] == 24
     assert kmeans_loss(X, est.cluster_centers_) < 1.5 * nonprivate_loss(X, 4)
     assert set(est.timings_) >= {"histogram", "recover", "total"}
     # more clusters than the data supports, tiny budget: still exactly k finite centres in the ball
@@ -196,6 +197,8 @@ def test_clipping_and_domain_mapping():
 def test_paper_defaults():
     assert paper_iterations(1.0, 16) == 16 and paper_iterations(0.25, 16) == 16
     assert paper_iterations(2.0, 16) == 32 and paper_iterations(4.0, 4) == 32
+    assert [hdpe_projection_dim(d) for d in (33, 36, 48, 64, 784)] == [16, 18, 24, 32, 32]
+    assert hdpe_iterations(16) == 16 and hdpe_iterations(32) == 22  # the same T at every ε
     assert paper_variations(20000, 16) == 250 and paper_variations(150, 3) == 10 and paper_variations(100, 20) == 4
 
 
@@ -290,6 +293,22 @@ def test_shrunk_means_blends_by_estimated_bias():
     np.testing.assert_allclose(exact, [[0.5, 0.0]])  # no noise: the plain Lloyd step
     far = shrunk_means(np.array([[300.0, 0.0]]), np.array([100.0]), anchors[:1], 1e-9, 1e-9)
     np.testing.assert_allclose(far, [[1.0, 0.0]])  # projected into the unit ball
+
+
+def test_shrunk_means_with_a_basis_blends_each_subspace_apart():
+    # anchor exact inside span(e0) and 0 outside (HDPE's lifted centre); the noisy mean is off in both
+    basis = np.eye(3)[:, :1]
+    anchors = np.array([[0.5, 0.0, 0.0]])
+    counts = np.array([100.0])
+    sums = np.array([[0.52, 0.4, 0.0]]) * 100
+    split = shrunk_means(sums, counts, anchors, sigma_sum=10.0, sigma_count=1e-9, basis=basis)
+    var_in, var_out = 1 * 100 / 100**2, 2 * 100 / 100**2
+    np.testing.assert_allclose(split[0, 0], 0.5)  # gap² 0.0004 < var_in: the exact part keeps its anchor
+    np.testing.assert_allclose(split[0, 1:], [0.4 * (0.16 - var_out) / 0.16, 0.0])
+    whole = shrunk_means(sums, counts, anchors, sigma_sum=10.0, sigma_count=1e-9)
+    assert whole[0, 0] > 0.51  # one blend for all 3 dimensions moves the exact part too
+    same = shrunk_means(sums, counts, anchors, 10.0, 1e-9, basis=np.eye(3))  # full basis: no complement
+    np.testing.assert_allclose(same, whole)
 
 
 def test_recover_step_moves_pe_means_towards_the_cell_means():

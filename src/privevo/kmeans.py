@@ -8,8 +8,12 @@ signal-to-noise, weighted k-means) and Lévy-flight variation
 (:class:`~privevo.variation.LevyVariation`). Its only private access is the
 noisy nearest-neighbour vote histogram (L2 sensitivity 1).
 
-HDPE-means (d > 32) runs PE-means on a random orthonormal projection to 16
-dimensions.
+HDPE-means (d > 32) runs PE-means on a random orthonormal projection to
+d' = max(16, min(32, ⌊d/2⌋)) dimensions (the paper: 16) for T = ⌊4√d'⌋ rounds
+at every ε (the paper: its PE-means rule). Its PE stage only has to find the
+cells; the recover step estimates the centres. A wider projection keeps more
+clusters apart, and more rounds do not sharpen the cells but give close
+clusters more chances to merge (``benchmarks/kmeans_hdpe.py``).
 
 Both end with one private *recover* step, a Lloyd step in the original space:
 every point goes to its nearest PE centre (HDPE: nearest in the projection),
@@ -75,6 +79,16 @@ def paper_iterations(epsilon: float, dim: int) -> int:
     return base if epsilon <= 1 else max(int(math.floor(epsilon * base)), 1)
 
 
+def hdpe_projection_dim(dim: int) -> int:
+    """d' = max(16, min(32, ⌊d/2⌋)): HDPE-means' projected dimension."""
+    return max(16, min(32, dim // 2))
+
+
+def hdpe_iterations(pe_dim: int) -> int:
+    """T = ⌊4√d'⌋ at every ε: HDPE-means' PE rounds."""
+    return paper_iterations(1.0, pe_dim)
+
+
 def paper_variations(n: int, k: int) -> int:
     """L = max(⌊n/(5k)⌋, 4) variations per centre (PE-means paper)."""
     return max(n // (5 * k), 4)
@@ -107,12 +121,11 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
     method : {"auto", "pe-means", "hdpe-means"}
         ``"auto"`` is HDPE-means when d > 32.
     iterations : int or None
-        T, PE rounds; None → ⌊4√d'⌋ for ε ≤ 1, else ⌊ε·⌊4√d'⌋⌋ (d' the dimension
-        PE runs in: d, or ``projection_dim`` for HDPE). The paper's rule is
-        not monotone with many clusters: on blobs k=64 d=64 (3 seeds) ε = 2 and
-        4 give losses .093 and .110 against .084 at ε = 1, and ``iterations=16``
-        gives .049 and .041 (``benchmarks/kmeans_rounds.py``); on iris and
-        digits the paper's rule is better, so it stays the default.
+        T, PE rounds; None → for PE-means the paper's rule, ⌊4√d⌋ for ε ≤ 1,
+        else ⌊ε·⌊4√d⌋⌋; for HDPE-means ⌊4√d'⌋ at every ε. The paper's rule is
+        not monotone in HDPE with many clusters: on blobs k=64 d=64 (3 seeds,
+        d' = 16) ε = 2 and 4 give losses .093 and .110 against .084 at ε = 1,
+        and T = 16 gives .049 and .041 (``benchmarks/kmeans_rounds.py``).
     population : int or None
         L, variations per centre (population k·(L+1)); None → max(⌊n/(5k)⌋, 4).
     adjacency : {"add_remove", "replace"}
@@ -120,7 +133,8 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         Seeds every draw (population, noise, variation, k-means, projection).
     gamma, beta : Lévy-flight step scale (γ·R) and index (defaults 0.01, 1.75).
     n_init : restarts of the weighted k-means inside each selection.
-    projection_dim : HDPE's projected dimension (16).
+    projection_dim : int or None
+        d', HDPE's projected dimension; None → max(16, min(32, ⌊d/2⌋)).
     recover_share : share of μ² spent on the recover step (see the module
         doc), split between sums and counts as √d : 1 (minimises the centre's
         error bound); the PE rounds get μ·√(1 − share). In [0, 1) for PE-means
@@ -161,7 +175,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         gamma: float = 0.01,
         beta: float = 1.75,
         n_init: int = 3,
-        projection_dim: int = 16,
+        projection_dim: int | None = None,
         recover_share: float = 0.25,
         backend: str = "auto",
         progress: bool = False,
@@ -247,8 +261,12 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
         method = ("hdpe-means" if d > 32 else "pe-means") if self.method == "auto" else self.method
-        pe_dim = min(check_positive_int(self.projection_dim, "projection_dim"), d) if method == "hdpe-means" else d
-        T = paper_iterations(epsilon, pe_dim) if self.iterations is None else check_positive_int(self.iterations, "iterations")
+        if method == "hdpe-means":
+            pe_dim = hdpe_projection_dim(d) if self.projection_dim is None else min(check_positive_int(self.projection_dim, "projection_dim"), d)
+            default_T = hdpe_iterations(pe_dim)
+        else:
+            pe_dim, default_T = d, paper_iterations(epsilon, d)
+        T = default_T if self.iterations is None else check_positive_int(self.iterations, "iterations")
         L = paper_variations(n, k) if self.population is None else check_positive_int(self.population, "population")
         share = _check_share(self.recover_share, method)
         check_positive_real(self.gamma, "gamma")
@@ -335,16 +353,16 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             anchors, cells = proj_centers @ basis.T, (proj_centers, Y)
         else:
             anchors, releases, times = self._pe_means(Z, cfg, eps_pe, rng)
-            cells = (anchors, None)
+            cells, basis = (anchors, None), None
         if share == 0:
             return anchors, releases, times
         rng = self.evolution_.final_state_.rng  # the same generator, or the one restored from a checkpoint
         tic = time.perf_counter()
-        centers, recover_releases = self._recover(Z, anchors, cells, mu * math.sqrt(share), rng)
+        centers, recover_releases = self._recover(Z, anchors, cells, mu * math.sqrt(share), rng, basis)
         times["recover"] = time.perf_counter() - tic
         return centers, releases + recover_releases, times
 
-    def _recover(self, Z, anchors, cells, mu_recover: float, rng: np.random.Generator):
+    def _recover(self, Z, anchors, cells, mu_recover: float, rng: np.random.Generator, basis=None):
         """One private Lloyd step: noisy per-cluster sums and counts, shrunk towards the anchors.
 
         ``cells = (centres, keys)``: row i belongs to the centre nearest to keys[i]
@@ -357,7 +375,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             gaussian_release("cluster_sums", noise["sigma_sum"], 1, noise["sum_sensitivity"]),
             gaussian_release("cluster_counts", noise["sigma_count"], 1, noise["count_sensitivity"]),
         ]
-        return shrunk_means(sums, counts, anchors, noise["sigma_sum"], noise["sigma_count"]), releases
+        return shrunk_means(sums, counts, anchors, noise["sigma_sum"], noise["sigma_count"], basis), releases
 
     def _set_fit_outputs(self, X, cfg, releases, center, radius, box, leak) -> None:
         dist, labels = nearest_distances(X, self.cluster_centers_)
@@ -447,22 +465,37 @@ def recover_noise(mu: float, dim: int, adjacency: str = "add_remove") -> dict:
     }
 
 
-def shrunk_means(sums, counts, anchors, sigma_sum: float, sigma_count: float) -> np.ndarray:
+def shrunk_means(sums, counts, anchors, sigma_sum: float, sigma_count: float, basis=None) -> np.ndarray:
     """Noisy cluster means shrunk towards public anchors (empirical Bayes; post-processing only).
 
     For cluster j with noisy sum ŝ_j and count ĉ_j, the mean m̂_j = ŝ_j/ĉ_j has
     squared error v_j ≈ (d·σ_s² + ‖m̂_j‖²·σ_c²)/ĉ_j². The anchor a_j's squared
     bias is estimated by b_j² = max(‖m̂_j − a_j‖² − v_j, 0), and the centre is
-    the James–Stein-type blend a_j + b_j²/(b_j² + v_j)·(m̂_j − a_j). A cluster
-    whose noisy count is at most max(σ_s·√d, 1) keeps its anchor. Results are
-    projected into the unit ball, so exactly k centres always come back.
+    the James–Stein-type blend a_j + b_j²/(b_j² + v_j)·(m̂_j − a_j). With an
+    orthonormal ``basis`` (d, d') the blend is done apart in its span and in
+    the orthogonal complement (d' and d − d' of the d noise dimensions), so
+    anchors that are good in a subspace only (HDPE's lifted centres) keep that
+    part. A cluster whose noisy count is at most max(σ_s·√d, 1) keeps its
+    anchor. Results are projected into the unit ball, so exactly k centres
+    always come back.
     """
     d = sums.shape[1]
     trusted = counts > max(sigma_sum * math.sqrt(d), 1.0)
     safe = np.where(trusted, counts, 1.0)
     means = sums / safe[:, None]
-    var = (d * sigma_sum**2 + np.einsum("ij,ij->i", means, means) * sigma_count**2) / safe**2
-    gap = means - anchors
-    bias2 = np.maximum(np.einsum("ij,ij->i", gap, gap) - var, 0.0)
-    weight = np.where(trusted, bias2 / (bias2 + var), 0.0)
-    return project_to_ball(anchors + weight[:, None] * gap, 1.0)
+    parts = [(means, anchors, d)] if basis is None else _split(means, anchors, basis)
+    out = np.zeros_like(anchors)
+    for mean, anchor, dim in parts:
+        var = (dim * sigma_sum**2 + np.einsum("ij,ij->i", mean, mean) * sigma_count**2) / safe**2
+        gap = mean - anchor
+        bias2 = np.maximum(np.einsum("ij,ij->i", gap, gap) - var, 0.0)
+        out += anchor + np.where(trusted, bias2 / (bias2 + var), 0.0)[:, None] * gap
+    return project_to_ball(out, 1.0)
+
+
+def _split(means, anchors, basis):
+    """(mean, anchor, noise dimensions) in span(basis) and in its orthogonal complement."""
+    inside = lambda v: (v @ basis) @ basis.T  # noqa: E731
+    m_in, a_in = inside(means), inside(anchors)
+    d, d_in = anchors.shape[1], basis.shape[1]
+    return [(m_in, a_in, d_in)] + ([(means - m_in, anchors - a_in, d - d_in)] if d_in < d else [])
