@@ -302,7 +302,7 @@ def test_shrunk_means_with_a_basis_blends_each_subspace_apart():
     counts = np.array([100.0])
     sums = np.array([[0.52, 0.4, 0.0]]) * 100
     split = shrunk_means(sums, counts, anchors, sigma_sum=10.0, sigma_count=1e-9, basis=basis)
-    var_in, var_out = 1 * 100 / 100**2, 2 * 100 / 100**2
+    var_out = 2 * 100 / 100**2  # 2 noise dimensions outside the span; 1 inside: var_in = 0.01
     np.testing.assert_allclose(split[0, 0], 0.5)  # gap² 0.0004 < var_in: the exact part keeps its anchor
     np.testing.assert_allclose(split[0, 1:], [0.4 * (0.16 - var_out) / 0.16, 0.0])
     whole = shrunk_means(sums, counts, anchors, sigma_sum=10.0, sigma_count=1e-9)

@@ -496,7 +496,6 @@ def shrunk_means(sums, counts, anchors, sigma_sum: float, sigma_count: float, ba
 
 def _split(means, anchors, basis):
     """(mean, anchor, noise dimensions) in span(basis) and in its orthogonal complement."""
-    inside = lambda v: (v @ basis) @ basis.T  # noqa: E731
-    m_in, a_in = inside(means), inside(anchors)
+    m_in, a_in = (means @ basis) @ basis.T, (anchors @ basis) @ basis.T
     d, d_in = anchors.shape[1], basis.shape[1]
     return [(m_in, a_in, d_in)] + ([(means - m_in, anchors - a_in, d - d_in)] if d_in < d else [])
