@@ -367,7 +367,8 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         """One private Lloyd step: noisy per-cluster sums and counts, shrunk towards the anchors.
 
         ``cells = (centres, keys)``: row i belongs to the centre nearest to keys[i]
-        (keys None: to Z[i]; HDPE passes the projected centres and rows).
+        (keys None: to Z[i]; HDPE passes the projected centres and rows, and its
+        projection ``basis``, so the shrinkage works in span and complement apart).
         """
         noise = recover_noise(mu_recover, Z.shape[1], self.adjacency)
         centers, keys = cells
