@@ -28,6 +28,7 @@ from sklearn.datasets import load_digits, load_iris, make_blobs
 from tqdm.auto import tqdm
 
 from privevo import DPKMeans
+from privevo.kmeans import paper_iterations
 from privevo.baselines import DPLloyd, FastLloyd, LSHTreeKMeans, NonPrivateKMeans
 from privevo.metrics import area_under_curve, kmeans_loss
 
@@ -83,6 +84,16 @@ def datasets(quick: bool) -> dict[str, tuple[np.ndarray, int]]:
 
 
 # -- runs ----------------------------------------------------------------------
+
+
+def paper_hdpe(eps: float, dim: int, iterations: int | None = None) -> dict:
+    """DPKMeans parameters for the paper's settings: T by its PE-means rule, HDPE at d' = 16.
+
+    ``iterations`` overrides T. Only the recover step's split shrinkage (always on)
+    differs from privevo's HDPE before its defaults changed (commit c041405).
+    """
+    pe_dim = dim if dim <= 32 else 16
+    return dict(projection_dim=16, iterations=paper_iterations(eps, pe_dim) if iterations is None else iterations)
 
 
 def make(method: str, k: int, eps: float, seed: int, dim: int):

@@ -47,10 +47,10 @@ class SignificanceFloor(WeightedKMeans):
             return super().select(candidates, noisy_counts, context)
 
 
-def losses(X, k: int, eps: float, seeds, floor: bool) -> list[float]:
+def fits(X, k: int, eps: float, seeds, floor: bool) -> list[DPKMeans]:
     cls = SignificanceFloor if floor else WeightedKMeans
     with mock.patch("privevo.kmeans.WeightedKMeans", cls):
-        return [kmeans_loss(X, DPKMeans(k, epsilon=eps, radius=1.0, random_state=s).fit(X).cluster_centers_) for s in seeds]
+        return [DPKMeans(k, epsilon=eps, radius=1.0, random_state=s).fit(X) for s in seeds]
 
 
 def diagnose(rounds=(0, 1, 5, 21)) -> None:
@@ -66,7 +66,8 @@ def diagnose(rounds=(0, 1, 5, 21)) -> None:
 
     with mock.patch.object(WeightedKMeans, "_centers", record):
         est = DPKMeans(16, epsilon=2.0, radius=1.0, random_state=0).fit(X)
-    basis = np.linalg.qr(np.random.default_rng(0).standard_normal((128, 32)))[0]  # DPKMeans' first draw
+    pe_dim = est.privacy_report_["public_parameters"]["projection_dim"]
+    basis = np.linalg.qr(np.random.default_rng(0).standard_normal((128, pe_dim)))[0]  # DPKMeans' first draw
     sigma = est.evolution_.sigma_
     for t in rounds:
         candidates, weights, centers = seen[t]
@@ -88,13 +89,14 @@ def main(argv=None) -> int:
         return 0
     SignificanceFloor.z = args.z
     seeds = range(args.seeds)
-    print(f"| data set | ε | default, seeds 0–{args.seeds - 1} | floor {args.z:g}σ |")
-    print("|---|---|---|---|")
+    print(f"| data set | ε | σ (votes) | default, seeds 0–{args.seeds - 1} | floor {args.z:g}σ |")
+    print("|---|---|---|---|---|")
     for k, d in SETS:
         X = unit_ball(make_blobs(n_samples=20000, n_features=d, centers=k, random_state=1)[0])
         for eps in (0.5, 2.0, 4.0):
-            cells = [", ".join(f"{v:.4f}" for v in losses(X, k, eps, seeds, f)) for f in (False, True)]
-            print(f"| blobs k={k} d={d} | {eps:g} | " + " | ".join(cells) + " |", flush=True)
+            runs = [fits(X, k, eps, seeds, f) for f in (False, True)]
+            cells = [", ".join(f"{kmeans_loss(X, e.cluster_centers_):.4f}" for e in r) for r in runs]
+            print(f"| blobs k={k} d={d} | {eps:g} | {runs[0][0].evolution_.sigma_:.1f} | " + " | ".join(cells) + " |", flush=True)
     return 0
 
 

@@ -19,9 +19,8 @@ from unittest import mock
 import numpy as np
 
 import privevo.kmeans
-from kmeans import EPSILONS, datasets
+from kmeans import EPSILONS, datasets, paper_hdpe
 from privevo import DPKMeans
-from privevo.kmeans import paper_iterations
 from privevo.metrics import area_under_curve, kmeans_loss
 
 SETS = ("blobs k=16 d=64", "blobs k=16 d=128", "blobs k=64 d=64", "blobs k=64 d=128", "digits", "optdigits", "satimage")
@@ -34,7 +33,7 @@ def _one_blend():
 
 
 VARIANTS = {
-    "paper (d'=16, paper T)": (lambda eps: dict(projection_dim=16, iterations=paper_iterations(eps, 16)), None),
+    "paper (d'=16, paper T)": (lambda eps: paper_hdpe(eps, 64), None),  # every set here has d > 32
     "d'=16, T=⌊4√d'⌋": (lambda eps: dict(projection_dim=16), None),
     "default, one blend": (lambda eps: {}, _one_blend),
     "default": (lambda eps: {}, None),

@@ -24,7 +24,7 @@ from unittest import mock
 
 import numpy as np
 
-from kmeans import EPSILONS, datasets
+from kmeans import EPSILONS, datasets, paper_hdpe
 from privevo import DPKMeans
 from privevo.metrics import area_under_curve, kmeans_loss, nearest_distances
 from privevo.selection import Selection
@@ -99,9 +99,13 @@ VARIANTS = {"default": WeightedKMeans, "warm": WarmStart, "family": FamilyMass, 
 
 
 def fit(selector_cls, X, k: int, eps: float, seed: int, iterations=None) -> DPKMeans:
-    """DPKMeans with its selector class swapped (the estimator builds ``WeightedKMeans(n_init=...)``)."""
+    """DPKMeans with its selector class swapped (the estimator builds ``WeightedKMeans(n_init=...)``).
+
+    With the paper's settings (HDPE at d' = 16, its T), under which these variants were tried.
+    """
+    params = paper_hdpe(eps, X.shape[1], iterations)
     with mock.patch("privevo.kmeans.WeightedKMeans", selector_cls):
-        return DPKMeans(k, epsilon=eps, radius=1.0, random_state=seed, iterations=iterations).fit(X)
+        return DPKMeans(k, epsilon=eps, radius=1.0, random_state=seed, **params).fit(X)
 
 
 def coverage(seed: int) -> None:
