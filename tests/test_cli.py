@@ -246,6 +246,18 @@ def test_kmeans_writes_centers_and_report(files, tmp_path, capsys):
 
 
 @needs_dpkmeans
+@pytest.mark.parametrize("projection", ["pca", "random"])
+def test_kmeans_hdpe_projection_option(files, capsys, projection):
+    argv = [a.format(d=files) for a in KMEANS] + ["--json", "--method", "hdpe-means", "--projection", projection]
+    code, out, err = run(argv, capsys)
+    assert code == 0, err
+    report = json.loads(out)["privacy_report"]
+    assert (report["releases"][0]["name"] == "second_moment") == (projection == "pca")
+    assert report["public_parameters"]["projection"] == projection
+    assert report["epsilon"] == pytest.approx(1.0, rel=1e-6)
+
+
+@needs_dpkmeans
 def test_kmeans_json_to_stdout_with_bounds(files, capsys):
     argv = [a.format(d=files) for a in swap(swap(KMEANS, radius=None), bounds=["-2", "2"])] + ["--json", "--columns", "x,y"]
     code, out, err = run(argv, capsys)

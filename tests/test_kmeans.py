@@ -12,8 +12,15 @@ from sklearn.datasets import make_blobs
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from privevo import DPKMeans, PrivacyLeakWarning, accounting
-from privevo.histogram import cluster_sums, noisy_cluster_sums
-from privevo.kmeans import hdpe_iterations, hdpe_projection_dim, paper_iterations, paper_variations, shrunk_means
+from privevo.histogram import cluster_sums, noisy_cluster_sums, noisy_second_moment, second_moment
+from privevo.kmeans import (
+    hdpe_iterations,
+    hdpe_projection_dim,
+    paper_iterations,
+    paper_variations,
+    pca_basis,
+    shrunk_means,
+)
 from privevo.metrics import kmeans_loss
 from privevo.selection import SelectionContext, WeightedKMeans
 from privevo.selection.weighted_kmeans import pe_means_counts, signal_to_noise, weighted_kmeans
@@ -77,11 +84,14 @@ def test_report_counts_every_release_against_dp_accounting(d):
     rep = est.privacy_report_
     assert est.method_ == ("hdpe-means" if d > 32 else "pe-means")
     names = [r["name"] for r in rep["releases"]]
-    assert names == ["nn_histogram", "cluster_sums", "cluster_counts"]
+    moment = ["second_moment"] if d > 32 else []  # HDPE's private PCA, released first
+    assert names == moment + ["nn_histogram", "cluster_sums", "cluster_counts"]
     mu = math.sqrt(sum(r["count"] * (r["sensitivity"] / r["sigma"]) ** 2 for r in rep["releases"]))
     assert rep["mu"] == pytest.approx(mu, rel=1e-12)
-    recover_mu2 = sum((r["sensitivity"] / r["sigma"]) ** 2 for r in rep["releases"][1:])
-    assert recover_mu2 == pytest.approx(0.3 * mu**2, rel=1e-9)
+    mu2 = {r["name"]: r["count"] * (r["sensitivity"] / r["sigma"]) ** 2 for r in rep["releases"]}
+    assert mu2["cluster_sums"] + mu2["cluster_counts"] == pytest.approx(0.3 * mu**2, rel=1e-9)
+    if moment:
+        assert mu2["second_moment"] == pytest.approx(0.1 * mu**2, rel=1e-9)
     assert rep["epsilon"] == pytest.approx(1.0, rel=1e-6)
     events = [accounting.dp_event(r["sigma"], r["count"], r["sensitivity"]) for r in rep["releases"]]
     pld = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
@@ -128,6 +138,11 @@ X_OK = unit_blobs(n=100)[0]
         (dict(n_clusters=2, recover_share=-0.1, radius=1.0), X_OK, r"recover_share must be in \[0, 1\)"),
         (dict(n_clusters=2, recover_share=0.0, method="hdpe-means", radius=1.0), X_OK,
          r"recover_share must be in \(0, 1\) for HDPE-means"),
+        (dict(n_clusters=2, projection="gaussian", radius=1.0), X_OK, "projection must be one of"),
+        (dict(n_clusters=2, projection_share=0.0, method="hdpe-means", radius=1.0), X_OK,
+         "projection_share must be > 0 with recover_share"),
+        (dict(n_clusters=2, projection_share=0.8, method="hdpe-means", radius=1.0), X_OK,
+         r"recover_share \+ projection_share < 1"),
     ],
 )
 def test_bad_input_raises_clear_value_error(params, X, match):
@@ -173,7 +188,11 @@ def test_hdpe_means_exact_k_centres_and_quality():
     X, _ = unit_blobs(n=3000, d=48, k=4)
     est = DPKMeans(4, epsilon=2.0, radius=1.0, random_state=0).fit(X)
     assert est.method_ == "hdpe-means" and est.cluster_centers_.shape == (4, 48)
-    assert est.n_iter_ == hdpe_iterations(24) == 19 and est.privacy_report_["public_parameters"]["projection_dim"] == 24
+    public = est.privacy_report_["public_parameters"]
+    assert est.n_iter_ == hdpe_iterations(24) == 19 and public["projection_dim"] == 24
+    assert public["recover_share"] == 0.55 and public["projection"] == "pca" and public["projection_share"] == 0.1
+    low = DPKMeans(4, epsilon=2.0, radius=1.0, random_state=0).fit(X[:, :8])
+    assert low.privacy_report_["public_parameters"]["recover_share"] == 0.25  # PE-means' default
     assert kmeans_loss(X, est.cluster_centers_) < 1.5 * nonprivate_loss(X, 4)
     assert set(est.timings_) >= {"histogram", "recover", "total"}
     # more clusters than the data supports, tiny budget: still exactly k finite centres in the ball
@@ -309,6 +328,52 @@ def test_shrunk_means_with_a_basis_blends_each_subspace_apart():
     assert whole[0, 0] > 0.51  # one blend for all 3 dimensions moves the exact part too
     same = shrunk_means(sums, counts, anchors, 10.0, 1e-9, basis=np.eye(3))  # full basis: no complement
     np.testing.assert_allclose(same, whole)
+
+
+def test_second_moment_exact_clipped_and_noise_symmetric():
+    X = np.array([[0.6, 0.0], [0.0, 3.0]])
+    np.testing.assert_allclose(second_moment(X, radius=1.0), [[0.36, 0.0], [0.0, 1.0]])  # (0, 3) clipped to (0, 1)
+    Y = np.random.default_rng(0).uniform(-0.2, 0.2, size=(300, 60))
+    noisy = noisy_second_moment(Y, 2.0, np.random.default_rng(1))
+    noise = noisy - second_moment(Y)
+    np.testing.assert_array_equal(noise, noise.T)
+    assert noise[np.triu_indices(60)].std() == pytest.approx(2.0, rel=0.1)  # 1830 independent draws
+    with pytest.raises(ValueError, match="numpy.random.Generator"):
+        noisy_second_moment(Y, 2.0, 1)
+
+
+def test_second_moment_sensitivity():
+    # the released upper triangle moves by ≤ 1 when a unit row is added, ≤ √2 when one is replaced
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        x, y = (v / np.linalg.norm(v) for v in rng.standard_normal((2, 7)))
+        tri = lambda v: np.outer(v, v)[np.triu_indices(7)]
+        assert np.linalg.norm(tri(x)) <= 1 + 1e-12
+        assert np.linalg.norm(tri(x) - tri(y)) <= math.sqrt(2) + 1e-12
+
+
+def test_pca_basis_top_eigenvectors():
+    moment = np.diag([1.0, 5.0, 3.0, 0.5])
+    basis = pca_basis(moment, 2)
+    np.testing.assert_allclose(np.abs(basis), np.eye(4)[:, [1, 2]])
+    np.testing.assert_allclose(basis.T @ basis, np.eye(2), atol=1e-12)
+
+
+def test_hdpe_pca_projection_keeps_the_cluster_directions():
+    # 4 clusters spread along 3 of 64 axes: the private PCA basis holds them, a random one does not
+    rng = np.random.default_rng(0)
+    means = np.zeros((4, 64))
+    means[:, :3] = [[0.6, 0, 0], [-0.6, 0, 0], [0, 0.6, 0], [0, 0, 0.6]]
+    X = means[rng.integers(0, 4, 4000)] + rng.normal(0, 0.03, (4000, 64))
+    X /= np.linalg.norm(X, axis=1).max()
+    fit = lambda projection: DPKMeans(4, epsilon=1.0, radius=1.0, projection=projection, random_state=0).fit(X)
+    pca, random = fit("pca"), fit("random")
+    assert [r["name"] for r in pca.privacy_report_["releases"]][0] == "second_moment"
+    assert "second_moment" not in [r["name"] for r in random.privacy_report_["releases"]]
+    assert random.privacy_report_["public_parameters"]["projection_share"] == 0.0
+    basis = pca_basis(noisy_second_moment(X, 1.0, np.random.default_rng(0)), 32)
+    assert np.linalg.norm(basis[:3]) ** 2 > 2.9  # the 3 signal axes lie (almost) inside the span
+    assert kmeans_loss(X, pca.cluster_centers_) < 1.2 * nonprivate_loss(X, 4)
 
 
 def test_recover_step_moves_pe_means_towards_the_cell_means():

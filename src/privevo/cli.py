@@ -139,8 +139,11 @@ def _kmeans_parser(sub) -> None:
     )
     p.add_argument("--k", type=int, required=True, help="number of clusters (1 <= k <= n)")
     p.add_argument("--method", choices=["auto", "pe-means", "hdpe-means"], default="auto", help="auto = hdpe-means when d > 32")
-    p.add_argument("--recover-share", type=float, default=0.25,
-                   help="share of the budget (of mu^2) for the final noisy Lloyd step; 0 = the paper's PE-means (default 0.25)")
+    p.add_argument("--recover-share", type=float, default=None,
+                   help="share of the budget (of mu^2) for the final noisy Lloyd step; 0 = the paper's PE-means "
+                        "(default 0.25 for pe-means, 0.55 for hdpe-means)")
+    p.add_argument("--projection", choices=["pca", "random"], default="pca",
+                   help="hdpe-means' projection: private PCA (10%% of mu^2) or the paper's random one (default pca)")
     _add_run_options(p)
     p.set_defaults(func=_kmeans)
 
@@ -399,7 +402,7 @@ def _kmeans(args) -> int:
     from ._validation import check_positive_int
 
     check_positive_int(args.k, "--k")
-    if not 0 <= args.recover_share < 1:
+    if args.recover_share is not None and not 0 <= args.recover_share < 1:
         raise ValueError(f"--recover-share must be in [0, 1) (0: no recover step), got {args.recover_share}")
     _check_common(args)
     paths = _outputs(args)
@@ -437,6 +440,7 @@ def _kmeans_model(args, n: int, d: int):
         bounds=None if args.bounds is None else tuple(args.bounds),
         method=args.method,
         recover_share=args.recover_share,
+        projection=args.projection,
         iterations=args.iterations,
         adjacency=args.adjacency,
         random_state=args.seed,

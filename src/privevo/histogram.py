@@ -5,6 +5,9 @@ point votes once for its nearest candidate; the release is those counts plus
 Gaussian noise (or exact discrete Gaussian noise, :mod:`privevo.noise`). Under add/remove adjacency one point changes one count by 1
 (L2 sensitivity 1); under replace adjacency two counts by 1 (√2).
 Everything downstream of :func:`noisy_nn_histogram` is post-processing.
+DP k-means also releases, through this module only, noisy per-cluster sums and
+counts (:func:`noisy_cluster_sums`) and a noisy second-moment matrix
+(:func:`noisy_second_moment`, for HDPE-means' projection).
 
 The exact count is computed as *map* (:func:`partial_counts`, one block of
 private rows → counts) + *reduce* (a sum), so distributed backends reuse the
@@ -498,3 +501,30 @@ def noisy_cluster_sums(
     _check_release(rng, sigma_sum=sigma_sum, sigma_count=sigma_count, radius=radius)
     sums, counts = cluster_sums(private, centers, assign_by=assign_by, radius=float(radius))
     return sums + rng.normal(0.0, sigma_sum, size=sums.shape), counts + rng.normal(0.0, sigma_count, size=counts.shape)
+
+
+def second_moment(private, radius: float = 1.0, chunk_size: int = 8192) -> np.ndarray:
+    """Exact Σ_i x̄_i x̄_iᵀ (d, d) of the rows clipped to the L2 ball of ``radius``."""
+    block = _as_private_block(private, np.shape(private)[1] if np.ndim(private) == 2 else -1)
+    d = block.shape[1]
+    out = np.zeros((d, d))
+    for start in range(0, len(block), chunk_size):
+        rows = np.asarray(block[start : start + chunk_size], dtype=np.float64)
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        rows = rows * np.minimum(1.0, radius / np.maximum(norms, 1e-300))
+        out += rows.T @ rows
+    return out
+
+
+def noisy_second_moment(private, sigma: float, rng: np.random.Generator, radius: float = 1.0) -> np.ndarray:
+    """Release Σ x̄x̄ᵀ + symmetric Gaussian noise ("Analyze Gauss", Dwork et al., STOC 2014).
+
+    N(0, σ²) is drawn for each entry on and above the diagonal and mirrored.
+    One row x̄ (‖x̄‖ ≤ r) changes that upper triangle by a vector of L2 norm
+    √(Σ_i x̄_i⁴ + Σ_{i<j} x̄_i²x̄_j²) ≤ ‖x̄‖² ≤ r² (add/remove); a replacement by
+    at most ‖x̄x̄ᵀ − ȳȳᵀ‖_F ≤ √2·r².
+    """
+    _check_release(rng, sigma=sigma, radius=radius)
+    moment = second_moment(private, radius=float(radius))
+    noise = np.triu(rng.normal(0.0, sigma, size=moment.shape))
+    return moment + noise + np.triu(noise, 1).T

@@ -8,12 +8,16 @@ signal-to-noise, weighted k-means) and Lévy-flight variation
 (:class:`~privevo.variation.LevyVariation`). Its only private access is the
 noisy nearest-neighbour vote histogram (L2 sensitivity 1).
 
-HDPE-means (d > 32) runs PE-means on a random orthonormal projection to
+HDPE-means (d > 32) runs PE-means on an orthonormal projection to
 d' = max(16, min(32, ⌊d/2⌋)) dimensions (the paper: 16) for T = ⌊4√d'⌋ rounds
 at every ε (the paper: its PE-means rule). Its PE stage only has to find the
 cells; the recover step estimates the centres. A wider projection keeps more
 clusters apart, and more rounds do not sharpen the cells but give close
-clusters more chances to merge (``benchmarks/kmeans_hdpe.py``).
+clusters more chances to merge (``benchmarks/kmeans_hdpe.py``). The projection
+is private PCA by default: the top d' eigenvectors of the noisy second moment
+Σxxᵀ ("Analyze Gauss", ``projection_share`` of μ²), which keep the directions
+the clusters are spread along where a random projection (the paper's,
+``projection="random"``) keeps about d'/d of their spread (``benchmarks/kmeans_hdpe.py``).
 
 Both end with one private *recover* step, a Lloyd step in the original space:
 every point goes to its nearest PE centre (HDPE: nearest in the projection),
@@ -27,8 +31,9 @@ balance — nearer a spatial median of the cell than the mean k-means needs
 (``benchmarks/pe_means_bias.py`` measures this). ``recover_share=0`` turns the
 step off (the paper's PE-means; HDPE always has it).
 
-All releases — T histograms, the sums and the counts — are Gaussian and
-compose exactly under GDP: μ² = T/σ_h² + (R_s/σ_s)² + 1/σ_c².
+All releases — T histograms, the sums and the counts, and HDPE's second
+moment — are Gaussian and compose exactly under GDP:
+μ² = T/σ_h² + (R_s/σ_s)² + 1/σ_c² (+ 1/σ_m²).
 """
 
 from __future__ import annotations
@@ -55,7 +60,7 @@ from ._validation import (
 )
 from .evolution import PrivateEvolution
 from .exceptions import PrivacyLeakWarning
-from .histogram import noisy_cluster_sums
+from .histogram import noisy_cluster_sums, noisy_second_moment
 from .metrics import nearest_distances
 from .report import gaussian_release, privacy_report
 from .selection.weighted_kmeans import WeightedKMeans
@@ -68,9 +73,12 @@ except ImportError:  # pragma: no cover
     def _validate_data(estimator, X, reset=True, **kwargs):
         return estimator._validate_data(X, reset=reset, **kwargs)
 
-__all__ = ["DPKMeans", "paper_iterations", "paper_variations", "recover_noise", "shrunk_means"]
+__all__ = ["DPKMeans", "paper_iterations", "paper_variations", "pca_basis", "recover_noise", "shrunk_means"]
 
 METHODS = ("auto", "pe-means", "hdpe-means")
+PROJECTIONS = ("pca", "random")
+PE_MEANS_RECOVER_SHARE = 0.25
+HDPE_RECOVER_SHARE = 0.55
 
 
 def paper_iterations(epsilon: float, dim: int) -> int:
@@ -136,17 +144,27 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
     n_init : restarts of the weighted k-means inside each selection.
     projection_dim : int or None
         d', HDPE's projected dimension; None → max(16, min(32, ⌊d/2⌋)).
-    recover_share : share of μ² spent on the recover step (see the module
-        doc), split between sums and counts as √d : 1 (minimises the centre's
-        error bound); the PE rounds get μ·√(1 − share). In [0, 1) for PE-means
-        (0: the paper's PE-means), (0, 1) for HDPE-means.
+    projection : {"pca", "random"}
+        HDPE's projection: the top d' eigenvectors of a noisy second moment
+        Σxxᵀ (private PCA) or a random orthonormal one (the paper's).
+    projection_share : share of μ² spent on that second moment (``"pca"``
+        only); the PE rounds then get μ·√(1 − recover_share − projection_share).
+    recover_share : float or None
+        Share of μ² spent on the recover step (see the module doc), split
+        between sums and counts as √d : 1 (minimises the centre's error
+        bound); the PE rounds get μ·√(1 − share). In [0, 1) for PE-means (0:
+        the paper's PE-means), (0, 1) for HDPE-means. None → 0.25 for
+        PE-means, whose PE centres are its answer and the step refines them,
+        and 0.55 for HDPE-means, whose answer *is* the step (the PE
+        stage only finds the cells; outside the projection the step is the only
+        information).
     backend : histogram backend (see :func:`privevo.histogram.nn_histogram`).
     progress : show a progress bar over the PE rounds.
     checkpoint : path of a checkpoint file for the PE rounds (see
         :mod:`privevo.checkpoint`): written atomically after every round and
         resumed by the next ``fit`` with the same parameters and data shape.
         HDPE-means needs an int ``random_state`` with a checkpoint (its
-        projection is drawn again on resume).
+        projection is drawn again on resume, from the same seed: the same release).
 
     Attributes
     ----------
@@ -177,7 +195,9 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         beta: float = 1.75,
         n_init: int = 3,
         projection_dim: int | None = None,
-        recover_share: float = 0.25,
+        projection: str = "pca",
+        projection_share: float = 0.1,
+        recover_share: float | None = None,
         backend: str = "auto",
         progress: bool = False,
         checkpoint=None,
@@ -197,6 +217,8 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         self.beta = beta
         self.n_init = n_init
         self.projection_dim = projection_dim
+        self.projection = projection
+        self.projection_share = projection_share
         self.recover_share = recover_share
         self.backend = backend
         self.progress = progress
@@ -263,19 +285,32 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
         method = ("hdpe-means" if d > 32 else "pe-means") if self.method == "auto" else self.method
         if method == "hdpe-means":
-            pe_dim = hdpe_projection_dim(d) if self.projection_dim is None else min(check_positive_int(self.projection_dim, "projection_dim"), d)
+            pe_dim = hdpe_projection_dim(d) if self.projection_dim is None else check_positive_int(self.projection_dim, "projection_dim")
+            pe_dim = min(pe_dim, d)
             default_T = hdpe_iterations(pe_dim)
         else:
             pe_dim, default_T = d, paper_iterations(epsilon, d)
         T = default_T if self.iterations is None else check_positive_int(self.iterations, "iterations")
         L = paper_variations(n, k) if self.population is None else check_positive_int(self.population, "population")
         share = _check_share(self.recover_share, method)
+        projection_share = self._projection_share(method, share)
         check_positive_real(self.gamma, "gamma")
         check_positive_real(self.beta, "beta")
         check_positive_int(self.n_init, "n_init")
         check_adjacency(self.adjacency)
         return dict(k=k, epsilon=epsilon, delta=delta, method=method, pe_dim=pe_dim, T=T, L=L,
-                    share=share)
+                    share=share, projection_share=projection_share)
+
+    def _projection_share(self, method: str, share: float) -> float:
+        """projection_share for HDPE's PCA (> 0, with recover_share below 1), else 0."""
+        if self.projection not in PROJECTIONS:
+            raise ValueError(f"projection must be one of {PROJECTIONS}, got {self.projection!r}")
+        if method != "hdpe-means" or self.projection == "random":
+            return 0.0
+        value = check_real(self.projection_share, "projection_share")
+        if not (0 < value and share + value < 1):
+            raise ValueError(f"projection_share must be > 0 with recover_share + projection_share < 1, got {value} + {share}")
+        return value
 
     def _domain(self, X: np.ndarray) -> tuple[np.ndarray, float, tuple | None, bool]:
         """(center, radius, box or None, leaked): the public ball the algorithm works in."""
@@ -338,19 +373,22 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
     def _refined_means(self, Z: np.ndarray, cfg: dict, rng: np.random.Generator):
         """PE-means (on Z, or on an orthonormal projection for HDPE), then the recover step.
 
-        The budget is split under GDP: μ_PE = μ·√(1 − share) for the PE rounds,
-        the rest for the recover step's sums and counts (√d : 1, see ``recover_share``).
-        With share 0 (PE-means only) this is the paper's PE-means.
+        The budget is split under GDP: μ_PE = μ·√(1 − share − projection share)
+        for the PE rounds, the rest for HDPE's second moment and for the recover
+        step's sums and counts (√d : 1, see ``recover_share``). With share 0
+        (PE-means only) this is the paper's PE-means.
         """
-        d, share = Z.shape[1], cfg["share"]
+        share = cfg["share"]
         mu = accounting.mu_of_epsilon(cfg["epsilon"], cfg["delta"])
-        eps_pe = cfg["epsilon"] if share == 0 else accounting.epsilon_of_mu(mu * math.sqrt(1 - share), cfg["delta"])
+        pe_share = 1 - share - cfg["projection_share"]
+        eps_pe = cfg["epsilon"] if pe_share == 1 else accounting.epsilon_of_mu(mu * math.sqrt(pe_share), cfg["delta"])
         if cfg["method"] == "hdpe-means":
             if self.checkpoint is not None and not isinstance(self.random_state, (int, np.integer)):
                 raise ValueError("checkpoint with HDPE-means needs an int random_state (the projection is drawn again on resume)")
-            basis = np.linalg.qr(rng.standard_normal((d, cfg["pe_dim"])))[0]  # orthonormal columns: ‖Zᵀbasis‖ ≤ 1
+            basis, releases = self._projection(Z, cfg, mu, rng)
             Y = Z @ basis
-            proj_centers, releases, times = self._pe_means(Y, cfg, eps_pe, rng)
+            proj_centers, pe_releases, times = self._pe_means(Y, cfg, eps_pe, rng)
+            releases += pe_releases
             anchors, cells = proj_centers @ basis.T, (proj_centers, Y)
         else:
             anchors, releases, times = self._pe_means(Z, cfg, eps_pe, rng)
@@ -362,6 +400,20 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         centers, recover_releases = self._recover(Z, anchors, cells, mu * math.sqrt(share), rng, basis)
         times["recover"] = time.perf_counter() - tic
         return centers, releases + recover_releases, times
+
+    def _projection(self, Z: np.ndarray, cfg: dict, mu: float, rng: np.random.Generator):
+        """HDPE's basis (d, d'), orthonormal columns so ‖Zᵀbasis‖ ≤ 1, and its releases.
+
+        ``"pca"``: the top d' eigenvectors of Σzzᵀ + symmetric N(0, σ_m²) noise,
+        σ_m = Δ/(μ·√projection_share) with Δ = 1 (add/remove) or √2 (replace).
+        """
+        d, dim = Z.shape[1], cfg["pe_dim"]
+        if cfg["projection_share"] == 0:
+            return np.linalg.qr(rng.standard_normal((d, dim)))[0], []
+        sensitivity = check_adjacency(self.adjacency)
+        sigma = sensitivity / (mu * math.sqrt(cfg["projection_share"]))
+        moment = noisy_second_moment(Z, sigma, rng, radius=1.0)
+        return pca_basis(moment, dim), [gaussian_release("second_moment", sigma, 1, sensitivity)]
 
     def _recover(self, Z, anchors, cells, mu_recover: float, rng: np.random.Generator, basis=None):
         """One private Lloyd step: noisy per-cluster sums and counts, shrunk towards the anchors.
@@ -392,12 +444,15 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             adjacency=self.adjacency,
             releases=releases,
             mechanism=f"{cfg['method']}: noisy nearest-neighbour vote histograms"
-            + (" + noisy cluster sums and counts" if cfg["share"] > 0 else ""),
+            + (" + noisy cluster sums and counts" if cfg["share"] > 0 else "")
+            + (" + noisy second moment" if cfg["projection_share"] > 0 else ""),
             public_parameters={
                 "n_samples": X.shape[0], "n_features": X.shape[1], "n_clusters": cfg["k"],
                 "iterations": cfg["T"], "variations": cfg["L"], "projection_dim": cfg["pe_dim"],
                 "center": center, "radius": radius, "bounds": None if box is None else [box[0], box[1]],
                 "gamma": self.gamma, "beta": self.beta, "recover_share": cfg["share"],
+                "projection": self.projection if cfg["method"] == "hdpe-means" else None,
+                "projection_share": cfg["projection_share"],
             },
             warnings=["radius/bounds taken from the private data: not differentially private"] if leak else [],
             guarantee_holds=not leak,
@@ -409,6 +464,8 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
 
 def _check_share(share, method: str) -> float:
     """recover_share ∈ [0, 1) for PE-means, (0, 1) for HDPE-means (its recover step is the output)."""
+    if share is None:
+        return HDPE_RECOVER_SHARE if method == "hdpe-means" else PE_MEANS_RECOVER_SHARE
     share = check_real(share, "recover_share")
     low_ok = share > 0 or (share == 0 and method == "pe-means")
     if not (low_ok and share < 1):
@@ -446,6 +503,12 @@ def _to_unit_ball(X: np.ndarray, center: np.ndarray, radius: float, box) -> np.n
     if box is not None:
         X = np.clip(X, box[0], box[1])
     return project_to_ball((X - center) / radius, 1.0)
+
+
+def pca_basis(moment: np.ndarray, dim: int) -> np.ndarray:
+    """The eigenvectors of the ``dim`` largest eigenvalues of a symmetric (d, d) matrix, as columns."""
+    values, vectors = np.linalg.eigh(moment)
+    return vectors[:, np.argsort(values)[::-1][:dim]]
 
 
 def recover_noise(mu: float, dim: int, adjacency: str = "add_remove") -> dict:
