@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from privevo import PrivateEvolution, audit
-from privevo.audit import audit_cluster_sums, audit_release, audit_runs, default_model
-from privevo.histogram import _NOISES, cluster_sums, nn_histogram, noisy_nn_histogram, reference_assign
+from privevo.audit import audit_cluster_sums, audit_release, audit_runs, audit_second_moment, default_model
+from privevo.histogram import _NOISES, cluster_sums, nn_histogram, noisy_nn_histogram, noisy_second_moment, reference_assign
 
 DELTA = 1e-5
 
@@ -226,4 +226,24 @@ def test_scalar_noise_on_cluster_sums_is_caught():
 
 def test_quarter_sigma_on_cluster_sums_is_caught():
     r = audit_cluster_sums(1.0, DELTA, n_releases=2000, random_state=1, release=_quarter_sigma_sums)
+    assert r.epsilon_lower > r.claimed_epsilon
+
+
+
+# ---------------------------------------------------------------- HDPE's projection (noisy second moment)
+
+
+@pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
+def test_second_moment_release_lower_bound_below_claim(adjacency):
+    r = audit_second_moment(2.0, DELTA, adjacency=adjacency, n_releases=3000, random_state=0)
+    assert r.claimed_epsilon == pytest.approx(2.0, rel=1e-6)
+    assert r.consistent
+
+
+def _quarter_sigma_moment(private, sigma, rng):
+    return noisy_second_moment(private, sigma / 4, rng)
+
+
+def test_quarter_sigma_on_second_moment_is_caught():
+    r = audit_second_moment(1.0, DELTA, n_releases=2000, random_state=1, release=_quarter_sigma_moment)
     assert r.epsilon_lower > r.claimed_epsilon

@@ -32,6 +32,10 @@ Three settings:
   along the part of the canary orthogonal to (1, …, 1) — the last catches
   one scalar of noise added to every coordinate (a flaw of the public
   HDPE-means code).
+* :func:`audit_second_moment` — one release of HDPE-means' private-PCA input,
+  :func:`privevo.histogram.noisy_second_moment` itself (Σx̄x̄ᵀ with symmetric
+  Gaussian noise). Statistics: the likelihood-ratio statistic on the upper
+  triangle, and its diagonal and off-diagonal parts alone.
 * :func:`audit_runs` — whole :class:`~privevo.PrivateEvolution` runs of T
   rounds, every round's noisy counts observed. The auditor knows D, the
   canary and each round's public candidates, so it computes the per-round
@@ -59,6 +63,7 @@ __all__ = [
     "AuditResult",
     "audit_release",
     "audit_cluster_sums",
+    "audit_second_moment",
     "audit_runs",
     "run_audit",
     "clopper_pearson_upper",
@@ -357,6 +362,60 @@ def audit_cluster_sums(
         claimed_epsilon=accounting.epsilon_of_mu(mu_claimed, delta),
         delta=delta,
         sigma=s_sum,
+        steps=1,
+        n_samples=n_releases,
+        alpha=alpha,
+        **test,
+    )
+
+
+def audit_second_moment(
+    epsilon: float,
+    delta: float = 1e-5,
+    *,
+    adjacency: str = "add_remove",
+    n_releases: int = 20_000,
+    alpha: float = 0.05,
+    random_state=None,
+    release: Callable | None = None,
+    canary=(1.0, 0.0),
+) -> AuditResult:
+    """Audit one release of the noisy second moment, σ calibrated for (ε, δ).
+
+    D is :func:`canary_scenario`'s data; D′ adds ``canary`` (or replaces D's
+    first row by it). ``release(private, σ, rng) → (d, d) matrix`` (default
+    :func:`privevo.histogram.noisy_second_moment`) is called once per sample;
+    tests pass broken ones.
+    """
+    from .histogram import noisy_second_moment, second_moment
+
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    n_releases = check_positive_int(n_releases, "n_releases", minimum=4)
+    rng = check_random_state(random_state)
+    release = release or noisy_second_moment
+    sc = canary_scenario(adjacency, canary=canary)
+    sensitivity = check_adjacency(adjacency)
+    sigma = sensitivity / accounting.mu_of_epsilon(epsilon, delta)
+    upper = np.triu_indices(sc.D.shape[1])
+    on_diagonal = upper[0] == upper[1]
+    base = second_moment(sc.D)[upper]
+    change = second_moment(sc.D_prime)[upper] - base
+    scores = []
+    for data in (sc.D, sc.D_prime):
+        rows = []
+        for _ in range(n_releases):
+            r = (release(data, sigma, rng)[upper] - base) * change
+            rows.append([r.sum(), r[on_diagonal].sum(), r[~on_diagonal].sum()])
+        scores.append(np.array(rows))
+    test = threshold_audit(scores[0], scores[1], delta, alpha,
+                           ["likelihood ratio", "diagonal residual", "off-diagonal residual"])
+    return AuditResult(
+        setting="HDPE projection (second moment)",
+        noise="gaussian",
+        adjacency=adjacency,
+        claimed_epsilon=accounting.epsilon_of_mu(sensitivity / sigma, delta),
+        delta=delta,
+        sigma=sigma,
         steps=1,
         n_samples=n_releases,
         alpha=alpha,

@@ -163,8 +163,9 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
     checkpoint : path of a checkpoint file for the PE rounds (see
         :mod:`privevo.checkpoint`): written atomically after every round and
         resumed by the next ``fit`` with the same parameters and data shape.
-        HDPE-means needs an int ``random_state`` with a checkpoint (its
-        projection is drawn again on resume, from the same seed: the same release).
+        HDPE-means needs an int ``random_state`` with a checkpoint: its
+        projection is computed again on resume with the same noise, which is
+        the same release only on the same data, so resume only on the same data.
 
     Attributes
     ----------
