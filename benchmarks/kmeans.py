@@ -88,7 +88,7 @@ def datasets(quick: bool) -> dict[str, tuple[np.ndarray, int]]:
 
 def paper_hdpe(eps: float, dim: int, iterations: int | None = None) -> dict:
     """DPKMeans parameters for the paper's settings: T by its PE-means rule, HDPE at d' = 16
-    on a random projection (and the recover step's share of that time, .25).
+    on a random projection, with the 25% recover share privevo's HDPE had then.
 
     ``iterations`` overrides T. Only the recover step's split shrinkage (always on)
     differs from privevo's HDPE before its defaults changed (commit c041405).
