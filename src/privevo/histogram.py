@@ -471,9 +471,7 @@ def cluster_sums(private, centers, assign_by=None, radius: float = 1.0, chunk_si
     for start in range(0, n, chunk_size):
         stop = min(n, start + chunk_size)
         labels = _assign_chunk(_chunk(keys, start, stop, prepared), prepared, buf, aug)
-        rows = np.asarray(block[start:stop], dtype=np.float64)
-        norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        rows = rows * np.minimum(1.0, radius / np.maximum(norms, 1e-300))
+        rows = _clipped_rows(block, start, stop, radius)
         onehot = np.zeros((u, stop - start))
         onehot[labels, np.arange(stop - start)] = 1.0
         sums += onehot @ rows
@@ -481,6 +479,13 @@ def cluster_sums(private, centers, assign_by=None, radius: float = 1.0, chunk_si
     full_sums = np.zeros((prepared.n_candidates, block.shape[1]))
     full_sums[prepared.first_index] = sums
     return full_sums, _expand(prepared, counts.astype(np.int64))
+
+
+def _clipped_rows(block, start: int, stop: int, radius: float) -> np.ndarray:
+    """Rows start:stop of a private block in float64, each clipped to the L2 ball of ``radius``."""
+    rows = np.asarray(block[start:stop], dtype=np.float64)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows * np.minimum(1.0, radius / np.maximum(norms, 1e-300))
 
 
 def noisy_cluster_sums(
@@ -509,9 +514,7 @@ def second_moment(private, radius: float = 1.0, chunk_size: int = 8192) -> np.nd
     d = block.shape[1]
     out = np.zeros((d, d))
     for start in range(0, len(block), chunk_size):
-        rows = np.asarray(block[start : start + chunk_size], dtype=np.float64)
-        norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        rows = rows * np.minimum(1.0, radius / np.maximum(norms, 1e-300))
+        rows = _clipped_rows(block, start, start + chunk_size, radius)
         out += rows.T @ rows
     return out
 
