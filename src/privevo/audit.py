@@ -253,6 +253,18 @@ def _canary_vector(scenario: CanaryScenario, candidates: np.ndarray) -> np.ndarr
 # ---------------------------------------------------------------- single release
 
 
+def _single_release_arguments(epsilon, delta, n_releases, random_state):
+    """Checked (ε, δ, n_releases, Generator) of a single-release audit."""
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    n_releases = check_positive_int(n_releases, "n_releases", minimum=4)
+    return epsilon, delta, n_releases, check_random_state(random_state)
+
+
+def _release_statistics(sc: CanaryScenario, n_releases: int, statistics: Callable) -> list[np.ndarray]:
+    """For D, then D′: ``n_releases`` rows of ``statistics(data)``, one fresh release each."""
+    return [np.array([statistics(data) for _ in range(n_releases)]) for data in (sc.D, sc.D_prime)]
+
+
 def audit_release(
     epsilon: float,
     delta: float = 1e-5,
@@ -275,10 +287,8 @@ def audit_release(
     """
     from .histogram import _NOISES, nn_histogram
 
-    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-    n_releases = check_positive_int(n_releases, "n_releases", minimum=4)
+    epsilon, delta, n_releases, rng = _single_release_arguments(epsilon, delta, n_releases, random_state)
     sensitivity = check_adjacency(adjacency)
-    rng = check_random_state(random_state)
     sc = scenario or canary_scenario(adjacency)
     histogram = histogram or nn_histogram
     add_noise = add_noise or _NOISES[noise]
@@ -330,9 +340,7 @@ def audit_cluster_sums(
     from .histogram import cluster_sums, noisy_cluster_sums
     from .kmeans import recover_noise
 
-    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-    n_releases = check_positive_int(n_releases, "n_releases", minimum=4)
-    rng = check_random_state(random_state)
+    epsilon, delta, n_releases, rng = _single_release_arguments(epsilon, delta, n_releases, random_state)
     release = release or noisy_cluster_sums
     sc = canary_scenario(adjacency, canary=canary)
     centers = sc.candidates[1:3]
@@ -343,15 +351,14 @@ def audit_cluster_sums(
     d_sums, d_counts = sums1 - sums0, counts1 - counts0
     ones = np.ones(sc.D.shape[1]) / np.sqrt(sc.D.shape[1])
     off_diagonal = d_sums - np.outer(d_sums @ ones, ones)  # the change orthogonal to (1, …, 1) per cluster
-    scores = []
-    for data in (sc.D, sc.D_prime):
-        rows = []
-        for _ in range(n_releases):
-            sums, counts = release(data, centers, s_sum, s_count, rng)
-            r_sums, r_counts = sums - sums0, counts - counts0
-            llr = np.sum(r_sums * d_sums) / s_sum**2 + np.dot(r_counts, d_counts) / s_count**2
-            rows.append([llr, np.dot(r_counts, d_counts), np.sum(r_sums * off_diagonal)])
-        scores.append(np.array(rows))
+
+    def statistics(data):
+        sums, counts = release(data, centers, s_sum, s_count, rng)
+        r_sums, r_counts = sums - sums0, counts - counts0
+        llr = np.sum(r_sums * d_sums) / s_sum**2 + np.dot(r_counts, d_counts) / s_count**2
+        return [llr, np.dot(r_counts, d_counts), np.sum(r_sums * off_diagonal)]
+
+    scores = _release_statistics(sc, n_releases, statistics)
     test = threshold_audit(scores[0], scores[1], delta, alpha,
                            ["likelihood ratio", "count residual", "sum residual off (1, …, 1)"])
     mu_claimed = np.sqrt((noise["sum_sensitivity"] / s_sum) ** 2 + (noise["count_sensitivity"] / s_count) ** 2)
@@ -389,9 +396,7 @@ def audit_second_moment(
     """
     from .histogram import noisy_second_moment, second_moment
 
-    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-    n_releases = check_positive_int(n_releases, "n_releases", minimum=4)
-    rng = check_random_state(random_state)
+    epsilon, delta, n_releases, rng = _single_release_arguments(epsilon, delta, n_releases, random_state)
     release = release or noisy_second_moment
     sc = canary_scenario(adjacency, canary=canary)
     sensitivity = check_adjacency(adjacency)
@@ -400,13 +405,12 @@ def audit_second_moment(
     on_diagonal = upper[0] == upper[1]
     base = second_moment(sc.D)[upper]
     change = second_moment(sc.D_prime)[upper] - base
-    scores = []
-    for data in (sc.D, sc.D_prime):
-        rows = []
-        for _ in range(n_releases):
-            r = (release(data, sigma, rng)[upper] - base) * change
-            rows.append([r.sum(), r[on_diagonal].sum(), r[~on_diagonal].sum()])
-        scores.append(np.array(rows))
+
+    def statistics(data):
+        r = (release(data, sigma, rng)[upper] - base) * change
+        return [r.sum(), r[on_diagonal].sum(), r[~on_diagonal].sum()]
+
+    scores = _release_statistics(sc, n_releases, statistics)
     test = threshold_audit(scores[0], scores[1], delta, alpha,
                            ["likelihood ratio", "diagonal residual", "off-diagonal residual"])
     return AuditResult(

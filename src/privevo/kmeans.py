@@ -152,7 +152,8 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
     recover_share : float or None
         Share of μ² spent on the recover step (see the module doc), split
         between sums and counts as √d : 1 (minimises the centre's error
-        bound); the PE rounds get μ·√(1 − share). In [0, 1) for PE-means (0:
+        bound); the PE rounds get μ·√(1 − share) (less ``projection_share``
+        with HDPE's PCA). In [0, 1) for PE-means (0:
         the paper's PE-means), (0, 1) for HDPE-means. None → 0.25 for
         PE-means, whose PE centres are its answer and the step refines them,
         and 0.55 for HDPE-means, whose answer *is* the step (the PE
