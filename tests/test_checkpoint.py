@@ -14,6 +14,11 @@ import pytest
 
 from privevo import PrivateEvolution
 from privevo.checkpoint import load_checkpoint, rng_from_state, rng_state
+
+
+def rounds_of(path):
+    """The round records of a checkpoint file."""
+    return [r for r in load_checkpoint(path)[1] if r.key.startswith("round/")]
 from privevo.demo import MIXTURE_START, mixture_2d
 from privevo.selection import Rank, Subsample
 from privevo.variation import GaussianVariation
@@ -60,14 +65,14 @@ def test_checkpoint_holds_the_ledger_of_releases(tmp_path, data, reference):
     path = tmp_path / "run.ckpt"
     with pytest.raises(Stop):
         make_pe(checkpoint=path, callbacks=[stop_after(4)]).fit(data)
-    saved = load_checkpoint(path)
-    assert saved.completed == 5
-    assert [e.iteration for e in saved.ledger] == [0, 1, 2, 3, 4]
-    for entry, record in zip(saved.ledger, reference.history_):
-        assert entry.sigma == record.sigma == reference.sigma_
-        np.testing.assert_array_equal(entry.noisy_counts, record.noisy_counts)
-        np.testing.assert_array_equal(entry.selected_points, record.selected_points)
-    assert saved.fingerprint["n"] == 2000 and saved.fingerprint["d"] == 2
+    header, _ = load_checkpoint(path)
+    saved = rounds_of(path)
+    assert [e.meta["iteration"] for e in saved] == [0, 1, 2, 3, 4]
+    for entry, record in zip(saved, reference.history_):
+        assert entry.meta["sigma"] == record.sigma == reference.sigma_
+        np.testing.assert_array_equal(entry.arrays["counts"], record.noisy_counts)
+        np.testing.assert_array_equal(entry.arrays["points"], record.selected_points)
+    assert header["fingerprint"]["d"] == 2 and "n" not in header["fingerprint"]
     assert list(tmp_path.iterdir()) == [path]  # no temporaries left
 
 
@@ -83,7 +88,8 @@ def test_resume_equals_uninterrupted_and_counts_each_release_once(tmp_path, data
     for a, b in zip(resumed.history_, reference.history_):
         np.testing.assert_array_equal(a.noisy_counts, b.noisy_counts)
     report = resumed.privacy_report_
-    assert report["releases"] == [{"name": "nn_histogram", "sigma": reference.sigma_, "count": T, "sensitivity": 1.0}]
+    assert report["releases"] == [{"name": "nn_histogram", "sigma": reference.sigma_, "count": T,
+                                   "sensitivity": 1.0}]
     assert report["epsilon"] == reference.privacy_report_["epsilon"]
     assert report["epsilon"] == pytest.approx(2.0, rel=1e-9)
     # a finished checkpoint: fitting again releases nothing and gives the same output
@@ -107,11 +113,11 @@ def test_resume_refuses_another_run(tmp_path, data, change, key):
     with pytest.raises(Stop):
         make_pe(checkpoint=path, callbacks=[stop_after(2)]).fit(data)
     before = path.read_bytes()
-    with pytest.raises(ValueError, match=rf"belongs to another run \({key} is "):
+    with pytest.raises(ValueError, match=rf"belongs to another run \({key}[ .]"):
         make_pe(checkpoint=path, **change).fit(data)
     with pytest.raises(ValueError, match=r"belongs to another run \(d is 2 there, 3 now\)"):
         make_pe(checkpoint=path).fit(np.hstack([data, data[:, :1]]))
-    with pytest.raises(ValueError, match=r"\(n is 2000 there, 1999 now\)"):
+    with pytest.raises(ValueError, match="made on other data"):
         make_pe(checkpoint=path).fit(data[1:])
     assert path.read_bytes() == before  # a refused run leaves the checkpoint alone
 
@@ -170,14 +176,14 @@ def test_sigkill_mid_run_then_resume_matches_uninterrupted(tmp_path, reference):
     completed = 0
     while completed < 4 and time.monotonic() < deadline and child.poll() is None:
         time.sleep(0.05)
-        if path.exists():
-            completed = load_checkpoint(path).completed
+        if path.exists() and path.stat().st_size:
+            completed = len(rounds_of(path))
     assert child.poll() is None, "the child finished before it could be killed"
     time.sleep(0.05)  # most likely inside a round: released, not yet saved
     os.kill(child.pid, signal.SIGKILL)
     child.wait(timeout=30)
     assert child.returncode == -signal.SIGKILL
-    killed_at = load_checkpoint(path).completed
+    killed_at = len(rounds_of(path))
     assert 4 <= killed_at < T
     assert not (tmp_path / "run.ckpt.out.npy").exists()
 
@@ -187,10 +193,10 @@ def test_sigkill_mid_run_then_resume_matches_uninterrupted(tmp_path, reference):
     assert int(resumed_from) == killed_at and int(n_history) == T
     np.testing.assert_array_equal(np.load(tmp_path / "run.ckpt.out.npy"), reference.synthetic_)
     assert float(epsilon) == reference.privacy_report_["epsilon"]
-    final = load_checkpoint(path)
-    assert [e.iteration for e in final.ledger] == list(range(T))
-    for entry, record in zip(final.ledger, reference.history_):
-        np.testing.assert_array_equal(entry.noisy_counts, record.noisy_counts)
+    final = rounds_of(path)
+    assert [e.meta["iteration"] for e in final] == list(range(T))
+    for entry, record in zip(final, reference.history_):
+        np.testing.assert_array_equal(entry.arrays["counts"], record.noisy_counts)
 
 
 @pytest.mark.parametrize("method, d", [("pe-means", 2), ("hdpe-means", 40)])
@@ -217,7 +223,7 @@ def test_dpkmeans_checkpoint_resume(tmp_path, monkeypatch, method, d):
     with pytest.raises(Stop):
         privevo.DPKMeans(**params, checkpoint=path).fit(X)
     monkeypatch.setattr(PE, "step", step)
-    assert load_checkpoint(path).completed == 3
+    assert len(rounds_of(path)) == 3
     resumed = privevo.DPKMeans(**params, checkpoint=path).fit(X)
     assert resumed.evolution_.resumed_from_ == 3
     np.testing.assert_array_equal(resumed.cluster_centers_, reference.cluster_centers_)
@@ -225,5 +231,5 @@ def test_dpkmeans_checkpoint_resume(tmp_path, monkeypatch, method, d):
     assert resumed.privacy_report_["releases"] == reference.privacy_report_["releases"]
     with pytest.raises(ValueError, match="belongs to another run"):
         privevo.DPKMeans(**{**params, "random_state": 4}, checkpoint=path).fit(X)
-    with pytest.raises(ValueError, match=r"belongs to another run \(public_parameters.radius is "):
+    with pytest.raises(ValueError, match=r"belongs to another run \(radius is "):
         privevo.DPKMeans(**{**params, "radius": 3.0 * np.sqrt(d)}, checkpoint=path).fit(X)

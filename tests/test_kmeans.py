@@ -63,16 +63,19 @@ def test_sklearn_compatible(estimator, check):
 
 def test_report_epsilon_equals_accountant_pe_means():
     X, _ = unit_blobs()
-    est = DPKMeans(4, epsilon=1.0, radius=1.0, random_state=0, recover_share=0.0).fit(X)  # the paper's PE-means
+    # the paper's PE-means: replace adjacency (n public, delta = n^-1.1), no recover step
+    est = DPKMeans(4, epsilon=1.0, radius=1.0, adjacency="replace", recover_share=0.0).fit(X)
     rep = est.privacy_report_
     T, delta = paper_iterations(1.0, 4), len(X) ** -1.1
     assert rep["guarantee_holds"] is True and rep["warnings"] == []
     assert est.n_iter_ == T == 8 and rep["delta"] == pytest.approx(delta)
     assert [r["name"] for r in rep["releases"]] == ["nn_histogram"]
     assert rep["releases"][0]["count"] == T
-    assert rep["sigma"] == pytest.approx(accounting.gaussian_sigma(1.0, delta, T), rel=1e-12)
-    assert rep["epsilon"] == pytest.approx(accounting.epsilon_of(rep["sigma"], delta, T), rel=1e-9)
-    assert rep["epsilon"] == pytest.approx(1.0, rel=1e-6)
+    sigma = accounting.gaussian_sigma(1.0, delta, T, math.sqrt(2))
+    assert rep["sigma"] == pytest.approx(sigma, rel=1e-11)
+    assert rep["epsilon"] == pytest.approx(accounting.epsilon_of(rep["sigma"], delta, T, math.sqrt(2)), rel=1e-9)
+    assert rep["epsilon"] == pytest.approx(1.0, rel=1e-6) and rep["epsilon"] <= 1.0
+    assert rep["public_parameters"]["n_samples"] == len(X)  # public under replace
 
 
 @pytest.mark.parametrize("d", [4, 40])  # PE-means and HDPE-means, both with the recover step
@@ -85,14 +88,17 @@ def test_report_counts_every_release_against_dp_accounting(d):
     assert est.method_ == ("hdpe-means" if d > 32 else "pe-means")
     names = [r["name"] for r in rep["releases"]]
     moment = ["second_moment"] if d > 32 else []  # HDPE's private PCA, released first
-    assert names == moment + ["nn_histogram", "cluster_sums", "cluster_counts"]
+    # under add/remove a noisy count comes first (n is private)
+    assert names == ["count"] + moment + ["nn_histogram", "cluster_sums", "cluster_counts"]
     mu = math.sqrt(sum(r["count"] * (r["sensitivity"] / r["sigma"]) ** 2 for r in rep["releases"]))
     assert rep["mu"] == pytest.approx(mu, rel=1e-12)
     mu2 = {r["name"]: r["count"] * (r["sensitivity"] / r["sigma"]) ** 2 for r in rep["releases"]}
     assert mu2["cluster_sums"] + mu2["cluster_counts"] == pytest.approx(0.3 * mu**2, rel=1e-9)
+    assert mu2["count"] == pytest.approx(0.02 * mu**2, rel=1e-9)
     if moment:
         assert mu2["second_moment"] == pytest.approx(0.1 * mu**2, rel=1e-9)
-    assert rep["epsilon"] == pytest.approx(1.0, rel=1e-6)
+    assert rep["epsilon"] == pytest.approx(1.0, rel=1e-6) and rep["epsilon"] <= 1.0
+    assert rep["delta"] == 1e-6 and "n_samples" not in rep["public_parameters"]
     events = [accounting.dp_event(r["sigma"], r["count"], r["sensitivity"]) for r in rep["releases"]]
     pld = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
     pld.compose(dp_accounting.ComposedDpEvent(events))
@@ -119,7 +125,7 @@ X_OK = unit_blobs(n=100)[0]
 @pytest.mark.parametrize(
     "params, X, match",
     [
-        (dict(n_clusters=101), X_OK, "n_clusters=101 must be <= n_samples=100"),
+        (dict(n_clusters=101), X_OK, "n_clusters=101 is larger than the number of rows"),
         (dict(n_clusters=0), X_OK, "n_clusters must be an integer >= 1"),
         (dict(n_clusters=2), np.where(np.arange(400).reshape(100, 4) == 5, np.nan, X_OK), "NaN or infinite"),
         (dict(n_clusters=2), np.where(np.arange(400).reshape(100, 4) == 5, np.inf, X_OK), "NaN or infinite"),
@@ -368,7 +374,7 @@ def test_hdpe_pca_projection_keeps_the_cluster_directions():
     X /= np.linalg.norm(X, axis=1).max()
     fit = lambda projection: DPKMeans(4, epsilon=1.0, radius=1.0, projection=projection, random_state=0).fit(X)
     pca, random = fit("pca"), fit("random")
-    assert [r["name"] for r in pca.privacy_report_["releases"]][0] == "second_moment"
+    assert [r["name"] for r in pca.privacy_report_["releases"]][:2] == ["count", "second_moment"]
     assert "second_moment" not in [r["name"] for r in random.privacy_report_["releases"]]
     assert random.privacy_report_["public_parameters"]["projection_share"] == 0.0
     basis = pca_basis(noisy_second_moment(X, 1.0, np.random.default_rng(0)), 32)

@@ -1,163 +1,156 @@
-"""Checkpoints of a Private Evolution run: resume without spending budget twice.
+"""Checkpoints: resume a run without spending budget twice, and only on its own data.
 
-After every round the loop writes one file (``numpy`` ``.npz``, no pickles)
-atomically — a temporary file in the same folder, fsync, ``os.replace`` — so
-the checkpoint on disk is always a complete state after some round. It holds
+A checkpoint is an append-only log of one run's *steps*, written as they
+happen: a header, then one record per step (a PE round, DPKMeans' second
+moment, projection or recover step). A record holds the step's release (the
+noisy values it published), the public state after it, and the RNG state
+after it. Appending one record costs the same in round 1 and round 600: the
+file is never rewritten. Each record is framed as
 
-- ``fingerprint``: the run's public parameters and the data shape (n, d);
-  resuming with anything else is refused (no hash of the private data is
-  stored: a hash of the data would itself leak it);
-- the population for the next round and the last selection;
-- the RNG ``bit_generator`` state after the round;
-- the *ledger*: every release made so far (round index, σ, the noisy counts,
-  the selected indices/points).
+    8-byte length | 32-byte SHA-256 of the payload | payload (``.npz`` bytes)
 
-A resumed run continues after the last completed release with the saved RNG
-state. A round that was running when the process died had released nothing
-(its noisy counts never left the process); it is recomputed with the same
-random stream, i.e. the same noise, so no round is ever released twice with
-fresh noise, and the final report counts each of the T releases once.
+so a record torn by a crash mid-write fails its check and is dropped (and
+truncated away) on the next open; everything before it is intact. No pickles
+are ever loaded.
 
-Security note: the RNG state lets whoever holds it reproduce the noise of
-the recorded rounds. Treat a checkpoint like the private data itself
-(same access rights) and delete it once the run is finished.
+Rules (docs/privacy.md, "The checkpoint"):
+
+- **Bound to its data.** The header stores a SHA-256 digest of the private
+  rows (:func:`data_digest`) and the run's fingerprint (every public
+  parameter, :func:`privevo._params.fingerprint`). Opening it with other data,
+  other parameters or from another kind of run is refused with one line.
+- **A release is never redrawn.** A step found in the log is replayed from its
+  record (value and RNG state); only steps missing from the log run, so a
+  checkpoint of a finished run returns the finished result and releases
+  nothing new.
+- **One run at a time.** The file is held under an exclusive ``flock`` while
+  a run uses it; a second run on it is refused.
+
+The checkpoint is the one *private* artefact of a run: its RNG states
+reproduce the noise and its digest identifies the data. It is written
+owner-only (mode 0600); delete it once the run is finished.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
+import hashlib
+import io
 import json
 import os
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .io import atomic_write
-from .selection import Selection
-
 __all__ = [
     "FORMAT",
-    "LedgerEntry",
-    "CheckpointData",
-    "save_checkpoint",
+    "Checkpoint",
+    "Record",
+    "data_digest",
     "load_checkpoint",
-    "check_fingerprint",
     "rng_state",
     "rng_from_state",
+    "set_rng_state",
 ]
 
-FORMAT = "privevo-checkpoint/1"
+FORMAT = "privevo-checkpoint/2"
+_MAGIC = b"PRIVEVO-CHECKPOINT-2\n"
+_FRAME = struct.Struct("<Q32s")
 
 
 @dataclass
-class LedgerEntry:
-    """One release: round ``iteration`` published ``noisy_counts`` with noise σ."""
+class Record:
+    """One step of a run: its ``key``, JSON ``meta``, ``arrays`` and the RNG state after it."""
 
-    iteration: int
-    sigma: float
-    noisy_counts: np.ndarray
-    selected: np.ndarray | None
-    selected_points: np.ndarray
-    info: dict = field(default_factory=dict)
+    key: str
+    meta: dict
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    rng: dict | None = None
 
 
-@dataclass
-class CheckpointData:
-    """What :func:`load_checkpoint` returns."""
+class Checkpoint:
+    """An open, locked checkpoint log (see the module doc). Use :meth:`open`."""
 
-    fingerprint: dict
-    completed: int
-    population: np.ndarray
-    selection: Selection | None
-    rng: np.random.Generator
-    ledger: list[LedgerEntry]
+    def __init__(self, path: Path, handle, header: dict, records: list[Record]):
+        self.path = path
+        self._handle = handle
+        self.header = header
+        self.records = records
+
+    @classmethod
+    def open(cls, path, *, fingerprint: dict, digest: str) -> "Checkpoint":
+        """Open (or create) ``path`` for a run with this fingerprint on data with this digest.
+
+        Raises ``ValueError`` (one line, the file left as it was) when the file
+        is not a privevo checkpoint, belongs to another run or other data, or
+        is in use by another process.
+        """
+        path = Path(path)
+        _remove_stale_temporaries(path)
+        handle = _open_locked(path)
+        try:
+            header, records = _read_log(path, handle)
+            if header is None:
+                header = {"format": FORMAT, "fingerprint": fingerprint, "digest": digest}
+                _append(handle, _frame(_pack(Record("header", header))))
+            else:
+                _check_header(path, header, fingerprint, digest)
+        except BaseException:
+            handle.close()
+            raise
+        return cls(path, handle, header, records)
+
+    def find(self, key: str) -> Record | None:
+        """The record of step ``key``, or None if that step has not run yet."""
+        for record in self.records:
+            if record.key == key:
+                return record
+        return None
+
+    def append(self, record: Record) -> None:
+        """Write one step durably (fsync) before its result is used further."""
+        _append(self._handle, _frame(_pack(record)))
+        self.records.append(record)
+
+    def close(self) -> None:
+        """Release the lock (the file stays)."""
+        if not self._handle.closed:
+            self._handle.close()
+
+    def __enter__(self) -> "Checkpoint":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
-def save_checkpoint(
-    path,
-    *,
-    fingerprint: dict,
-    completed: int,
-    population: np.ndarray,
-    selection: Selection | None,
-    rng: np.random.Generator,
-    ledger: list[LedgerEntry],
-) -> None:
-    """Write the state after round ``completed`` atomically to ``path``."""
-    arrays: dict[str, np.ndarray] = {"population": np.asarray(population, dtype=np.float64)}
-    meta: dict[str, Any] = {
-        "format": FORMAT,
-        "fingerprint": fingerprint,
-        "completed": int(completed),
-        "rng": _encode(rng_state(rng)),
-        "ledger": [],
-        "selection": None,
-    }
-    if selection is not None:
-        meta["selection"] = _put_selection(arrays, "selection", selection)
-    for entry in ledger:
-        key = f"round{entry.iteration}"
-        arrays[f"{key}_counts"] = np.asarray(entry.noisy_counts, dtype=np.float64)
-        arrays[f"{key}_points"] = np.asarray(entry.selected_points, dtype=np.float64)
-        if entry.selected is not None:
-            arrays[f"{key}_selected"] = np.asarray(entry.selected, dtype=np.int64)
-        meta["ledger"].append({"iteration": int(entry.iteration), "sigma": float(entry.sigma), "info": _jsonable(entry.info)})
-    arrays["meta"] = np.array(json.dumps(meta))
-    with atomic_write(path, private=True) as tmp:
-        with open(tmp, "wb") as handle:
-            np.savez(handle, **arrays)
-
-
-def load_checkpoint(path) -> CheckpointData:
-    """Read a checkpoint written by :func:`save_checkpoint` (no pickles are loaded)."""
+def load_checkpoint(path) -> tuple[dict, list[Record]]:
+    """(header, records) of a checkpoint file, read-only (for inspection and tests)."""
     path = Path(path)
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-        meta = json.loads(str(arrays.pop("meta")))
-    except Exception as err:  # zipfile / json / KeyError: all mean "not ours"
-        raise ValueError(
-            f"checkpoint {path} is not a readable privevo checkpoint ({type(err).__name__}); "
-            "delete it or choose another checkpoint path"
-        ) from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise ValueError(f"checkpoint {path} has an unknown format; delete it or choose another checkpoint path")
-    ledger = [_get_entry(arrays, e) for e in meta["ledger"]]
-    _check_ledger(path, ledger, meta["completed"])
-    selection = None if meta["selection"] is None else _get_selection(arrays, "selection", meta["selection"])
-    return CheckpointData(
-        fingerprint=meta["fingerprint"],
-        completed=int(meta["completed"]),
-        population=arrays["population"],
-        selection=selection,
-        rng=rng_from_state(_decode(meta["rng"])),
-        ledger=ledger,
-    )
+    with open(path, "rb") as handle:
+        header, records = _read_log(path, handle, repair=False)
+    if header is None:
+        raise ValueError(f"checkpoint {path} is empty; delete it or choose another checkpoint path")
+    return header, records
 
 
-def check_fingerprint(path, saved: dict, current: dict) -> None:
-    """Refuse to resume a checkpoint written by a run with other parameters or data shape."""
-    difference = _first_difference(saved, current)
-    if difference is not None:
-        key, there, now = difference
-        raise ValueError(
-            f"checkpoint {path} belongs to another run ({key} is {there!r} there, {now!r} now); "
-            "use a new checkpoint path, or delete the file to start over"
-        )
+def data_digest(private) -> str:
+    """SHA-256 of the private rows as float64, block by block (arrays, block sources, Dask).
 
-
-def _first_difference(saved: dict, current: dict, prefix: str = ""):
-    """(dotted key, saved value, current value) of the first difference, or None."""
-    for key in sorted(set(saved) | set(current)):
-        there, now = saved.get(key), current.get(key)
-        if isinstance(there, dict) and isinstance(now, dict):
-            inner = _first_difference(there, now, f"{prefix}{key}.")
-            if inner is not None:
-                return inner
-        elif there != now:
-            return f"{prefix}{key}", there, now
-    return None
+    Stored only inside the checkpoint, which is already as private as the data.
+    """
+    h = hashlib.sha256()
+    shape = None
+    for block in _blocks(private):
+        block = np.ascontiguousarray(block, dtype=np.float64)
+        shape = block.shape[1:] if shape is None else shape
+        h.update(block.tobytes())
+    h.update(repr(shape).encode())
+    return h.hexdigest()
 
 
 def rng_state(rng: np.random.Generator) -> dict:
@@ -176,47 +169,131 @@ def rng_from_state(state: dict) -> np.random.Generator:
     return np.random.Generator(bit_generator)
 
 
-# -- helpers ------------------------------------------------------------------
+def set_rng_state(rng: np.random.Generator, state: dict | None) -> None:
+    """Put ``rng`` (in place: every holder of it sees the change) where a record left it."""
+    if state is not None:
+        rng.bit_generator.state = state
 
 
-def _check_ledger(path, ledger: list[LedgerEntry], completed: int) -> None:
-    rounds = [e.iteration for e in ledger]
-    if rounds != list(range(completed)):
-        raise ValueError(
-            f"checkpoint {path} has an inconsistent ledger (rounds {rounds}, {completed} completed); "
-            "delete it or choose another checkpoint path"
-        )
+# -- the log --------------------------------------------------------------------
 
 
-def _put_selection(arrays: dict, key: str, selection: Selection) -> dict:
-    arrays[f"{key}_points"] = np.asarray(selection.points, dtype=np.float64)
-    for name in ("indices", "weights"):
-        value = getattr(selection, name)
-        if value is not None:
-            arrays[f"{key}_{name}"] = np.asarray(value)
-    return {"variations_per_point": selection.variations_per_point, "info": _jsonable(selection.info)}
+def _open_locked(path: Path):
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except IsADirectoryError:
+        raise ValueError(f"checkpoint {path} is a directory; choose a file path") from None
+    handle = os.fdopen(fd, "r+b")
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as err:
+        handle.close()
+        if err.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+            raise ValueError(f"checkpoint {path} is in use by another run; wait for it to finish "
+                             "or choose another checkpoint path") from None
+        raise
+    return handle
 
 
-def _get_selection(arrays: dict, key: str, meta: dict) -> Selection:
-    return Selection(
-        points=arrays[f"{key}_points"],
-        indices=arrays.get(f"{key}_indices"),
-        weights=arrays.get(f"{key}_weights"),
-        variations_per_point=meta["variations_per_point"],
-        info=meta["info"],
-    )
+def _read_log(path: Path, handle, repair: bool = True) -> tuple[dict | None, list[Record]]:
+    """Header and records; a torn last record is dropped (and truncated if ``repair``)."""
+    handle.seek(0)
+    data = handle.read()
+    if not data:
+        return None, []
+    if not data.startswith(_MAGIC):
+        raise ValueError(f"checkpoint {path} is not a readable privevo checkpoint "
+                         f"(not {FORMAT}); delete it or choose another checkpoint path")
+    records, offset = [], len(_MAGIC)
+    while offset + _FRAME.size <= len(data):
+        length, digest = _FRAME.unpack_from(data, offset)
+        payload = data[offset + _FRAME.size: offset + _FRAME.size + length]
+        if len(payload) != length or hashlib.sha256(payload).digest() != digest:
+            break
+        records.append(_unpack(path, payload))
+        offset += _FRAME.size + length
+    if repair and offset < len(data):
+        handle.truncate(offset)
+        os.fsync(handle.fileno())
+    if not records or records[0].key != "header":
+        raise ValueError(f"checkpoint {path} has no valid header; delete it or choose another "
+                         "checkpoint path")
+    return records[0].meta, records[1:]
 
 
-def _get_entry(arrays: dict, meta: dict) -> LedgerEntry:
-    key = f"round{meta['iteration']}"
-    return LedgerEntry(
-        iteration=int(meta["iteration"]),
-        sigma=float(meta["sigma"]),
-        noisy_counts=arrays[f"{key}_counts"],
-        selected=arrays.get(f"{key}_selected"),
-        selected_points=arrays[f"{key}_points"],
-        info=meta["info"],
-    )
+def _check_header(path: Path, header: dict, fingerprint: dict, digest: str) -> None:
+    if header.get("format") != FORMAT:
+        raise ValueError(f"checkpoint {path} has an unknown format; delete it or choose another path")
+    saved = header.get("fingerprint", {})
+    if saved.get("run") != fingerprint.get("run"):
+        raise ValueError(f"checkpoint {path} was written by a {saved.get('run')} run, not by this "
+                         f"{fingerprint.get('run')} run; use another checkpoint path")
+    difference = _first_difference(saved, fingerprint)
+    if difference is not None:
+        key, there, now = difference
+        raise ValueError(f"checkpoint {path} belongs to another run ({key} is {there!r} there, "
+                         f"{now!r} now); use a new checkpoint path, or delete the file to start over")
+    if header.get("digest") != digest:
+        raise ValueError(f"checkpoint {path} was made on other data; a checkpoint resumes only "
+                         "on the data it was made on (use a new checkpoint path)")
+
+
+def _first_difference(saved: dict, current: dict, prefix: str = ""):
+    """(dotted key, saved value, current value) of the first difference, or None."""
+    for key in sorted(set(saved) | set(current)):
+        there, now = saved.get(key), current.get(key)
+        if isinstance(there, dict) and isinstance(now, dict):
+            inner = _first_difference(there, now, f"{prefix}{key}.")
+            if inner is not None:
+                return inner
+        elif there != now:
+            return f"{prefix}{key}", there, now
+    return None
+
+
+def _append(handle, frame: bytes) -> None:
+    handle.seek(0, os.SEEK_END)
+    if handle.tell() == 0:
+        handle.write(_MAGIC)
+    handle.write(frame)
+    handle.flush()
+    os.fsync(handle.fileno())
+
+
+def _frame(payload: bytes) -> bytes:
+    return _FRAME.pack(len(payload), hashlib.sha256(payload).digest()) + payload
+
+
+def _pack(record: Record) -> bytes:
+    meta = {"key": record.key, "meta": _jsonable(record.meta),
+            "rng": None if record.rng is None else _encode(record.rng)}
+    buffer = io.BytesIO()
+    np.savez(buffer, __meta__=np.array(json.dumps(meta)), **record.arrays)
+    return buffer.getvalue()
+
+
+def _unpack(path: Path, payload: bytes) -> Record:
+    try:
+        with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+        meta = json.loads(str(arrays.pop("__meta__")))
+        return Record(meta["key"], meta["meta"], arrays, None if meta["rng"] is None else _decode(meta["rng"]))
+    except Exception as err:  # zipfile / json / KeyError: all mean "not ours"
+        raise ValueError(f"checkpoint {path} is not a readable privevo checkpoint "
+                         f"({type(err).__name__}); delete it or choose another checkpoint path") from None
+
+
+def _blocks(private):
+    if isinstance(private, np.ndarray):
+        yield private
+    elif hasattr(private, "iter_blocks"):
+        yield from private.iter_blocks()
+    elif hasattr(private, "to_delayed"):  # a Dask collection: partitions in order
+        parts = private.to_delayed()
+        for part in parts.ravel() if isinstance(parts, np.ndarray) else parts:
+            yield np.asarray(part.compute())
+    else:
+        yield np.asarray(private)
 
 
 def _encode(value):
@@ -238,15 +315,14 @@ def _decode(value):
     return value
 
 
-def _jsonable(value):
+def _jsonable(value: Any):
     from .report import _jsonable as jsonable
 
     return jsonable(value)
 
 
-def remove_stale_temporaries(path) -> None:
-    """Delete temporaries a killed writer left beside ``path`` (``.NAME.*.tmp``)."""
-    path = Path(path)
+def _remove_stale_temporaries(path: Path) -> None:
+    """Delete temporaries an older writer left beside ``path`` (``.NAME.*.tmp``)."""
     for tmp in path.parent.glob(f".{path.name}.*.tmp"):
         try:
             os.unlink(tmp)

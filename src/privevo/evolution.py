@@ -16,13 +16,11 @@ this loop with different plug-ins.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import time
 import warnings
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Callable, Sequence
 
 import numpy as np
@@ -34,13 +32,23 @@ from ._validation import (
     check_epsilon,
     check_points,
     check_positive_int,
+    check_positive_real,
     check_random_state,
+    check_rounds,
     check_same_dimension,
 )
 from .distributed import backend_session
 from .exceptions import PrivacyLeakWarning
 from .histogram import _NOISES, nn_histogram, noisy_nn_histogram
-from .report import _jsonable, gaussian_release, non_private_report, privacy_report
+from ._params import constructor_params, describe
+from .report import (
+    _jsonable,
+    gaussian_release,
+    group_releases,
+    non_private_report,
+    privacy_report,
+    with_seed_warning,
+)
 from .selection import Selection, SelectionContext
 from .streaming import as_private_source
 
@@ -97,14 +105,22 @@ class PrivateEvolution:
     keep_candidates : store every round's candidates in ``history_``
     progress : show a progress bar
     random_state : None, int or ``numpy.random.Generator``; seeds every draw
-    checkpoint : path of a checkpoint file (:mod:`privevo.checkpoint`), written
-        atomically after every round; if it exists, ``fit`` resumes from it after
-        checking that it belongs to the same run (parameters, data shape)
+    checkpoint : path of a checkpoint file (:mod:`privevo.checkpoint`): an
+        append-only log, one record per round; if it exists, ``fit`` resumes
+        after its last round, after checking that it belongs to the same run
+        (every parameter) on the same data (a digest kept inside it)
+    noise_scale : σ of every round when a caller calibrates it from a larger
+        budget (DPKMeans); None: calibrated from (epsilon, delta, iterations)
+    n_private : n for selectors that need it (PE-means' count threshold), a
+        public value or a noisy count; None: the exact n under ``"replace"``
+        adjacency (public there), nothing under ``"add_remove"`` (the selector
+        then uses the noisy counts' total)
 
     Attributes
     ----------
     synthetic_ : (m', d) the last selection
     history_ : list of :class:`IterationRecord`
+    releases_ : the append-only ledger of every noisy release drawn (the report's input)
     privacy_report_ : dict (see :mod:`privevo.report`)
     sigma_ : noise standard deviation of every round
     """
@@ -130,6 +146,8 @@ class PrivateEvolution:
         progress: bool = False,
         public_parameters: dict | None = None,
         checkpoint: str | os.PathLike | None = None,
+        noise_scale: float | None = None,
+        n_private: float | None = None,
     ):
         self.random_api = random_api
         self.variation_api = variation_api
@@ -149,35 +167,38 @@ class PrivateEvolution:
         self.progress = progress
         self.public_parameters = public_parameters
         self.checkpoint = checkpoint
+        self.noise_scale = noise_scale
+        self.n_private = n_private
 
     # -- public API -------------------------------------------------------
 
     def fit(self, X, y=None) -> "PrivateEvolution":
-        """Run T rounds against the private data ``X`` (n, d)."""
+        """Run T rounds against the private data ``X`` (n, d); a new run (a new ledger)."""
         X = _private_view(X)
         self._validate_params()
         self.history_: list[IterationRecord] = []
+        self.releases_: list[dict] = []
         self.resumed_from_ = 0
-        state = self._load_checkpoint(X) if self.checkpoint is not None else None
-        if state is None:
-            state = self.initial_state(X.shape[1], self._rng())
-        return self.resume(X, state)
+        if self.checkpoint is None:
+            return self.resume(X, self.initial_state(X.shape[1], self._rng()))
+        log, owned = self._open_checkpoint(X)
+        try:
+            state = self._replay(X, log)
+            return self._run(X, state, log)
+        finally:
+            if owned:
+                log.close()
 
     def resume(self, X, state: EvolutionState) -> "PrivateEvolution":
-        """Continue from ``state`` (rounds ``state.completed + 1 … T``) and finish."""
+        """Continue from ``state`` (rounds ``state.completed + 1 … T``) and finish.
+
+        Every round run here is a new release, appended to the ledger
+        ``releases_`` and counted in the report, also after an earlier ``fit``.
+        """
         X = _private_view(X)
-        check_same_dimension(state.population.shape[1], X.shape[1], "population")
-        if not hasattr(self, "history_"):
-            self.history_ = []
-        with backend_session(self.backend):  # backend="dask": one cluster for all rounds
-            for _ in self._rounds(state.completed):
-                record, state = self.step(X, state)
-                self.history_.append(record)
-                if getattr(self, "checkpoint", None) is not None:
-                    self._save_checkpoint(X, state)
-                for callback in self.callbacks:
-                    callback(record)
-        return self._finish(state)
+        if not hasattr(self, "sigma_"):
+            self._validate_params()
+        return self._run(X, state, None)
 
     def initial_state(self, dim: int, rng: np.random.Generator) -> EvolutionState:
         """S_0 from the random API (or the given initial array): public, data-free."""
@@ -189,12 +210,14 @@ class PrivateEvolution:
         return EvolutionState(0, np.asarray(population, dtype=np.float64), None, rng)
 
     def step(self, X, state: EvolutionState) -> tuple[IterationRecord, EvolutionState]:
-        """One round: private release, selection, variation."""
+        """One round: private release, selection, variation. The release enters ``releases_``."""
         t, rng, candidates = state.completed, state.rng, state.population
         tic = time.perf_counter()
         noisy = self._histogram(X, candidates, rng)
+        self.releases_.append(self._round_release())
         tac = time.perf_counter()
-        context = SelectionContext(self.sigma_, t, self.iterations, self.n_synthetic, X.shape[0], rng)
+        context = SelectionContext(self.sigma_, t, self.iterations, self.n_synthetic,
+                                   self._n_for_selector(X), rng)
         selection = self.selector.select(candidates, noisy, context)
         toc = time.perf_counter()
         last = t + 1 == self.iterations
@@ -213,9 +236,23 @@ class PrivateEvolution:
 
     # -- internals --------------------------------------------------------
 
+    def _run(self, X, state: EvolutionState, log) -> "PrivateEvolution":
+        check_same_dimension(state.population.shape[1], X.shape[1], "population")
+        if not hasattr(self, "history_"):
+            self.history_, self.releases_ = [], []
+        with backend_session(self.backend):  # backend="dask": one cluster for all rounds
+            for _ in self._rounds(state.completed):
+                record, state = self.step(X, state)
+                self.history_.append(record)
+                if log is not None:
+                    log.append(_round_record(record, state, self.releases_[-1], self._api_state()))
+                for callback in self.callbacks:
+                    callback(record)
+        return self._finish(state)
+
     def _validate_params(self) -> None:
         check_positive_int(self.n_synthetic, "n_synthetic")
-        check_positive_int(self.iterations, "iterations")
+        check_rounds(self.iterations, "iterations")
         check_delta(self.delta)
         self.sensitivity_ = check_adjacency(self.adjacency)
         if self.noise not in _NOISES:
@@ -232,15 +269,28 @@ class PrivateEvolution:
                           "differentially private", PrivacyLeakWarning, stacklevel=4)
             return 0.0
         check_epsilon(self.epsilon)
-        if accounting.is_discrete_gaussian(self.noise):  # zCDP accounting (CKS20), see privevo.accounting
-            return accounting.discrete_gaussian_sigma(self.epsilon, self.delta, self.iterations, self.sensitivity_)
-        return accounting.gaussian_sigma(self.epsilon, self.delta, self.iterations, self.sensitivity_)
+        if self.noise_scale is not None:  # calibrated by a caller that splits a larger budget
+            return check_positive_real(self.noise_scale, "noise_scale")
+        return accounting.calibrate(self.epsilon, self.delta, self.iterations, self.sensitivity_, self.noise)
 
     def _histogram(self, X, candidates: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The round's release: noisy vote counts, or exact counts when σ = 0 (``epsilon=inf``)."""
         if self.sigma_ == 0.0:
             return nn_histogram(X, candidates, backend=self.backend, metric=self.metric).astype(np.float64)
         return noisy_nn_histogram(X, candidates, self.sigma_, rng, noise=self.noise, backend=self.backend, metric=self.metric)
+
+    def _round_release(self) -> dict:
+        return gaussian_release("nn_histogram", self.sigma_, 1, self.sensitivity_, self.noise)
+
+    def _n_for_selector(self, X) -> float | None:
+        """n for selectors that need it: given, or exact only where n is public (replace).
+
+        Under add/remove adjacency n is private: selectors get None and fall
+        back on the noisy counts' total (post-processing).
+        """
+        if self.n_private is not None:
+            return float(self.n_private)
+        return float(X.shape[0]) if self.adjacency == "replace" else None
 
     def _rng(self) -> np.random.Generator:
         return check_random_state(self.random_state)
@@ -265,98 +315,107 @@ class PrivateEvolution:
 
         return tqdm(rounds, initial=start, total=self.iterations, desc="PE rounds", leave=False)
 
-    def _fingerprint(self, X) -> dict:
-        """Public parameters and data shape that a checkpoint must match to be resumed."""
-        seed = self.random_state
-        initial = self.random_api
-        if not hasattr(initial, "sample"):
-            initial = "array sha256 " + hashlib.sha256(np.ascontiguousarray(check_points(initial)).tobytes()).hexdigest()
-        return {
-            "n": int(X.shape[0]),
-            "d": int(X.shape[1]),
-            "n_synthetic": self.n_synthetic,
-            "iterations": self.iterations,
-            "epsilon": float(self.epsilon),
-            "delta": float(self.delta),
-            "adjacency": self.adjacency,
-            "sigma": float(self.sigma_),
-            "noise": self.noise,
-            "metric": self.metric,
-            "population_size": self.population_size,
-            "random_api": repr(initial),
-            "variation_api": repr(self.variation_api),
-            "selector": repr(self.selector),
-            "random_state": int(seed) if isinstance(seed, (int, np.integer)) else type(seed).__name__,
-            "public_parameters": _jsonable(self.public_parameters or {}),
-        }
+    # -- checkpoint -------------------------------------------------------
 
-    def _load_checkpoint(self, X) -> EvolutionState | None:
-        """The saved state (and ``history_`` rebuilt from its ledger), or None if no file yet."""
+    def fingerprint(self, dim: int) -> dict:
+        """Every public parameter a checkpoint must match (all plug-in parameters, at any depth)."""
+        skip = ("callbacks", "keep_candidates", "progress", "checkpoint", "backend", "random_state")
+        params = {k: describe(v) for k, v in constructor_params(self).items() if k not in skip}
+        seed = self.random_state  # kept only inside the (private) checkpoint
+        params["random_state"] = int(seed) if isinstance(seed, (int, np.integer)) else type(seed).__name__
+        return {"run": type(self).__name__, "d": int(dim), "sigma": float(self.sigma_), **params}
+
+    def _open_checkpoint(self, X):
+        """(log, owned): the caller's open log (DPKMeans), or one opened on ``checkpoint``."""
         from . import checkpoint as ckpt
 
-        ckpt.remove_stale_temporaries(self.checkpoint)
-        if not os.path.exists(self.checkpoint):
-            return None
-        saved = ckpt.load_checkpoint(self.checkpoint)
-        ckpt.check_fingerprint(self.checkpoint, saved.fingerprint, self._fingerprint(X))
-        self.history_ = [
-            IterationRecord(e.iteration, None, e.noisy_counts, e.selected, e.selected_points, e.sigma, e.info,
-                            seconds=dict.fromkeys(("histogram", "selection", "variation"), 0.0))  # spent by an earlier process
-            for e in saved.ledger
-        ]
-        self.resumed_from_ = saved.completed
-        return EvolutionState(saved.completed, saved.population, saved.selection, saved.rng)
+        if isinstance(self.checkpoint, ckpt.Checkpoint):
+            return self.checkpoint, False
+        fingerprint = self.fingerprint(X.shape[1])
+        return ckpt.Checkpoint.open(self.checkpoint, fingerprint=fingerprint, digest=ckpt.data_digest(X)), True
 
-    def _save_checkpoint(self, X, state: EvolutionState) -> None:
-        from . import checkpoint as ckpt
+    def _replay(self, X, log) -> EvolutionState:
+        """The state after the last logged round (``history_``/``releases_`` rebuilt), or S_0."""
+        from .checkpoint import set_rng_state
 
-        ledger = [
-            ckpt.LedgerEntry(r.iteration, r.sigma, r.noisy_counts, r.selected, r.selected_points, r.info)
-            for r in self.history_
-        ]
-        ckpt.save_checkpoint(
-            self.checkpoint,
-            fingerprint=self._fingerprint(X),
-            completed=state.completed,
-            population=state.population,
-            selection=state.selection,
-            rng=state.rng,
-            ledger=ledger,
-        )
+        rng = self._rng()
+        rounds = [r for r in log.records if r.key.startswith("round/")]
+        if not rounds:
+            return self.initial_state(X.shape[1], rng)
+        for record in rounds:
+            self.history_.append(_history_entry(record))
+            self.releases_.append(record.meta["release"])
+        last = rounds[-1]
+        set_rng_state(rng, last.rng)
+        self._restore_api_state(last.meta.get("api_state"))
+        self.resumed_from_ = len(rounds)
+        return EvolutionState(len(rounds), last.arrays["population"], _selection_of(last), rng)
 
-    def _releases(self) -> list[dict]:
-        """The run's releases from its ledger: one entry per distinct σ, each round counted once.
+    def _api_state(self) -> dict | None:
+        """Public state of object-aware APIs (e.g. texts) to store with each round."""
+        api = self.variation_api
+        return api.checkpoint_state() if hasattr(api, "checkpoint_state") else None
 
-        Rounds not in ``history_`` (a user-driven :meth:`resume`) are counted at σ
-        as well, so the total is never below T.
-        """
-        rounds: dict[int, float] = {r.iteration: r.sigma for r in self.history_}
-        for t in range(self.iterations):
-            rounds.setdefault(t, self.sigma_)
-        by_sigma: dict[float, int] = {}
-        for sigma in rounds.values():
-            by_sigma[sigma] = by_sigma.get(sigma, 0) + 1
-        return [gaussian_release("nn_histogram", s, c, self.sensitivity_) for s, c in by_sigma.items()]
+    def _restore_api_state(self, state: dict | None) -> None:
+        if state is not None and hasattr(self.variation_api, "restore_checkpoint_state"):
+            self.variation_api.restore_checkpoint_state(state)
+
+    # -- report -----------------------------------------------------------
 
     def _finish(self, state: EvolutionState) -> "PrivateEvolution":
         self.synthetic_ = state.selection.points
         self.final_state_ = state
-        report = partial(non_private_report, steps=self.iterations) if self.sigma_ == 0.0 else partial(
-            privacy_report, epsilon_target=self.epsilon, releases=self._releases(), noise=self.noise)
-        self.privacy_report_ = report(
-            delta=self.delta,
-            adjacency=self.adjacency,
-            public_parameters={
-                "n_synthetic": self.n_synthetic,
-                "iterations": self.iterations,
-                "random_api": repr(self.random_api) if hasattr(self.random_api, "sample") else "explicit array",
-                "variation_api": repr(self.variation_api),
-                "selector": repr(self.selector),
-                "metric": self.metric,
-                **(self.public_parameters or {}),
-            },
-        )
+        public = {
+            "n_synthetic": self.n_synthetic,
+            "iterations": self.iterations,
+            "random_api": repr(self.random_api) if hasattr(self.random_api, "sample") else "explicit array",
+            "variation_api": repr(self.variation_api),
+            "selector": repr(self.selector),
+            "metric": self.metric,
+            "seeded": self.random_state is not None,
+            **(self.public_parameters or {}),
+        }
+        if self.sigma_ == 0.0:
+            report = non_private_report(delta=self.delta, adjacency=self.adjacency,
+                                        steps=len(self.releases_), public_parameters=public)
+        else:
+            report = privacy_report(epsilon_target=self.epsilon, releases=group_releases(self.releases_),
+                                    noise=self.noise, delta=self.delta, adjacency=self.adjacency,
+                                    public_parameters=public)
+        self.privacy_report_ = with_seed_warning(report, self.random_state)
         return self
+
+
+def _round_record(record: IterationRecord, state: EvolutionState, release: dict, api_state):
+    """The checkpoint record of one round: its release, the selection, S_t and the RNG."""
+    from .checkpoint import Record, rng_state
+
+    selection = state.selection
+    arrays = {"counts": np.asarray(record.noisy_counts, dtype=np.float64),
+              "points": np.asarray(selection.points, dtype=np.float64),
+              "population": np.asarray(state.population, dtype=np.float64)}
+    for name in ("indices", "weights"):
+        if getattr(selection, name) is not None:
+            arrays[name] = np.asarray(getattr(selection, name))
+    meta = {"iteration": record.iteration, "sigma": record.sigma, "info": _jsonable(record.info),
+            "variations_per_point": selection.variations_per_point,
+            "release": _jsonable(release)}
+    if api_state is not None:
+        meta["api_state"] = api_state
+    return Record(f"round/{record.iteration}", meta, arrays, rng_state(state.rng))
+
+
+def _selection_of(record) -> Selection:
+    return Selection(points=record.arrays["points"], indices=record.arrays.get("indices"),
+                     weights=record.arrays.get("weights"),
+                     variations_per_point=record.meta["variations_per_point"], info=record.meta["info"])
+
+
+def _history_entry(record) -> IterationRecord:
+    zero = dict.fromkeys(("histogram", "selection", "variation"), 0.0)  # spent by an earlier process
+    return IterationRecord(record.meta["iteration"], None, record.arrays["counts"],
+                           record.arrays.get("indices"), record.arrays["points"],
+                           record.meta["sigma"], record.meta["info"], seconds=zero)
 
 
 def _private_view(X):

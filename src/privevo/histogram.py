@@ -420,6 +420,11 @@ def _as_private_block(private, d: int):
 
 _BACKENDS: dict[str, Callable] = {"numpy": _numpy_kernel, "faiss": _faiss_kernel}
 
+from . import _lowd_kernel  # noqa: E402  fused kernel for d <= 32 (it calls back into this module)
+
+if _lowd_kernel.available():
+    _BACKENDS["lowd"] = _lowd_kernel.lowd_kernel
+
 
 def register_backend(name: str, kernel: Callable) -> None:
     """Register a counting kernel ``kernel(block, prepared, chunk_size, n_threads)``."""
@@ -438,7 +443,7 @@ def available_backends() -> list[str]:
 
 def _backend(name: str) -> Callable:
     if name == "auto":
-        return _numpy_kernel
+        return _lowd_kernel.auto_kernel  # by shape: the fused kernel for low d, else numpy's
     try:
         return _BACKENDS[name]
     except KeyError:
@@ -496,16 +501,20 @@ def noisy_cluster_sums(
     rng: np.random.Generator,
     assign_by=None,
     radius: float = 1.0,
+    noise: str = "gaussian",
 ):
-    """Release per-centre sums + N(0, σ_sum²) on *every* coordinate and counts + N(0, σ_count²).
+    """Release per-centre sums + noise on *every* coordinate and counts + noise.
 
-    Two Gaussian mechanisms: sums with L2 sensitivity ``radius`` (add/remove;
-    2·radius under replace) and counts with sensitivity 1 (√2 under replace).
-    See :func:`cluster_sums`.
+    Two mechanisms: sums with L2 sensitivity ``radius`` (add/remove;
+    2·radius under replace) and counts with sensitivity 1 (√2 under replace),
+    each with Gaussian noise N(0, σ²) or, for the discrete noises, the sums
+    rounded to a lattice and N_Z noise (:func:`release_noise`; account with
+    :func:`lattice_sensitivity`). See :func:`cluster_sums`.
     """
     _check_release(rng, sigma_sum=sigma_sum, sigma_count=sigma_count, radius=radius)
     sums, counts = cluster_sums(private, centers, assign_by=assign_by, radius=float(radius))
-    return sums + rng.normal(0.0, sigma_sum, size=sums.shape), counts + rng.normal(0.0, sigma_count, size=counts.shape)
+    noisy_sums = release_noise(sums, sigma_sum, rng, noise, granularity=lattice_step(radius))
+    return noisy_sums, release_noise(counts.astype(np.float64), sigma_count, rng, noise)
 
 
 def second_moment(private, radius: float = 1.0, chunk_size: int = 8192) -> np.ndarray:
@@ -519,15 +528,70 @@ def second_moment(private, radius: float = 1.0, chunk_size: int = 8192) -> np.nd
     return out
 
 
-def noisy_second_moment(private, sigma: float, rng: np.random.Generator, radius: float = 1.0) -> np.ndarray:
-    """Release Σ x̄x̄ᵀ + symmetric Gaussian noise ("Analyze Gauss", Dwork et al., STOC 2014).
+def noisy_second_moment(private, sigma: float, rng: np.random.Generator, radius: float = 1.0,
+                        noise: str = "gaussian") -> np.ndarray:
+    """Release Σ x̄x̄ᵀ + symmetric noise ("Analyze Gauss", Dwork et al., STOC 2014).
 
-    N(0, σ²) is drawn for each entry on and above the diagonal and mirrored.
-    One row x̄ (‖x̄‖ ≤ r) changes that upper triangle by a vector of L2 norm
+    Noise (N(0, σ²), or lattice-rounded N_Z for the discrete noises) is drawn
+    for each entry on and above the diagonal and mirrored. One row x̄
+    (‖x̄‖ ≤ r) changes that upper triangle by a vector of L2 norm
     √(Σ_i x̄_i⁴ + Σ_{i<j} x̄_i²x̄_j²) ≤ ‖x̄‖² ≤ r² (add/remove); a replacement by
     at most ‖x̄x̄ᵀ − ȳȳᵀ‖_F ≤ √2·r².
     """
     _check_release(rng, sigma=sigma, radius=radius)
     moment = second_moment(private, radius=float(radius))
-    noise = np.triu(rng.normal(0.0, sigma, size=moment.shape))
-    return moment + noise + np.triu(noise, 1).T
+    upper = np.triu_indices(moment.shape[0])
+    noisy = np.zeros_like(moment)
+    noisy[upper] = release_noise(moment[upper], sigma, rng, noise, granularity=lattice_step(radius**2))
+    return noisy + np.triu(noisy, 1).T
+
+
+# --------------------------------------------------------------------------
+# noise on real-valued releases
+
+
+def lattice_step(scale: float) -> float:
+    """γ = scale·2⁻²⁰: the lattice real-valued releases are rounded to before discrete noise."""
+    return float(scale) * 2.0**-20
+
+
+def lattice_sensitivity(sensitivity: float, scale: float, n_values: int) -> float:
+    """Δ + γ·√k: the L2 sensitivity of k values rounded to the lattice of step γ = lattice_step(scale).
+
+    Rounding moves each value by at most γ/2, so two neighbours' rounded
+    releases differ by at most Δ + 2·(γ/2)·√k.
+    """
+    return float(sensitivity) + lattice_step(scale) * math.sqrt(n_values)
+
+
+def release_noise(values: np.ndarray, sigma: float, rng: np.random.Generator, noise: str = "gaussian",
+                  granularity: float = 1.0) -> np.ndarray:
+    """values + noise of kind ``noise`` (the one noise choice of every release).
+
+    ``"gaussian"``: N(0, σ²) per value. The discrete noises round the values to
+    the lattice γℤ (γ = ``granularity``; exact for integer counts with γ = 1)
+    and add γ·N_Z(0, (σ/γ)²), so the output never carries the low bits of the
+    exact values (Mironov 2012).
+    """
+    try:
+        add_noise = _NOISES[noise]
+    except KeyError:
+        raise ValueError(f"noise must be one of {sorted(_NOISES)}, got {noise!r}") from None
+    values = np.asarray(values, dtype=np.float64)
+    if noise == "gaussian":
+        return add_noise(values, float(sigma), rng)
+    lattice = np.rint(values / granularity)
+    return add_noise(lattice, float(sigma) / granularity, rng) * granularity
+
+
+def noisy_count(private, sigma: float, rng: np.random.Generator, noise: str = "gaussian") -> float:
+    """Release n + noise: the number of private rows (L2 sensitivity 1 under add/remove).
+
+    Under add/remove adjacency n is private; this release is what the
+    n-dependent defaults (PE-means' population, its count threshold) use.
+    """
+    _check_release(rng, sigma=sigma)
+    n = float(np.shape(private)[0])
+    if not math.isfinite(n):  # a Dask collection of unknown length
+        n = float(private.shape[0].compute() if hasattr(private.shape[0], "compute") else len(private))
+    return float(release_noise(np.array([n]), sigma, rng, noise)[0])

@@ -38,6 +38,7 @@ moment — are Gaussian and compose exactly under GDP:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 import warnings
@@ -57,12 +58,21 @@ from ._validation import (
     check_positive_real,
     check_random_state,
     check_real,
+    check_rounds,
+    MAX_ROUNDS,
 )
+from ._params import describe
 from .evolution import PrivateEvolution
 from .exceptions import PrivacyLeakWarning
-from .histogram import noisy_cluster_sums, noisy_second_moment
+from .histogram import (
+    _NOISES,
+    lattice_sensitivity,
+    noisy_cluster_sums,
+    noisy_count,
+    noisy_second_moment,
+)
 from .metrics import nearest_distances
-from .report import gaussian_release, privacy_report
+from .report import gaussian_release, group_releases, privacy_report, with_seed_warning
 from .selection.weighted_kmeans import WeightedKMeans
 from .variation import LevyVariation, SpherePacking
 from .variation._geometry import project_to_ball
@@ -77,6 +87,7 @@ __all__ = ["DPKMeans", "paper_iterations", "paper_variations", "pca_basis", "rec
 
 METHODS = ("auto", "pe-means", "hdpe-means")
 PROJECTIONS = ("pca", "random")
+NOISES = tuple(_NOISES)
 PE_MEANS_RECOVER_SHARE = 0.25
 HDPE_RECOVER_SHARE = 0.55
 
@@ -112,7 +123,9 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
     epsilon : float, default=1.0
         ε of the (ε, δ)-DP guarantee of the whole fit.
     delta : float or None, default=None
-        δ; None means n^−1.1 (the PE-means paper's choice; n is public).
+        δ; None means n^−1.1 under ``adjacency="replace"`` (the PE-means
+        paper's choice; n is public there) and 1e-6 under ``"add_remove"``,
+        where n is private (:func:`privevo.accounting.default_delta`).
     radius : float or None
         Public L2 bound of the data around ``center``. Points outside are
         clipped onto the ball (how many were clipped is private and not
@@ -136,7 +149,8 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         curve is .400 with it and .266 with T = ⌊4√d'⌋ (3 seeds,
         ``benchmarks/kmeans_hdpe.py``).
     population : int or None
-        L, variations per centre (population k·(L+1)); None → max(⌊n/(5k)⌋, 4).
+        L, variations per centre (population k·(L+1)); None → max(⌊n/(5k)⌋, 4)
+        with n exact under replace adjacency and a noisy count under add/remove.
     adjacency : {"add_remove", "replace"}
     random_state : None, int or numpy.random.Generator
         Seeds every draw (population, noise, variation, k-means, projection).
@@ -161,12 +175,21 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         information).
     backend : histogram backend (see :func:`privevo.histogram.nn_histogram`).
     progress : show a progress bar over the PE rounds.
-    checkpoint : path of a checkpoint file for the PE rounds (see
-        :mod:`privevo.checkpoint`): written atomically after every round and
-        resumed by the next ``fit`` with the same parameters and data shape.
-        HDPE-means needs an int ``random_state`` with a checkpoint: its
-        projection is computed again on resume with the same noise, which is
-        the same release only on the same data, so resume only on the same data.
+    checkpoint : path of a checkpoint file (:mod:`privevo.checkpoint`), an
+        append-only log of every step: the noisy count, the projection or
+        second moment, each PE round and the recover step, each logged when
+        made. The next ``fit`` with the same parameters *on the same data*
+        (a digest is kept inside the file) replays the logged steps and runs
+        only the missing ones; a checkpoint of a finished fit returns the
+        finished centres and releases nothing new. Other data is refused.
+    noise : {"gaussian", "discrete_gaussian", "discrete_gaussian_secure"}
+        The noise of *every* release of the fit (discrete: zCDP accounting,
+        real-valued sums rounded to a fine lattice first; ``_secure`` draws it
+        from the operating system's CSPRNG).
+    count_share : float, default=0.02
+        Under add/remove adjacency, the share of the budget spent on a noisy
+        count of the rows, from which the population size and PE-means'
+        count threshold are set (the exact n is private there and never used).
 
     Attributes
     ----------
@@ -203,6 +226,8 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         backend: str = "auto",
         progress: bool = False,
         checkpoint=None,
+        noise: str = "gaussian",
+        count_share: float = 0.02,
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -225,6 +250,8 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         self.backend = backend
         self.progress = progress
         self.checkpoint = checkpoint
+        self.noise = noise
+        self.count_share = count_share
 
     # -- scikit-learn API --------------------------------------------------
 
@@ -237,7 +264,8 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         center, radius, box, leak = self._domain(X)
         Z = _to_unit_ball(X, center, radius, box)
         rng = check_random_state(self.random_state)
-        unit_centers, releases, times = self._refined_means(Z, cfg, rng)
+        with self._open_checkpoint(X, cfg) as log:
+            unit_centers, releases, times = self._refined_means(Z, cfg, rng, log)
         self.cluster_centers_ = center + radius * unit_centers
         self._set_fit_outputs(X, cfg, releases, center, radius, box, leak)
         self.timings_ = {**times, "total": time.perf_counter() - tic}
@@ -275,33 +303,48 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         return check_points(X, "X")
 
     def _resolve(self, n: int, d: int) -> dict:
-        """Validate the parameters and fill the paper defaults (never writes to self's params)."""
+        """Validate the parameters and fill the defaults that need no private value.
+
+        Never writes to self's params. Under add/remove adjacency n is private:
+        δ's default is fixed (:func:`privevo.accounting.default_delta`) and the
+        population waits for a noisy count (:meth:`_population`); under replace
+        n is public and used as is. Messages never print n.
+        """
         k = check_positive_int(self.n_clusters, "n_clusters")
         if n < 2:
             raise ValueError("X has 1 sample; DPKMeans needs n_samples >= 2")
         if k > n:
-            raise ValueError(f"n_clusters={k} must be <= n_samples={n}; lower n_clusters")
+            raise ValueError(f"n_clusters={k} is larger than the number of rows; lower n_clusters")
         epsilon = check_epsilon(self.epsilon)
-        delta = n ** -1.1 if self.delta is None else check_delta(self.delta)
+        check_adjacency(self.adjacency)
+        n_public = n if self.adjacency == "replace" else None
+        delta = accounting.default_delta(n_public) if self.delta is None else check_delta(self.delta)
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if self.noise not in NOISES:
+            raise ValueError(f"noise must be one of {NOISES}, got {self.noise!r}")
         method = ("hdpe-means" if d > 32 else "pe-means") if self.method == "auto" else self.method
         if method == "hdpe-means":
             pe_dim = hdpe_projection_dim(d) if self.projection_dim is None else check_positive_int(self.projection_dim, "projection_dim")
             pe_dim = min(pe_dim, d)
             default_T = hdpe_iterations(pe_dim)
         else:
-            pe_dim, default_T = d, paper_iterations(epsilon, d)
-        T = default_T if self.iterations is None else check_positive_int(self.iterations, "iterations")
-        L = paper_variations(n, k) if self.population is None else check_positive_int(self.population, "population")
+            pe_dim, default_T = d, min(paper_iterations(epsilon, d), MAX_ROUNDS)
+        T = default_T if self.iterations is None else check_rounds(self.iterations, "iterations")
+        if self.population is not None:
+            check_positive_int(self.population, "population")
         share = _check_share(self.recover_share, method)
         projection_share = self._projection_share(method, share)
+        count_share = 0.0 if n_public is not None else check_real(self.count_share, "count_share")
+        if not (0 < count_share or n_public is not None) or share + projection_share + count_share >= 1:
+            raise ValueError(f"count_share must be > 0 with recover_share + projection_share + count_share "
+                             f"< 1, got {count_share}")
         check_positive_real(self.gamma, "gamma")
         check_positive_real(self.beta, "beta")
         check_positive_int(self.n_init, "n_init")
-        check_adjacency(self.adjacency)
-        return dict(k=k, epsilon=epsilon, delta=delta, method=method, pe_dim=pe_dim, T=T, L=L,
-                    share=share, projection_share=projection_share)
+        return dict(k=k, epsilon=epsilon, delta=delta, method=method, pe_dim=pe_dim, T=T,
+                    n_public=n_public, share=share, projection_share=projection_share,
+                    count_share=count_share)
 
     def _projection_share(self, method: str, share: float) -> float:
         """projection_share for HDPE's PCA (> 0, with recover_share below 1), else 0."""
@@ -338,100 +381,136 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
 
     # -- the algorithms ------------------------------------------------------
 
-    def _pe_means(self, Z: np.ndarray, cfg: dict, epsilon: float, rng: np.random.Generator):
-        """PE-means in the unit ball: the engine loop with the PE-means plug-ins."""
-        k, L = cfg["k"], cfg["L"]
+    def _pe_means(self, Z: np.ndarray, cfg: dict, sigma: float, n_hat: float | None, rng, log):
+        """PE-means in the unit ball: the engine loop with the PE-means plug-ins, at noise σ."""
+        k, L = cfg["k"], self._population(cfg, n_hat)
         pe = PrivateEvolution(
             random_api=SpherePacking(radius=1.0),
             variation_api=LevyVariation(gamma=self.gamma, beta=self.beta, per_point=L, radius=1.0),
             selector=WeightedKMeans(n_init=self.n_init),
             n_synthetic=k,
             iterations=cfg["T"],
-            epsilon=epsilon,
+            epsilon=cfg["epsilon"],
             delta=cfg["delta"],
             adjacency=self.adjacency,
             random_state=rng,
             population_size=k * (L + 1),
             backend=self.backend,
+            noise=self.noise,
             keep_candidates=False,
             progress=self.progress,
-            checkpoint=self.checkpoint,
-            public_parameters=self._checkpoint_parameters(),
+            checkpoint=log,
+            noise_scale=sigma,
+            n_private=n_hat,
         ).fit(Z)
         self.evolution_ = pe
+        self.variations_ = L
         times = {key: sum(r.seconds[key] for r in pe.history_) for key in ("histogram", "selection", "variation")}
-        return pe.synthetic_, list(pe.privacy_report_["releases"]), times
+        return pe.synthetic_, list(pe.releases_), times
 
-    def _checkpoint_parameters(self) -> dict | None:
-        """The estimator's parameters, so a checkpoint is resumed only by the same fit."""
+    def _population(self, cfg: dict, n_hat: float | None) -> int:
+        """L: given, or max(⌊n/(5k)⌋, 4) with n public (replace) or the noisy count (add/remove)."""
+        if self.population is not None:
+            return int(self.population)
+        n = cfg["n_public"] if cfg["n_public"] is not None else max(n_hat, 1.0)
+        return paper_variations(int(n), cfg["k"])
+
+    def _open_checkpoint(self, X: np.ndarray, cfg: dict):
+        """The run's checkpoint log, bound to X and every parameter (a null context without one)."""
         if self.checkpoint is None:
-            return None
+            return contextlib.nullcontext()
+        from .checkpoint import Checkpoint, data_digest
+
         skip = ("checkpoint", "progress", "backend")
-        params = {k: v for k, v in self.get_params().items() if k not in skip}
-        if isinstance(params["random_state"], np.random.Generator):
-            params["random_state"] = "Generator"
-        return params
+        params = {k: describe(v) for k, v in self.get_params().items() if k not in skip}
+        fingerprint = {"run": type(self).__name__, "d": X.shape[1], **params}
+        return Checkpoint.open(self.checkpoint, fingerprint=fingerprint, digest=data_digest(X))
 
-    def _refined_means(self, Z: np.ndarray, cfg: dict, rng: np.random.Generator):
-        """PE-means (on Z, or on an orthonormal projection for HDPE), then the recover step.
+    def _refined_means(self, Z: np.ndarray, cfg: dict, rng: np.random.Generator, log):
+        """(noisy n), PE-means (on Z, or on HDPE's projection), then the recover step.
 
-        The budget is split under GDP: μ_PE = μ·√(1 − share − projection share)
-        for the PE rounds, the rest for HDPE's second moment and for the recover
-        step's sums and counts (√d : 1, see ``recover_share``). With share 0
-        (PE-means only) this is the paper's PE-means.
+        The quadratic budget B (μ² under GDP, 2ρ under zCDP) is split: the
+        noisy count, HDPE's second moment and the recover step take their
+        shares, the PE rounds the rest (T rounds at one σ). With share 0 (no
+        recover step) and replace adjacency this is the paper's PE-means.
         """
-        share = cfg["share"]
-        mu = accounting.mu_of_epsilon(cfg["epsilon"], cfg["delta"])
-        pe_share = 1 - share - cfg["projection_share"]
-        eps_pe = cfg["epsilon"] if pe_share == 1 else accounting.epsilon_of_mu(mu * math.sqrt(pe_share), cfg["delta"])
+        budget = accounting.quadratic_budget(cfg["epsilon"], cfg["delta"], self.noise)
+        pe_share = 1 - cfg["share"] - cfg["projection_share"] - cfg["count_share"]
+        sensitivity = check_adjacency(self.adjacency)
+        steps = _Steps(log, rng)
+        n_hat, releases = self._noisy_n(Z, cfg, budget, steps)
         if cfg["method"] == "hdpe-means":
-            if self.checkpoint is not None and not isinstance(self.random_state, (int, np.integer)):
-                raise ValueError("checkpoint with HDPE-means needs an int random_state (the projection is drawn again on resume)")
-            basis, releases = self._projection(Z, cfg, mu, rng)
-            Y = Z @ basis
-            proj_centers, pe_releases, times = self._pe_means(Y, cfg, eps_pe, rng)
-            releases += pe_releases
-            anchors, cells = proj_centers @ basis.T, (proj_centers, Y)
+            basis, projection_releases = self._projection(Z, cfg, budget, steps)
+            releases += projection_releases
+            Z_pe = Z @ basis
         else:
-            anchors, releases, times = self._pe_means(Z, cfg, eps_pe, rng)
-            cells, basis = (anchors, None), None
-        if share == 0:
+            basis, Z_pe = None, Z
+        sigma_pe = accounting.share_sigma(budget, pe_share, sensitivity, cfg["T"])
+        pe_centers, pe_releases, times = self._pe_means(Z_pe, cfg, sigma_pe, n_hat, rng, log)
+        releases += pe_releases
+        if basis is None:
+            anchors, cells = pe_centers, (pe_centers, None)
+        else:
+            anchors, cells = pe_centers @ basis.T, (pe_centers, Z_pe)
+        if cfg["share"] == 0:
             return anchors, releases, times
-        rng = self.evolution_.final_state_.rng  # the same generator, or the one restored from a checkpoint
         tic = time.perf_counter()
-        centers, recover_releases = self._recover(Z, anchors, cells, mu * math.sqrt(share), rng, basis)
+        centers, recover_releases = self._recover(Z, anchors, cells, budget * cfg["share"], steps, basis)
         times["recover"] = time.perf_counter() - tic
         return centers, releases + recover_releases, times
 
-    def _projection(self, Z: np.ndarray, cfg: dict, mu: float, rng: np.random.Generator):
+    def _noisy_n(self, Z: np.ndarray, cfg: dict, budget: float, steps: "_Steps"):
+        """(ñ, releases): n + noise under add/remove (``count_share`` of B); (None, []) under replace."""
+        if cfg["count_share"] == 0:
+            return None, []
+        sigma = accounting.share_sigma(budget, cfg["count_share"], 1.0)
+        arrays = steps.run("count", lambda rng: {"n": np.array([noisy_count(Z, sigma, rng, self.noise)])})
+        return float(arrays["n"][0]), [gaussian_release("count", sigma, 1, 1.0, self.noise)]
+
+    def _projection(self, Z: np.ndarray, cfg: dict, budget: float, steps: "_Steps"):
         """HDPE's basis (d, d'), orthonormal columns so ‖Zᵀbasis‖ ≤ 1, and its releases.
 
-        ``"pca"``: the top d' eigenvectors of Σzzᵀ + symmetric N(0, σ_m²) noise,
-        σ_m = Δ/(μ·√projection_share) with Δ = 1 (add/remove) or √2 (replace).
+        ``"pca"``: the top d' eigenvectors of Σzzᵀ + symmetric noise with
+        σ_m = Δ/√(projection_share·B), Δ = 1 (add/remove) or √2 (replace)
+        (discrete noises: the lattice-rounded Δ). ``"random"``: a random
+        orthonormal basis (public; logged so a resume reuses it).
         """
         d, dim = Z.shape[1], cfg["pe_dim"]
         if cfg["projection_share"] == 0:
-            return np.linalg.qr(rng.standard_normal((d, dim)))[0], []
+            arrays = steps.run("projection", lambda rng: {"basis": np.linalg.qr(rng.standard_normal((d, dim)))[0]})
+            return arrays["basis"], []
         sensitivity = check_adjacency(self.adjacency)
-        sigma = sensitivity / (mu * math.sqrt(cfg["projection_share"]))
-        moment = noisy_second_moment(Z, sigma, rng, radius=1.0)
-        return pca_basis(moment, dim), [gaussian_release("second_moment", sigma, 1, sensitivity)]
+        if self.noise != "gaussian":
+            sensitivity = lattice_sensitivity(sensitivity, 1.0, d * (d + 1) // 2)
+        sigma = accounting.share_sigma(budget, cfg["projection_share"], sensitivity)
+        arrays = steps.run("second_moment", lambda rng: {
+            "moment": noisy_second_moment(Z, sigma, rng, radius=1.0, noise=self.noise)})
+        return pca_basis(arrays["moment"], dim), [
+            gaussian_release("second_moment", sigma, 1, sensitivity, self.noise)]
 
-    def _recover(self, Z, anchors, cells, mu_recover: float, rng: np.random.Generator, basis=None):
+    def _recover(self, Z, anchors, cells, budget: float, steps: "_Steps", basis=None):
         """One private Lloyd step: noisy per-cluster sums and counts, shrunk towards the anchors.
 
         ``cells = (centres, keys)``: row i belongs to the centre nearest to keys[i]
         (keys None: to Z[i]; HDPE passes the projected centres and rows, and its
         projection ``basis``, so the shrinkage works in span and complement apart).
+        ``budget`` is the recover step's part of B.
         """
-        noise = recover_noise(mu_recover, Z.shape[1], self.adjacency)
+        noise = recover_noise(math.sqrt(budget), Z.shape[1], self.adjacency, self.noise, len(anchors))
         centers, keys = cells
-        sums, counts = noisy_cluster_sums(Z, centers, noise["sigma_sum"], noise["sigma_count"], rng, assign_by=keys, radius=1.0)
+
+        def draw(rng):
+            sums, counts = noisy_cluster_sums(Z, centers, noise["sigma_sum"], noise["sigma_count"], rng,
+                                              assign_by=keys, radius=1.0, noise=self.noise)
+            return {"sums": sums, "counts": counts}
+
+        arrays = steps.run("recover", draw)
         releases = [
-            gaussian_release("cluster_sums", noise["sigma_sum"], 1, noise["sum_sensitivity"]),
-            gaussian_release("cluster_counts", noise["sigma_count"], 1, noise["count_sensitivity"]),
+            gaussian_release("cluster_sums", noise["sigma_sum"], 1, noise["sum_sensitivity"], self.noise),
+            gaussian_release("cluster_counts", noise["sigma_count"], 1, noise["count_sensitivity"], self.noise),
         ]
-        return shrunk_means(sums, counts, anchors, noise["sigma_sum"], noise["sigma_count"], basis), releases
+        means = shrunk_means(arrays["sums"], arrays["counts"], anchors, noise["sigma_sum"], noise["sigma_count"], basis)
+        return means, releases
 
     def _set_fit_outputs(self, X, cfg, releases, center, radius, box, leak) -> None:
         dist, labels = nearest_distances(X, self.cluster_centers_)
@@ -440,25 +519,55 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         self.n_iter_ = cfg["T"]
         self.method_ = cfg["method"]
         self.delta_ = cfg["delta"]
-        self.privacy_report_ = privacy_report(
+        size = {"n_samples": cfg["n_public"]} if cfg["n_public"] is not None else {
+            "n_estimate": self.evolution_.n_private}  # under add/remove only the noisy count
+        report = privacy_report(
             epsilon_target=cfg["epsilon"],
             delta=cfg["delta"],
             adjacency=self.adjacency,
-            releases=releases,
+            releases=group_releases(releases),
+            noise=self.noise,
             mechanism=f"{cfg['method']}: noisy nearest-neighbour vote histograms"
             + (" + noisy cluster sums and counts" if cfg["share"] > 0 else "")
-            + (" + noisy second moment" if cfg["projection_share"] > 0 else ""),
+            + (" + noisy second moment" if cfg["projection_share"] > 0 else "")
+            + (" + noisy row count" if cfg["count_share"] > 0 else ""),
             public_parameters={
-                "n_samples": X.shape[0], "n_features": X.shape[1], "n_clusters": cfg["k"],
-                "iterations": cfg["T"], "variations": cfg["L"], "projection_dim": cfg["pe_dim"],
+                **size, "n_features": X.shape[1], "n_clusters": cfg["k"],
+                "iterations": cfg["T"], "variations": self.variations_, "projection_dim": cfg["pe_dim"],
                 "center": center, "radius": radius, "bounds": None if box is None else [box[0], box[1]],
                 "gamma": self.gamma, "beta": self.beta, "recover_share": cfg["share"],
                 "projection": self.projection if cfg["method"] == "hdpe-means" else None,
-                "projection_share": cfg["projection_share"],
+                "projection_share": cfg["projection_share"], "count_share": cfg["count_share"],
+                "seeded": self.random_state is not None,
             },
             warnings=["radius/bounds taken from the private data: not differentially private"] if leak else [],
             guarantee_holds=not leak,
         )
+        self.privacy_report_ = with_seed_warning(report, self.random_state)
+
+
+class _Steps:
+    """DPKMeans' own steps (count, projection, second moment, recover) through the checkpoint log.
+
+    ``run(key, draw)`` replays step ``key`` from the log (its arrays, and the
+    RNG put where the step left it) or draws it with ``draw(rng)`` and logs it
+    before it is used: a release is made at most once per run.
+    """
+
+    def __init__(self, log, rng: np.random.Generator):
+        self.log, self.rng = log, rng
+
+    def run(self, key: str, draw) -> dict:
+        from .checkpoint import Record, rng_state, set_rng_state
+
+        record = None if self.log is None else self.log.find(key)
+        if record is not None:
+            set_rng_state(self.rng, record.rng)
+            return record.arrays
+        arrays = draw(self.rng)
+        if self.log is not None:
+            self.log.append(Record(key, {}, arrays, rng_state(self.rng)))
+        return arrays
 
 
 # -- helpers ---------------------------------------------------------------
@@ -513,20 +622,25 @@ def pca_basis(moment: np.ndarray, dim: int) -> np.ndarray:
     return vectors[:, np.argsort(values)[::-1][:dim]]
 
 
-def recover_noise(mu: float, dim: int, adjacency: str = "add_remove") -> dict:
-    """σ's of the recover step's two releases so that together they are μ-GDP (rows in the unit ball).
+def recover_noise(mu: float, dim: int, adjacency: str = "add_remove", noise: str = "gaussian",
+                  n_clusters: int = 1) -> dict:
+    """σ's of the recover step's two releases so that together they spend μ² of the budget.
 
-    μ² is split between the sums and the counts as √d : 1, which minimises
-    the bound σ_s√d + ‖m‖σ_c on a cluster mean's error (‖m‖ ≤ 1). L2
-    sensitivities: sums 1 (add/remove) or 2 (replace), counts 1 or √2.
+    μ² (or 2ρ under zCDP) is split between the sums and the counts as √d : 1,
+    which minimises the bound σ_s√d + ‖m‖σ_c on a cluster mean's error
+    (‖m‖ ≤ 1). L2 sensitivities: sums 1 (add/remove) or 2 (replace), counts 1
+    or √2; with discrete noise the sums are lattice-rounded (k·d values) and
+    their sensitivity grows by γ√(kd) (:func:`privevo.histogram.lattice_sensitivity`).
     """
     count_sensitivity = check_adjacency(adjacency)
     sum_sensitivity = 2.0 if adjacency == "replace" else 1.0
+    if noise != "gaussian":
+        sum_sensitivity = lattice_sensitivity(sum_sensitivity, 1.0, n_clusters * dim)
     root = math.sqrt(dim)
-    mu_sum, mu_count = mu * math.sqrt(root / (root + 1)), mu * math.sqrt(1 / (root + 1))
+    budget = mu * mu
     return {
-        "sigma_sum": sum_sensitivity / mu_sum,
-        "sigma_count": count_sensitivity / mu_count,
+        "sigma_sum": accounting.share_sigma(budget, root / (root + 1), sum_sensitivity),
+        "sigma_count": accounting.share_sigma(budget, 1 / (root + 1), count_sensitivity),
         "sum_sensitivity": sum_sensitivity,
         "count_sensitivity": count_sensitivity,
     }

@@ -35,6 +35,41 @@ def gaussian_release(name: str, sigma: float, count: int, sensitivity: float, no
     return entry
 
 
+def group_releases(ledger: list[dict]) -> list[dict]:
+    """The report's ``releases`` from an append-only ledger: equal releases summed into one count.
+
+    Releases are equal when name, σ, sensitivity and noise agree; every entry
+    of the ledger is counted, however often a round was run.
+    """
+    grouped: dict[tuple, dict] = {}
+    for entry in ledger:
+        key = (entry["name"], entry["sigma"], entry["sensitivity"], entry.get("noise"))
+        if key in grouped:
+            grouped[key]["count"] += int(entry["count"])
+        else:
+            grouped[key] = dict(entry, count=int(entry["count"]))
+    return list(grouped.values())
+
+
+SEED_WARNING = ("the run was seeded: its output is private only while the seed stays secret "
+                "(rerunning with the seed on a neighbouring data set reproduces the noise)")
+
+
+def with_seed_warning(report: dict, random_state) -> dict:
+    """Say that a run was seeded, never with what: ``seeded`` and a warning, no value."""
+    seeded = random_state is not None and not _is_generator(random_state)
+    report["seeded"] = bool(random_state is not None)
+    if seeded and SEED_WARNING not in report["warnings"]:
+        report["warnings"] = [*report["warnings"], SEED_WARNING]
+    return report
+
+
+def _is_generator(value) -> bool:
+    import numpy as np
+
+    return isinstance(value, np.random.Generator)
+
+
 def privacy_report(
     *,
     epsilon_target: float,

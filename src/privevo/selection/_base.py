@@ -16,7 +16,7 @@ class SelectionContext:
     iteration: int
     iterations: int
     n_select: int  # m, the number of points to select
-    n_private: int  # n, public by assumption (DESIGN §1)
+    n_private: float | None  # n if public (replace), a noisy count, or None (n is private)
     rng: np.random.Generator
 
 

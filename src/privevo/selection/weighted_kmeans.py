@@ -28,8 +28,11 @@ from ._base import Selection, SelectionContext
 __all__ = ["WeightedKMeans", "pe_means_counts", "signal_to_noise", "weighted_kmeans"]
 
 
-def pe_means_counts(noisy_counts: np.ndarray, n: int) -> tuple[np.ndarray, float]:
+def pe_means_counts(noisy_counts: np.ndarray, n: float) -> tuple[np.ndarray, float]:
     """PE-means count post-processing: zero every count below τ (see module doc).
+
+    ``n`` is public or noisy (a noisy count, or the noisy counts' total where n
+    is private): never the exact n under add/remove adjacency.
 
     Returns the processed counts and τ.
     """
@@ -167,7 +170,8 @@ class WeightedKMeans:
         k = check_positive_int(context.n_select, "n_select")
         noisy = np.asarray(noisy_counts, dtype=np.float64)
         if self.post_process:
-            weights, tau = pe_means_counts(noisy, context.n_private)
+            n = context.n_private if context.n_private is not None else max(float(noisy.sum()), 0.0)
+            weights, tau = pe_means_counts(noisy, n)
         else:
             weights, tau = np.maximum(noisy, 0.0), 0.0
         snr = signal_to_noise(weights, context.sigma)
