@@ -12,6 +12,14 @@ import numpy as np
 
 ADJACENCIES = {"add_remove": 1.0, "replace": float(np.sqrt(2.0))}
 
+#: The ε range the accountant is tested over (against an independent high-precision
+#: computation): every entry point refuses an ε outside it.
+EPSILON_MIN, EPSILON_MAX = 1e-6, 1e6
+#: The smallest δ accepted (the accountant works in log space and is tested down to it).
+DELTA_MIN = 1e-300
+#: The most PE rounds (private releases T) of one run; a larger T is refused.
+MAX_ROUNDS = 10_000
+
 
 def check_points(
     values, name: str = "X", *, min_rows: int = 1, dtype=np.float64, copy: bool = False
@@ -19,8 +27,8 @@ def check_points(
     """Return ``values`` as a finite 2-D float array of shape (rows, d)."""
     try:
         array = np.array(values, dtype=dtype, copy=copy or None)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{name} must be a numeric 2-D array (rows x features): {err}") from None
+    except (TypeError, ValueError):  # numpy's message may quote a private cell: never shown
+        raise ValueError(f"{name} must be a numeric 2-D array (rows x features) of numbers") from None
     if array.ndim != 2:
         raise ValueError(
             f"{name} must be 2-D (rows x features), got {array.ndim}-D with shape {array.shape}; "
@@ -44,17 +52,36 @@ def check_same_dimension(candidate_dim: int, data_dim: int, name: str = "candida
 
 
 def check_epsilon(epsilon) -> float:
+    """ε as float; refused unless EPSILON_MIN <= ε <= EPSILON_MAX (one rule everywhere)."""
     epsilon = check_real(epsilon, "epsilon")
     if not epsilon > 0 or not np.isfinite(epsilon):
         raise ValueError(f"epsilon must be a finite number > 0, got {epsilon}")
+    if not EPSILON_MIN <= epsilon <= EPSILON_MAX:
+        raise ValueError(
+            f"epsilon must be between {EPSILON_MIN:g} and {EPSILON_MAX:g} (the range the accountant "
+            f"supports), got {epsilon:g}"
+        )
     return epsilon
 
 
 def check_delta(delta) -> float:
+    """δ as float; refused unless DELTA_MIN <= δ < 1."""
     delta = check_real(delta, "delta")
     if not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
+    if delta < DELTA_MIN:
+        raise ValueError(
+            f"delta must be at least {DELTA_MIN:g} (the smallest the accountant supports), got {delta:g}"
+        )
     return delta
+
+
+def check_rounds(rounds, name: str = "iterations") -> int:
+    """T as int; refused above MAX_ROUNDS with a line that says what to pass."""
+    rounds = check_positive_int(rounds, name)
+    if rounds > MAX_ROUNDS:
+        raise ValueError(f"{name} must be at most {MAX_ROUNDS} (PE rounds), got {rounds}; pass a smaller one")
+    return rounds
 
 
 def check_positive_int(value, name: str, minimum: int = 1) -> int:

@@ -24,6 +24,7 @@ from ._validation import check_delta, check_epsilon, check_positive_int, check_p
 
 __all__ = [
     "delta_of_mu",
+    "log_delta_of_mu",
     "mu_of_epsilon",
     "epsilon_of_mu",
     "gaussian_sigma",
@@ -40,37 +41,111 @@ __all__ = [
 ]
 
 _MU_MAX = 1e4
+# Safety margins (relative, on δ) of the root finders, far above the ~1e-13 relative error of
+# log_delta_of_mu: ε is reported for δ·(1 − _EPS_MARGIN) and μ solved for δ·(1 − _MU_MARGIN),
+# so a μ (σ) from mu_of_epsilon never gives back an ε above its target, even after the
+# float round trip σ = √T·Δ/μ, μ = √T·Δ/σ of a report.
+_EPS_MARGIN = 1e-12
+_MU_MARGIN = 3e-12
+_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(24)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def log_delta_of_mu(epsilon: float, mu: float) -> float:
+    """log δ(ε) of μ-GDP, accurate (≈1e-13 relative in δ) down to δ far below 1e-300.
+
+    With a = −ε/μ + μ/2 and b = a − μ: for a ≥ 0, δ = (Φ(a) − Φ(b)) − (e^ε − 1)·Φ(b),
+    with Φ(a) − Φ(b) integrated when μ is small (δ is not small against it). For a < 0,
+    Φ(x) = erfcx(−x/√2)·e^(−x²/2)/2 and e^ε·e^(−b²/2) = e^(−a²/2) give
+    δ = e^(−a²/2)/2 · (erfcx(u) − erfcx(v)), u = −a/√2, v = u + μ/√2: the
+    exponentials cancel exactly, and the difference is integrated
+    (Gauss–Legendre on −erfcx′(t) = 2/√π − 2t·erfcx(t)) when v − u is small,
+    so no cancellation is left.
+    """
+    if mu <= 0:
+        return -math.inf
+    a = -epsilon / mu + mu / 2
+    if a >= 0 and epsilon > 1:
+        delta = float(special.ndtr(a) - math.exp(epsilon + special.log_ndtr(a - mu)))
+        return math.log(delta) if delta > 0 else -math.inf
+    if a >= 0:
+        delta = _phi_between(a - mu, a) - math.expm1(epsilon) * float(special.ndtr(a - mu))
+        return math.log(delta) if delta > 0 else -math.inf
+    u = -a / math.sqrt(2.0)
+    h = mu / math.sqrt(2.0)
+    if h <= max(u, 1.0):
+        t = u + h * (_GL_NODES + 1.0) / 2.0
+        slope = _TWO_OVER_SQRT_PI - 2.0 * t * special.erfcx(t)
+        diff = float(h / 2.0 * np.dot(_GL_WEIGHTS, slope))
+    else:
+        diff = float(special.erfcx(u) - special.erfcx(u + h))
+    if diff <= 0:
+        return -math.inf
+    return -a * a / 2.0 + math.log(diff / 2.0)
+
+
+def _phi_between(lo: float, hi: float) -> float:
+    """Φ(hi) − Φ(lo) without cancellation (Gauss–Legendre on φ for a short interval)."""
+    width = hi - lo
+    if width <= 1.0:
+        t = lo + width * (_GL_NODES + 1.0) / 2.0
+        return float(width / 2.0 * np.dot(_GL_WEIGHTS, np.exp(-t * t / 2.0))) / math.sqrt(2 * math.pi)
+    if lo > 0:
+        return float(special.ndtr(-lo) - special.ndtr(-hi))
+    return float(special.ndtr(hi) - special.ndtr(lo))
 
 
 def delta_of_mu(epsilon: float, mu: float) -> float:
-    """δ(ε) of μ-GDP: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), computed in log space."""
-    if mu <= 0:
-        return 0.0
-    a = -epsilon / mu + mu / 2
-    b = -epsilon / mu - mu / 2
-    return max(0.0, float(special.ndtr(a) - np.exp(epsilon + special.log_ndtr(b))))
+    """δ(ε) of μ-GDP: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (see :func:`log_delta_of_mu`)."""
+    return math.exp(log_delta_of_mu(epsilon, mu))
 
 
 def mu_of_epsilon(epsilon: float, delta: float) -> float:
-    """The largest μ whose μ-GDP guarantee implies (ε, δ)-DP."""
+    """The largest μ whose μ-GDP guarantee implies (ε, δ)-DP, rounded down (the safe side).
+
+    The μ returned satisfies ``epsilon_of_mu(μ, δ) <= ε`` exactly (and so every σ derived
+    from it is rounded up): a report never shows an ε above the target.
+    """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-    f = lambda log_mu: math.log(delta_of_mu(epsilon, math.exp(log_mu)) + 1e-300) - math.log(delta)
-    lo, hi = math.log(1e-8), math.log(_MU_MAX)
+    return _mu_of_epsilon(epsilon, delta)
+
+
+@functools.lru_cache(maxsize=1024)
+def _mu_of_epsilon(epsilon: float, delta: float) -> float:
+    log_target = math.log(delta) + math.log1p(-_MU_MARGIN)
+    f = lambda log_mu: log_delta_of_mu(epsilon, math.exp(log_mu)) - log_target
+    hi = math.log(_MU_MAX)
     if f(hi) < 0:
         return _MU_MAX
-    return math.exp(optimize.brentq(f, lo, hi, xtol=1e-14, rtol=1e-13, maxiter=500))
+    lo = math.log(epsilon / 64)
+    while f(lo) >= 0:  # ε/64 puts u ≈ 45 (δ ≈ 1e-880): below any δ accepted; a guard only
+        lo -= 4.0
+    mu = math.exp(optimize.brentq(f, lo, hi, xtol=1e-15, rtol=1e-15, maxiter=500))
+    while _epsilon_of_mu(mu * (1 + 1e-13), delta) > epsilon:  # never above the target
+        mu *= 1 - 1e-12
+    return mu
 
 
 def epsilon_of_mu(mu: float, delta: float) -> float:
-    """The smallest ε ≥ 0 with δ(ε) ≤ δ for μ-GDP."""
+    """The smallest ε ≥ 0 with δ(ε) ≤ δ for μ-GDP, rounded up (the safe side)."""
     delta = check_delta(delta)
     mu = check_positive_real(mu, "mu")
-    if delta_of_mu(0.0, mu) <= delta:
+    return _epsilon_of_mu(mu, delta)
+
+
+@functools.lru_cache(maxsize=1024)
+def _epsilon_of_mu(mu: float, delta: float) -> float:
+    log_target = math.log(delta) + math.log1p(-_EPS_MARGIN)
+    f = lambda e: log_delta_of_mu(e, mu) - log_target
+    if f(0.0) <= 0:
         return 0.0
     hi = max(1.0, mu * mu / 2 + mu * 10)
-    while delta_of_mu(hi, mu) > delta:
+    while f(hi) > 0:
         hi *= 2
-    return float(optimize.brentq(lambda e: delta_of_mu(e, mu) - delta, 0.0, hi, xtol=1e-12, rtol=1e-13, maxiter=500))
+    eps = float(optimize.brentq(f, 0.0, hi, xtol=1e-300, rtol=1e-15, maxiter=500))
+    while f(eps) > 0:  # the root finder may stop a hair below the root: step up
+        eps = math.nextafter(eps, math.inf) * (1 + 1e-15)
+    return eps
 
 
 def gaussian_sigma(epsilon: float, delta: float, steps: int, sensitivity: float = 1.0) -> float:
@@ -204,3 +279,53 @@ def discrete_gaussian_dp_event(sigma: float, steps: int, sensitivity: float = 1.
     import dp_accounting
 
     return dp_accounting.SelfComposedDpEvent(dp_accounting.ZCDpEvent(rho=zcdp_rho(sigma, 1, sensitivity)), int(steps))
+
+
+# -- the one place σ is computed --------------------------------------------------
+
+DEFAULT_DELTA_ADD_REMOVE = 1e-6
+_SAFE = 1 + 1e-12  # σ's from a budget split are rounded up by this factor (never above ε)
+
+
+def default_delta(n_public: float | None) -> float:
+    """δ when none is given: n^−1.1 for a *public* n (the PE-means paper), else 1e-6.
+
+    Under add/remove adjacency the exact n is private, and a δ computed from
+    it (or even from a noisy count of it) would make the guarantee's δ depend
+    on the data, so callers pass ``n_public=None`` there and get the fixed
+    1e-6. Under replace adjacency n is public by definition.
+    """
+    if n_public is None:
+        return DEFAULT_DELTA_ADD_REMOVE
+    if n_public < 2:
+        raise ValueError(f"the default delta n^-1.1 needs n >= 2 rows, got {n_public:g}; "
+                         "pass delta explicitly")
+    return float(n_public) ** -1.1
+
+
+def calibrate(epsilon: float, delta: float, steps: int, sensitivity: float = 1.0,
+              noise: str = "gaussian") -> float:
+    """σ of ``steps`` releases of L2 sensitivity Δ that are (ε, δ)-DP together.
+
+    Gaussian noise: exact GDP (:func:`gaussian_sigma`); discrete Gaussian:
+    zCDP (:func:`discrete_gaussian_sigma`). Both round σ up.
+    """
+    if is_discrete_gaussian(noise):
+        return discrete_gaussian_sigma(epsilon, delta, steps, sensitivity)
+    return gaussian_sigma(epsilon, delta, steps, sensitivity)
+
+
+def quadratic_budget(epsilon: float, delta: float, noise: str = "gaussian") -> float:
+    """B, the additive budget of a run at (ε, δ): μ² under GDP, 2ρ under zCDP.
+
+    Releases that take shares s_i of B (Σ s_i ≤ 1) compose to exactly B:
+    μ² = Σ cΔ²/σ² (GDP) or 2ρ = Σ cΔ²/σ² (zCDP). See :func:`share_sigma`.
+    """
+    return calibrate(epsilon, delta, 1, 1.0, noise) ** -2
+
+
+def share_sigma(budget: float, share: float, sensitivity: float, count: int = 1) -> float:
+    """σ = Δ·√(c/(s·B)) for ``count`` releases taking ``share`` of the budget B (rounded up)."""
+    if not 0 < share <= 1:
+        raise ValueError(f"a budget share must be in (0, 1], got {share}")
+    return sensitivity * math.sqrt(count / (share * budget)) * _SAFE
