@@ -98,14 +98,18 @@ def paper_hdpe(eps: float, dim: int, iterations: int | None = None) -> dict:
     return dict(projection_dim=16, projection="random", recover_share=0.25, iterations=T)
 
 
-def make(method: str, k: int, eps: float, seed: int, dim: int):
-    """The estimator for one cell of the sweep, or None where the method does not apply."""
+def make(method: str, k: int, eps: float, seed: int, dim: int, n: int):
+    """The estimator for one cell of the sweep, or None where the method does not apply.
+
+    δ = n^−1.1, the paper's protocol: these data sets are published, so n is public.
+    """
+    common = dict(epsilon=eps, delta=float(n) ** -1.1, radius=1.0, random_state=seed)
     if method == "privevo":
-        return DPKMeans(k, epsilon=eps, radius=1.0, random_state=seed)
+        return DPKMeans(k, **common)
     if method == "PE-means (paper)":  # no recover step; HDPE (d > 32) always has one
-        return DPKMeans(k, epsilon=eps, radius=1.0, random_state=seed, recover_share=0.0) if dim <= 32 else None
+        return DPKMeans(k, **common, recover_share=0.0) if dim <= 32 else None
     cls = {"DPLloyd": DPLloyd, "FastLloyd": FastLloyd, "LSH tree": LSHTreeKMeans}[method]
-    return cls(k, epsilon=eps, radius=1.0, random_state=seed)
+    return cls(k, **common)
 
 
 def sweep(data: dict, seeds: int, epsilons, methods, offset: int = 0, save=None, command: str = "") -> dict:
@@ -126,7 +130,7 @@ def sweep(data: dict, seeds: int, epsilons, methods, offset: int = 0, save=None,
             losses[name]["non-private"][s] = kmeans_loss(X, NonPrivateKMeans(k, random_state=seed).fit(X).cluster_centers_)
         for i, eps in enumerate(epsilons):
             for m in methods:
-                est = make(m, k, eps, seed, X.shape[1])
+                est = make(m, k, eps, seed, X.shape[1], len(X))
                 losses[name][m][i, s] = np.nan if est is None else kmeans_loss(X, est.fit(X).cluster_centers_)
         if save is not None and name == list(data)[-1]:
             done = {n: {m: a[..., : s + 1] for m, a in e.items()} for n, e in losses.items()}
@@ -203,7 +207,7 @@ def timing_table(data, repeats: int) -> str:
         X, k = data[name]
         times, cpu, shares = [], [], []
         for s in range(repeats):
-            est = DPKMeans(k, epsilon=1.0, radius=1.0, random_state=s)
+            est = DPKMeans(k, epsilon=1.0, delta=len(X) ** -1.1, radius=1.0, random_state=s)
             tic, cpu0 = time.perf_counter(), time.process_time()
             est.fit(X)
             times.append(time.perf_counter() - tic)

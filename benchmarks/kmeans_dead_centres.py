@@ -55,7 +55,7 @@ RANDOM = dict(projection="random", recover_share=0.25)  # HDPE-means' defaults b
 def fits(X, k: int, eps: float, seeds, floor: bool) -> list[DPKMeans]:
     cls = SignificanceFloor if floor else WeightedKMeans
     with mock.patch("privevo.kmeans.WeightedKMeans", cls):
-        return [DPKMeans(k, epsilon=eps, radius=1.0, random_state=s, **RANDOM).fit(X) for s in seeds]
+        return [DPKMeans(k, epsilon=eps, delta=len(X) ** -1.1, radius=1.0, random_state=s, **RANDOM).fit(X) for s in seeds]
 
 
 def diagnose(rounds=(0, 1, 5, 21)) -> None:
@@ -70,7 +70,7 @@ def diagnose(rounds=(0, 1, 5, 21)) -> None:
         return centers
 
     with mock.patch.object(WeightedKMeans, "_centers", record):
-        est = DPKMeans(16, epsilon=2.0, radius=1.0, random_state=0, **RANDOM).fit(X)
+        est = DPKMeans(16, epsilon=2.0, delta=len(X) ** -1.1, radius=1.0, random_state=0, **RANDOM).fit(X)
     pe_dim = est.privacy_report_["public_parameters"]["projection_dim"]
     basis = np.linalg.qr(np.random.default_rng(0).standard_normal((128, pe_dim)))[0]  # DPKMeans' first draw
     sigma = est.evolution_.sigma_

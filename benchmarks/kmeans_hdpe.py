@@ -54,7 +54,7 @@ def area(X, k, variant: str, seeds) -> float:
     losses = []
     with patch() if patch else contextlib.nullcontext():
         for eps in EPSILONS:
-            fits = [DPKMeans(k, epsilon=eps, radius=1.0, random_state=s, **params(eps)).fit(X) for s in seeds]
+            fits = [DPKMeans(k, epsilon=eps, delta=len(X) ** -1.1, radius=1.0, random_state=s, **params(eps)).fit(X) for s in seeds]
             losses.append(np.mean([kmeans_loss(X, f.cluster_centers_) for f in fits]))
     return area_under_curve(EPSILONS, losses)
 

@@ -25,7 +25,7 @@ EPSILONS = (1.0, 2.0, 4.0)
 
 def loss(X: np.ndarray, k: int, eps: float, seed: int, iterations: int | None) -> float:
     """The paper's settings (HDPE at d' = 16); ``iterations=None`` is the paper's T."""
-    est = DPKMeans(k, epsilon=eps, radius=1.0, random_state=seed, **paper_hdpe(eps, X.shape[1], iterations))
+    est = DPKMeans(k, epsilon=eps, delta=len(X) ** -1.1, radius=1.0, random_state=seed, **paper_hdpe(eps, X.shape[1], iterations))
     return kmeans_loss(X, est.fit(X).cluster_centers_)
 
 

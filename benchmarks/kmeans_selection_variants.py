@@ -105,7 +105,7 @@ def fit(selector_cls, X, k: int, eps: float, seed: int, iterations=None) -> DPKM
     """
     params = paper_hdpe(eps, X.shape[1], iterations)
     with mock.patch("privevo.kmeans.WeightedKMeans", selector_cls):
-        return DPKMeans(k, epsilon=eps, radius=1.0, random_state=seed, **params).fit(X)
+        return DPKMeans(k, epsilon=eps, delta=len(X) ** -1.1, radius=1.0, random_state=seed, **params).fit(X)
 
 
 def coverage(seed: int) -> None:

@@ -32,7 +32,7 @@ def lloyd_step(X: np.ndarray, centers: np.ndarray) -> np.ndarray:
 
 
 def row(X: np.ndarray, k: int, seed: int) -> list[float]:
-    pe = DPKMeans(k, epsilon=1e4, radius=1.0, iterations=64, recover_share=0.0, random_state=seed).fit(X).cluster_centers_
+    pe = DPKMeans(k, epsilon=1e4, delta=len(X) ** -1.1, radius=1.0, iterations=64, recover_share=0.0, random_state=seed).fit(X).cluster_centers_
     local = KMeans(k, init=pe, n_init=1, random_state=seed).fit(X).cluster_centers_
     return [
         kmeans_loss(X, pe),

@@ -55,6 +55,9 @@ def run_demo(seed: int = 0, out_dir=None, progress: bool = False, quick: bool = 
 # -- experiment 1: DP k-means on digits ----------------------------------------------
 
 
+DIGITS_N = 1797  # rows of scikit-learn's digits
+
+
 def _kmeans_methods() -> dict:
     """name → factory(epsilon, seed) of an estimator with ``cluster_centers_``."""
     methods = {}
@@ -62,13 +65,14 @@ def _kmeans_methods() -> dict:
         from .kmeans import DPKMeans
     except ImportError:
         return methods
-    methods["privevo DPKMeans"] = lambda eps, s: DPKMeans(10, epsilon=eps, bounds=(0.0, 16.0), random_state=s)
+    common = dict(delta=DIGITS_N ** -1.1, bounds=(0.0, 16.0))  # digits is published: n is public
+    methods["privevo DPKMeans"] = lambda eps, s: DPKMeans(10, epsilon=eps, random_state=s, **common)
     try:
         from .baselines import DPLloyd, FastLloyd
     except ImportError:
         return methods
-    methods["DPLloyd (baseline)"] = lambda eps, s: DPLloyd(10, epsilon=eps, bounds=(0.0, 16.0), random_state=s)
-    methods["FastLloyd (baseline)"] = lambda eps, s: FastLloyd(10, epsilon=eps, bounds=(0.0, 16.0), random_state=s)
+    methods["DPLloyd (baseline)"] = lambda eps, s: DPLloyd(10, epsilon=eps, random_state=s, **common)
+    methods["FastLloyd (baseline)"] = lambda eps, s: FastLloyd(10, epsilon=eps, random_state=s, **common)
     return methods
 
 

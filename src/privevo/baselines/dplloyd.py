@@ -3,10 +3,14 @@
 Pure ε-DP. Sphere-packing initialisation inside the public box; T =
 clip(ε/ε_m, 2, 7) iterations with ε_m = √(500·k³/n²·(d + ∛(4dρ²))³), ρ = 0.225.
 Each iteration spends ε/T: a noisy count per cluster (two-sided geometric
-noise, ε_c) and a noisy sum per cluster and feature (Laplace, sensitivity =
-that feature's range, ε_s each), with ε_c : ε_s = ∛(4dρ²) : 1 and
+noise, ε_c) and a noisy sum per cluster and feature (Laplace, ε_s each), with ε_c : ε_s = ∛(4dρ²) : 1 and
 ε_c + d·ε_s = ε/T (diffprivlib 0.6 unpacks these two in the wrong order and
-overspends; we return them named). Centre = noisy sum / noisy count, clipped
+overspends; we return them named). The sums are of x − m, m the box's
+midpoint, so one row changes a feature's sum by at most (hi − lo)/2 when
+added or removed, and two sums by (hi − lo) in all when replaced: the Laplace
+scale (hi − lo)/ε_s is right under both adjacencies. (Raw sums, as in
+diffprivlib, change by max(|lo|, |hi|) when a row is added: for a box like
+[10, 12] six times the range.) Centre = m + noisy sum / noisy count, clipped
 to the box; a cluster whose noisy count is < 1 keeps its centre.
 """
 
@@ -55,6 +59,18 @@ def _geometric(shape, epsilon: float, rng: np.random.Generator) -> np.ndarray:
     return (rng.geometric(p, shape) - rng.geometric(p, shape)).astype(float)
 
 
+def dplloyd_release(X, centers, lo, hi, split: EpsilonSplit, rng: np.random.Generator):
+    """One iteration's release: (Σ(x − m) per cluster + Laplace((hi − lo)/ε_s), counts + geometric(ε_c)).
+
+    ε_c + d·ε_s-DP (add/remove adjacency); m = (lo + hi)/2. See the module doc.
+    """
+    mid = (lo + hi) / 2
+    sums, counts = cluster_statistics(X - mid, centers - mid)
+    noisy_counts = counts + _geometric(len(centers), split.count, rng)
+    noisy_sums = sums + rng.laplace(0.0, (hi - lo) / split.feature_sum, size=sums.shape)
+    return noisy_sums, noisy_counts
+
+
 class DPLloyd(DPBaselineKMeans):
     """Su et al.'s DPLloyd (pure ε-DP); ``delta`` is accepted and ignored."""
 
@@ -64,12 +80,11 @@ class DPLloyd(DPBaselineKMeans):
         T = dplloyd_iterations(epsilon, n, k, d)
         split = split_epsilon(epsilon / T, d)
         centers = box_sphere_packing(k, lo, hi, rng)
+        mid = (lo + hi) / 2
         for _ in range(T):
-            sums, counts = cluster_statistics(X, centers)
-            noisy_counts = counts + _geometric(k, split.count, rng)
-            noisy_sums = sums + rng.laplace(0.0, (hi - lo) / split.feature_sum, size=sums.shape)
+            noisy_sums, noisy_counts = dplloyd_release(X, centers, lo, hi, split, rng)
             ok = noisy_counts >= 1
-            centers[ok] = np.clip(noisy_sums[ok] / noisy_counts[ok, None], lo, hi)
+            centers[ok] = np.clip(mid + noisy_sums[ok] / noisy_counts[ok, None], lo, hi)
         self.n_iter_ = T
         self.privacy_ = {"epsilon": epsilon, "delta": 0.0, "mechanism": "DPLloyd: Laplace sums + geometric counts"}
         return centers

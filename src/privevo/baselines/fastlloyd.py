@@ -27,12 +27,12 @@ ALPHA = 0.8
 
 
 class FastLloyd(DPBaselineKMeans):
-    """FastLloyd with Gaussian noise under exact GDP accounting; ``delta=None`` → n^−1.1."""
+    """FastLloyd with Gaussian noise under exact GDP accounting; ``delta=None`` → 1e-6 (n is private under add/remove)."""
 
     def _fit_centers(self, X, lo, hi, k, rng):
         epsilon = check_epsilon(self.epsilon)
         n, d = X.shape
-        delta = n**-1.1 if self.delta is None else check_delta(self.delta)
+        delta = accounting.default_delta(None) if self.delta is None else check_delta(self.delta)
         mid, half = (lo + hi) / 2, (hi - lo) / 2
         U = (X - mid) / half  # in [−1, 1]^d
         T = dplloyd_iterations(epsilon, n, k, d)

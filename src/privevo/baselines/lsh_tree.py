@@ -29,7 +29,7 @@ from ._private import leaf_sums, prefix_counts
 
 
 class LSHTreeKMeans(BaselineKMeans):
-    """LSH prefix-tree DP clustering (Google); ``delta=None`` → n^−1.1."""
+    """LSH prefix-tree DP clustering (Google); ``delta=None`` → 1e-6 (n is private under add/remove)."""
 
     def __init__(self, n_clusters: int = 8, *, epsilon: float = 1.0, delta=None, radius=None, bounds=None,
                  max_depth: int = 20, random_state=None):
@@ -44,7 +44,7 @@ class LSHTreeKMeans(BaselineKMeans):
     def _fit_centers(self, X, lo, hi, k, rng):
         epsilon = check_epsilon(self.epsilon)
         n, d = X.shape
-        delta = n**-1.1 if self.delta is None else check_delta(self.delta)
+        delta = accounting.default_delta(None) if self.delta is None else check_delta(self.delta)
         mid = (lo + hi) / 2
         radius = float(np.linalg.norm((hi - lo) / 2)) if self.radius is None else float(self.radius)
         U = project_to_ball(X - mid, radius)
