@@ -103,3 +103,83 @@ def test_epsilon_of_bad_sigma():
         accounting.epsilon_of(0.0, 1e-5, 3)
     with pytest.raises(ValueError, match="sigma"):
         accounting.epsilon_of(-2.0, 1e-5, 3)
+
+
+# -- the whole accepted range, against an independent high-precision computation --------------
+
+mpmath = pytest.importorskip("mpmath")
+
+
+def mp_delta(epsilon: float, mu: float):
+    """δ(ε) of μ-GDP in 60-digit arithmetic (mpmath: no underflow, no cancellation)."""
+    with mpmath.workdps(60):
+        eps, mu = mpmath.mpf(epsilon), mpmath.mpf(mu)
+        phi = lambda x: mpmath.erfc(-x / mpmath.sqrt(2)) / 2
+        return phi(-eps / mu + mu / 2) - mpmath.exp(eps) * phi(-eps / mu - mu / 2)
+
+
+WIDE = [(e, d) for e in (1e-6, 1e-3, 0.1, 1.0, 10.0, 1e3, 1e6) for d in (0.5, 1e-5, 1e-100, 1e-300)]
+
+
+@pytest.mark.parametrize("eps,delta", WIDE)
+def test_sigma_is_right_and_safe_over_the_whole_range(eps, delta):
+    for steps in (1, 10, 1000):
+        sigma = accounting.gaussian_sigma(eps, delta, steps)
+        mu = math.sqrt(steps) / sigma
+        assert mp_delta(eps, mu) <= delta  # the (ε, δ) promised truly holds
+        assert mp_delta(eps, mu * (1 + 1e-6)) > delta  # ... and σ is not needlessly large
+        reported = accounting.epsilon_of(sigma, delta, steps)
+        assert reported <= eps  # rounded to the safe side: never above the target
+        assert reported >= eps * (1 - 1e-5)
+
+
+@pytest.mark.parametrize("eps,delta", WIDE[::3])
+def test_epsilon_of_mu_is_an_upper_bound_and_tight(eps, delta):
+    mu = accounting.mu_of_epsilon(eps, delta) * 1.01
+    reported = accounting.epsilon_of_mu(mu, delta)
+    assert mp_delta(reported, mu) <= delta
+    assert mp_delta(reported * (1 - 1e-5), mu) > delta
+
+
+@pytest.mark.parametrize("eps,mu", [(e, m) for e in (0.0, 1e-6, 1.0, 1e6) for m in (1e-7, 0.03, 1, 1e3)])
+def test_log_delta_matches_mpmath(eps, mu):
+    ref = mp_delta(eps, mu)
+    if ref <= 0 or mpmath.log(ref) < -2000:
+        return
+    assert accounting.log_delta_of_mu(eps, mu) == pytest.approx(float(mpmath.log(ref)), abs=1e-11)
+
+
+def test_tiny_delta_gives_the_gdp_sigma():
+    # before: sigma = 3.16e8 beside "epsilon: 1.0" (the curve underflowed)
+    sigma = accounting.gaussian_sigma(1.0, 1e-300, 10)
+    assert sigma == pytest.approx(116.5789, abs=1e-3)
+
+
+def test_target_one_is_never_exceeded():
+    # before: the root finder gave 1.0000000000000353 for target 1
+    for steps in (1, 4, 10, 100):
+        for delta in (1e-5, 1e-8):
+            assert accounting.epsilon_of(accounting.gaussian_sigma(1.0, delta, steps), delta, steps) <= 1.0
+
+
+def test_a_split_budget_recomposes_below_its_target():
+    # DPKMeans: mu is split between PE and a recover step, each converted through epsilon and back
+    for eps, delta, share in [(1.0, 1e-5, 0.25), (0.5, 1e-10, 0.55), (8.0, 1e-300, 0.1)]:
+        mu = accounting.mu_of_epsilon(eps, delta)
+        eps_pe = accounting.epsilon_of_mu(mu * math.sqrt(1 - share), delta)
+        sigma_pe = accounting.gaussian_sigma(eps_pe, delta, 7)
+        mu_total = accounting.compose_mu(math.sqrt(7) / sigma_pe, mu * math.sqrt(share))
+        assert accounting.epsilon_of_mu(mu_total, delta) <= eps
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(epsilon=1e-12, delta=1e-5, steps=1), "epsilon must be between 1e-06 and 1e\\+06"),
+        (dict(epsilon=2e6, delta=1e-5, steps=1), "epsilon must be between 1e-06 and 1e\\+06"),
+        (dict(epsilon=1.0, delta=5e-324, steps=1), "delta must be at least 1e-300"),
+    ],
+)
+def test_outside_the_supported_range_one_rule(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        accounting.gaussian_sigma(**kwargs)

@@ -45,7 +45,8 @@ BAD = [
     ("missing.csv", None, None, "not found"),
     ("empty.csv", "", None, "is empty"),
     ("header.csv", "a,b\n", None, "no data rows"),
-    ("text.csv", "a,b\n1,x\n", None, "column 'b' is not numeric (line 2: 'x')"),
+    ("text.csv", "a,b\n1,x\n", None, "line 1 holds no numbers but the lines below are not all"),
+    ("text2.csv", "a,b\n1,x\n", "b", "column 'b' is not numeric (line 2 holds a non-number)"),
     ("nan.csv", "a,b\n1,2\n3,nan\n", None, "column 'b' has NaN or infinite values (1, first at line 3)"),
     ("inf.csv", "a\n1\n-inf\n", None, "NaN or infinite"),
     ("gap.csv", "a,b\n1,\n", None, "column 'b' has an empty cell at line 2"),
@@ -78,7 +79,7 @@ def test_bad_npy_files(tmp_path):
         "zero.npy": "empty array of shape (0, 3)",
         "nan.npy": "column '1' has NaN or infinite values (1, first at row 0)",
         "str.npy": "save a numeric array",
-        "junk.npy": "not a readable .npy file",
+        "junk.npy": "not a readable .npy file (no valid .npy header)",
     }
     for name, message in cases.items():
         with pytest.raises(ValueError, match=None) as err:
@@ -156,3 +157,90 @@ def test_outputs_get_normal_permissions_checkpoints_private(tmp_path):
     assert (tmp_path / "o.json").stat().st_mode & 0o777 == 0o666 & ~umask
     assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o666 & ~umask
     assert (tmp_path / "c.ckpt").stat().st_mode & 0o777 == 0o600
+
+
+# -- the header rule (no private row becomes the header; no message quotes a cell) ---------
+
+
+@pytest.mark.parametrize(
+    "text, header, columns, names, rows",
+    [
+        ("x,y\n1,2\n3,4\n", None, None, ["x", "y"], 2),  # a text line over numbers: a header
+        ("1,2\n3,4\n", None, None, ["0", "1"], 2),  # a numeric first line is data
+        ("1,2\n3,4\n", True, None, ["1", "2"], 1),  # ... unless --header says otherwise
+        ("x,y\n1,2\n", False, None, None, None),  # --no-header: "x" is data, not a number
+        ("x,label\n1,a\n", None, "x", ["x"], 1),  # a column named: the file has a header
+        ("x,label\n1,a\n", None, "0", ["x"], 1),  # by index: column 0 below is numeric
+        ("x,y\n1,\n", None, "x", ["x"], 1),  # an empty cell below: still a header
+    ],
+)
+def test_header_rule(tmp_path, text, header, columns, names, rows):
+    path = write(tmp_path / "d.csv", text)
+    if names is None:
+        with pytest.raises(ValueError, match="column '0' is not numeric"):
+            io.read_table(path, columns, header)
+        return
+    table = io.read_table(path, columns, header)
+    assert table.columns == names and table.data.shape[0] == rows
+
+
+def test_a_private_first_row_never_becomes_the_header(tmp_path):
+    # a header-less file whose first record has an empty cell: before, that record was taken for
+    # the header and published as column names; now it is data, refused without quoting it
+    path = write(tmp_path / "d.csv", "0.7316,\n0.25,0.5\n0.125,0.75\n")
+    with pytest.raises(ValueError) as err:
+        io.read_table(path)
+    assert "column '1' has an empty cell at line 1" in str(err.value)
+    assert "0.7316" not in str(err.value)
+    path = write(tmp_path / "e.csv", "0.7316,1e-3\n0.25,0.5\n")
+    assert io.read_table(path).columns == ["0", "1"] and io.read_table(path).data.shape == (2, 2)
+
+
+def test_no_message_quotes_a_private_cell(tmp_path):
+    path = write(tmp_path / "d.csv", "x,y\n1,2\n3,Jane Roe 1961\n")
+    with pytest.raises(ValueError) as err:
+        io.read_table(path, header=True)
+    assert "column 'y' is not numeric (line 3" in str(err.value) and "Jane" not in str(err.value)
+    with pytest.raises(ValueError) as err:
+        io.read_table(path)
+    assert "pass --header" in str(err.value) and "Jane" not in str(err.value)
+
+
+def test_random_bytes_npy_never_suggests_pickle(tmp_path):
+    (tmp_path / "r.npy").write_bytes(b"\x93NUMPY\x01\x00" + bytes(range(256)) * 4)
+    with pytest.raises(ValueError) as err:
+        io.read_table(tmp_path / "r.npy")
+    assert "pickle" not in str(err.value) and "r.npy is not a readable .npy file" in str(err.value)
+
+
+def test_corrupt_parquet_names_the_file(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"a": np.arange(1000.0)}), tmp_path / "d.parquet")
+    raw = bytearray((tmp_path / "d.parquet").read_bytes())
+    raw[200:600] = bytes(400)  # a damaged data page, the footer intact
+    (tmp_path / "d.parquet").write_bytes(bytes(raw))
+    with pytest.raises(ValueError) as err:
+        io.read_table(tmp_path / "d.parquet")
+    assert "d.parquet is not a readable Parquet file" in str(err.value)
+
+
+def test_check_distinct_paths(tmp_path):
+    data = write(tmp_path / "d.csv", "1\n")
+    (tmp_path / "parts").mkdir()
+    os.symlink(data, tmp_path / "link.csv")
+    os.link(data, tmp_path / "hard.csv")
+    io.check_distinct_paths(data, {"-o": tmp_path / "o.csv", "--checkpoint": tmp_path / "c"})
+    cases = [
+        (data, {"-o": tmp_path / "d.csv"}, "-o " + str(tmp_path / "d.csv") + " is the input"),
+        (data, {"-o": tmp_path / "sub" / ".." / "d.csv"}, "is the input data file"),
+        (data, {"-o": tmp_path / "link.csv"}, "is the input data file"),
+        (data, {"--checkpoint": tmp_path / "hard.csv"}, "is the input data file"),
+        (tmp_path / "parts", {"-o": tmp_path / "parts" / "o.csv"}, "inside the input folder"),
+        (data, {"-o": tmp_path / "x", "--checkpoint": tmp_path / "x"}, "-o and --checkpoint are"),
+    ]
+    for source, outputs, message in cases:
+        with pytest.raises(ValueError) as err:
+            io.check_distinct_paths(source, outputs)
+        assert message in str(err.value)

@@ -32,6 +32,7 @@ __all__ = [
     "read_points",
     "parse_columns",
     "check_output_path",
+    "check_distinct_paths",
     "report_path_for",
     "atomic_write",
     "write_outputs",
@@ -67,13 +68,21 @@ def parse_columns(spec: str | Sequence[str] | None) -> list[str] | None:
     return names
 
 
-def read_points(path, columns: str | Sequence[str] | None = None) -> np.ndarray:
+def read_points(path, columns: str | Sequence[str] | None = None, header: bool | None = None) -> np.ndarray:
     """The selected columns of ``path`` as a finite float array (n, d)."""
-    return read_table(path, columns).data
+    return read_table(path, columns, header).data
 
 
-def read_table(path, columns: str | Sequence[str] | None = None) -> Table:
-    """Read a CSV/TSV (header optional), ``.npy`` (2-D numeric) or Parquet file."""
+def read_table(path, columns: str | Sequence[str] | None = None, header: bool | None = None) -> Table:
+    """Read a CSV/TSV, ``.npy`` (2-D numeric) or Parquet file.
+
+    ``header`` (CSV/TSV only): True, the first line holds the column names; False, every line
+    is data; None (default), the first line is a header only when every cell of it is
+    non-empty and not a number while the selected columns below it hold only numbers (or
+    empty cells, which are then refused with their line), or when
+    ``columns`` names a column (names need a header). A line that could be data is never
+    taken for a header, and no error message quotes a cell (it gives line and column).
+    """
     path = Path(path)
     wanted = parse_columns(columns)
     suffix = path.suffix.lower()
@@ -90,29 +99,61 @@ def read_table(path, columns: str | Sequence[str] | None = None) -> Table:
     elif suffix in (".parquet", ".pq"):
         data, names = _read_parquet(path, wanted)
     else:
-        data, names = _read_delimited(path, _DELIMITERS[suffix], wanted)
+        data, names = _read_delimited(path, _DELIMITERS[suffix], wanted, header)
     return Table(data, names, str(path))
 
 
 # -- delimited text -----------------------------------------------------------
 
 
-def _read_delimited(path: Path, sep: str, wanted: list[str] | None) -> tuple[np.ndarray, list[str]]:
+def _read_delimited(
+    path: Path, sep: str, wanted: list[str] | None, header: bool | None
+) -> tuple[np.ndarray, list[str]]:
     rows = _csv_rows(path, sep)
     if not rows:
         raise ValueError(f"{path} has no rows (only blank lines); it needs rows of numbers")
-    header = None if _all_numeric(rows[0]) else [c.strip() for c in rows[0]]
-    body = rows[1:] if header is not None else rows
-    first_line = 2 if header is not None else 1
+    if header is None:
+        header = _has_header(path, rows, wanted)
+    names = [c.strip() for c in rows[0]] if header else [str(j) for j in range(len(rows[0]))]
+    body = rows[1:] if header else rows
+    first_line = 2 if header else 1
     if not body:
         raise ValueError(f"{path} has a header but no data rows; add at least one row of numbers")
-    width = len(header) if header is not None else len(body[0])
-    _check_ragged(path, body, width, first_line, header is not None)
-    names = header if header is not None else [str(j) for j in range(width)]
+    _check_ragged(path, body, len(names), first_line, header)
     picked = _pick_columns(path, names, wanted)
     cells = np.array(body, dtype=str)[:, picked]
-    data = np.column_stack([_numeric_column(path, cells[:, i], names[j], first_line) for i, j in enumerate(picked)])
+    data = np.column_stack(
+        [_numeric_column(path, cells[:, i], names[j], first_line) for i, j in enumerate(picked)]
+    )
     return data, [names[j] for j in picked]
+
+
+def _has_header(path: Path, rows: list[list[str]], wanted: list[str] | None) -> bool:
+    """The default header rule (see :func:`read_table`); refuses when it cannot tell."""
+    if wanted is not None and not all(_is_index(w) for w in wanted):
+        return True  # column names were given: the file must have a header
+    first = [c.strip() for c in rows[0]]
+    if not all(c and not _is_float(c) for c in first):
+        return False  # a number or an empty cell: the first line is data
+    body = rows[1:]
+    if not body or any(len(r) != len(first) for r in body):
+        return True  # header only, or ragged rows: both are refused next, quoting no cell
+    columns = list(range(len(first))) if wanted is None else [int(w) for w in wanted]
+    columns = [j for j in columns if 0 <= j < len(first)]
+    cells = np.char.strip(np.array(body, dtype=str)[:, columns])
+    try:  # numbers below (an empty cell is a missing number, refused next with its line)
+        np.where(cells == "", "0", cells).astype(np.float64)
+        return True
+    except ValueError:
+        pass
+    raise ValueError(
+        f"{path}: line 1 holds no numbers but the lines below are not all numbers either; "
+        "pass --header if line 1 holds column names (or --no-header if it is data)"
+    )
+
+
+def _is_index(name: str) -> bool:
+    return name.lstrip("-").isdigit()
 
 
 def _csv_rows(path: Path, sep: str) -> list[list[str]]:
@@ -156,7 +197,7 @@ def _pick_columns(path: Path, names: list[str], wanted: list[str] | None) -> lis
     for name in wanted:
         if name in index:
             picked.append(index[name])
-        elif name.lstrip("-").isdigit() and 0 <= int(name) < len(names):
+        elif _is_index(name) and 0 <= int(name) < len(names):
             picked.append(int(name))
         else:
             raise ValueError(f"{path}: unknown column {name!r}; available columns: {_listing(names)}")
@@ -166,17 +207,16 @@ def _pick_columns(path: Path, names: list[str], wanted: list[str] | None) -> lis
 def _numeric_column(path: Path, cells: np.ndarray, name: str, first_line: int) -> np.ndarray:
     try:
         values = np.char.strip(cells).astype(np.float64)
-    except ValueError:
+    except ValueError:  # the message names line and column, never the cell (it may be private)
         stripped = np.char.strip(cells)
-        empty = np.flatnonzero(stripped == "")
         bad = next(i for i, c in enumerate(stripped) if not _is_float(c))
-        if empty.size and empty[0] == bad:
+        if stripped[bad] == "":
             raise ValueError(
                 f"{path}: column {name!r} has an empty cell at line {first_line + bad}; "
                 "drop or impute missing values first"
             ) from None
         raise ValueError(
-            f"{path}: column {name!r} is not numeric (line {first_line + bad}: {str(stripped[bad])[:30]!r}); "
+            f"{path}: column {name!r} is not numeric (line {first_line + bad} holds a non-number); "
             "choose numeric columns with --columns"
         ) from None
     _check_finite(path, values, name, first_line)
@@ -212,8 +252,8 @@ def _listing(names: Sequence[str]) -> str:
 def _read_npy(path: Path, wanted: list[str] | None) -> tuple[np.ndarray, list[str]]:
     try:
         array = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (ValueError, OSError, EOFError) as err:
-        raise ValueError(f"{path} is not a readable .npy file ({_first_line(err)}); save it with numpy.save") from None
+    except (ValueError, OSError, EOFError):  # numpy may suggest allow_pickle: never do that
+        raise ValueError(f"{path} is not a readable .npy file (no valid .npy header); save it with numpy.save") from None
     if array.dtype.kind not in "fiub":
         raise ValueError(f"{path} holds {array.dtype} values; save a numeric array (float or int)")
     if array.ndim != 2:
@@ -241,7 +281,10 @@ def _read_parquet(path: Path, wanted: list[str] | None) -> tuple[np.ndarray, lis
     except Exception as err:  # pyarrow raises several types for a corrupt file
         raise ValueError(f"{path} is not a readable Parquet file ({_first_line(err)})") from None
     picked = [names[j] for j in _pick_columns(path, names, wanted)]
-    table = pq.read_table(path, columns=picked)
+    try:
+        table = pq.read_table(path, columns=picked)
+    except Exception as err:  # a corrupt page or footer: name the file
+        raise ValueError(f"{path} is not a readable Parquet file ({_first_line(err)})") from None
     if table.num_rows == 0:
         raise ValueError(f"{path} has columns but no data rows; add at least one row")
     return np.column_stack([_parquet_column(path, table.column(c), c) for c in picked]), picked
@@ -291,6 +334,37 @@ def check_output_path(path, formats: Sequence[str] | None = WRITE_FORMATS, what:
     except OSError as err:
         raise ValueError(f"cannot write to {what} folder {parent} ({err.strerror or err}); choose another path") from None
     return path
+
+
+def check_distinct_paths(data, outputs: dict[str, Path]) -> None:
+    """Refuse an output that would overwrite the input or another output of the same run.
+
+    ``data`` is the input file or folder; ``outputs`` maps a flag (``"-o"``,
+    ``"--checkpoint"``, ...) to its path. Refused: an output that is the input
+    file (also through a symbolic or hard link), one inside the input folder, and
+    two outputs that are one file.
+    """
+    source = Path(data).resolve()
+    seen: dict[Path, str] = {}
+    for flag, path in outputs.items():
+        target = Path(path).resolve()
+        if target == source or _same_file(target, source):
+            raise ValueError(f"{flag} {path} is the input data file; writing it would destroy the data: "
+                             "choose another path")
+        if source.is_dir() and target.is_relative_to(source):
+            raise ValueError(f"{flag} {path} is inside the input folder {data}; it would become part of "
+                             f"the data: choose a path outside it")
+        other = next((f for t, f in seen.items() if t == target or _same_file(t, target)), None)
+        if other is not None:
+            raise ValueError(f"{other} and {flag} are the same file ({path}); give each its own path")
+        seen[target] = flag
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False
 
 
 def report_path_for(output) -> Path:

@@ -267,11 +267,28 @@ def open_source(path, columns: Sequence[str] | None = None, block_rows: int | No
     """A block source for a ``.npy`` or Parquet file, or a folder of ``.npy`` or of Parquet files."""
     p = Path(os.fspath(path))
     npy_folder = p.is_dir() and any(f.suffix == ".npy" for f in p.iterdir())
+    if npy_folder:
+        _check_one_kind(p)
     if p.suffix == ".npy" or npy_folder:
         return NpySource(p, block_rows=block_rows)
     if p.is_dir() or p.suffix in (".parquet", ".pq"):
         return ParquetSource(p, columns=columns)
     raise ValueError(f"cannot read {str(p)!r}: give a .npy or .parquet file, or a folder of them")
+
+
+def _check_one_kind(folder: Path) -> None:
+    """Refuse a folder that mixes .npy and Parquet parts (reading one kind would drop rows)."""
+    parquet = sorted(f.name for f in folder.iterdir() if f.is_file() and f.suffix in (".parquet", ".pq"))
+    if parquet:
+        npy = sorted(f.name for f in folder.iterdir() if f.is_file() and f.suffix == ".npy")
+        raise ValueError(
+            f"{folder} mixes .npy files ({_names(npy)}) and Parquet files ({_names(parquet)}); "
+            "keep one kind of part per folder"
+        )
+
+
+def _names(names: list[str], shown: int = 3) -> str:
+    return ", ".join(names[:shown]) + (f", ... ({len(names)} in all)" if len(names) > shown else "")
 
 
 def as_private_source(X):
