@@ -165,8 +165,10 @@ def test_cli_audit_json(capsys):
                  "--adjacency", "add_remove", "--seed", "2", "--json"])
     rows = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert len(rows) == 1 and rows[0]["setting"] == "single release"
-    assert rows[0]["epsilon_lower"] <= rows[0]["claimed_epsilon"] == pytest.approx(1.0)
+    settings = [r["setting"] for r in rows]
+    assert settings == ["single release", "noisy row count", "DPLloyd iteration (box without 0)"]
+    for row in rows:
+        assert row["epsilon_lower"] <= row["claimed_epsilon"] == pytest.approx(1.0)
 
 
 def test_cli_audit_table_and_failing_exit_status(capsys, monkeypatch):
@@ -176,7 +178,7 @@ def test_cli_audit_table_and_failing_exit_status(capsys, monkeypatch):
                  "--adjacency", "replace", "-q"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "| single release | discrete_gaussian | replace |" in out and "1 of 1 settings" in out
+    assert "| single release | discrete_gaussian | replace |" in out and "2 of 2 settings" in out
 
     broken = audit_release(1.0, DELTA, n_releases=20_000, random_state=1, add_noise=_quarter_sigma("gaussian"))
     monkeypatch.setattr(audit, "run_audit", lambda **kwargs: [broken])

@@ -65,6 +65,7 @@ __all__ = [
     "audit_cluster_sums",
     "audit_second_moment",
     "audit_dplloyd",
+    "audit_count",
     "audit_runs",
     "run_audit",
     "clopper_pearson_upper",
@@ -428,6 +429,38 @@ def audit_second_moment(
     )
 
 
+# ---------------------------------------------------------------- the noisy row count
+
+
+def audit_count(
+    epsilon: float,
+    delta: float = 1e-5,
+    *,
+    noise: str = "gaussian",
+    n_releases: int = 100_000,
+    alpha: float = 0.05,
+    random_state=None,
+    release: Callable | None = None,
+) -> AuditResult:
+    """Audit the noisy row count (DPKMeans under add/remove), σ calibrated for (ε, δ), one step.
+
+    ``release(private, σ, rng, noise) → ñ`` (default
+    :func:`privevo.histogram.noisy_count`) is called once per sample on D and
+    on D plus one row; the statistic is ñ itself (the likelihood-ratio test).
+    """
+    from .histogram import noisy_count
+
+    epsilon, delta, n_releases, rng = _single_release_arguments(epsilon, delta, n_releases, random_state)
+    release = release or noisy_count
+    sc = canary_scenario("add_remove")
+    sigma = accounting.calibrate(epsilon, delta, 1, 1.0, noise)
+    scores = [np.array([[release(x, sigma, rng, noise)] for _ in range(n_releases)]) for x in (sc.D, sc.D_prime)]
+    test = threshold_audit(scores[0], scores[1], delta, alpha, ["noisy count"])
+    return AuditResult(setting="noisy row count", noise=noise, adjacency="add_remove",
+                       claimed_epsilon=_claimed_epsilon(sigma, delta, 1, 1.0, noise), delta=delta,
+                       sigma=sigma, steps=1, n_samples=n_releases, alpha=alpha, **test)
+
+
 # ---------------------------------------------------------------- DPLloyd (a baseline)
 
 
@@ -622,6 +655,13 @@ def run_audit(
                     results.append(audit_runs(eps, delta, noise=noise, adjacency=adjacency, n_runs=n_runs,
                                               iterations=iterations, alpha=alpha, progress=progress,
                                               random_state=np.random.default_rng(rs + [1])))
+            for i, eps in enumerate(epsilons):  # the noisy row count exists under add/remove only
+                if adjacency == "add_remove":
+                    results.append(audit_count(eps, delta, noise=noise, n_releases=n_releases, alpha=alpha,
+                                               random_state=np.random.default_rng([seed, i, len(results)])))
+    for i, eps in enumerate(epsilons):  # a baseline (pure ε-DP, Laplace): in a box that excludes 0
+        results.append(audit_dplloyd(eps, delta, n_releases=max(4, n_releases // 20), alpha=alpha,
+                                     random_state=np.random.default_rng([seed, i, len(results)])))
     return results
 
 
