@@ -688,6 +688,7 @@ def _test_text(r: AuditResult) -> str:
 def cli_audit(args) -> int:
     """``privevo audit``: run the audit, print the table (or JSON); exit 1 if a bound exceeds its claim."""
     import json
+    import sys
 
     results = run_audit(
         epsilons=args.epsilon,
@@ -699,7 +700,7 @@ def cli_audit(args) -> int:
         iterations=args.iterations,
         alpha=args.alpha,
         seed=0 if args.seed is None else args.seed,
-        progress=not args.quiet and not args.json,
+        progress=not args.quiet and not args.json and sys.stderr.isatty(),  # bars on a terminal only
     )
     if args.json:
         print(json.dumps([r.as_dict() for r in results], indent=2))

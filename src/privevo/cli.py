@@ -676,6 +676,7 @@ def _synth(args) -> int:
     X = table.data
     n, d = X.shape
     center, radius, leak = _synth_domain(args, X)
+    X = _clipped(args, X, center, radius)
     pe = _synth_model(args, selector, center, radius, n)
     with _cluster(args):
         pe.fit(X)
@@ -752,6 +753,20 @@ def _synth_domain(args, X):
         stacklevel=2,
     )
     return center, radius, True
+
+
+def _clipped(args, X, center, radius: float):
+    """In-memory rows moved into the public domain (box or ball), as DPKMeans does: a public
+    per-row map (each row still votes once) that keeps huge finite values finite."""
+    import numpy as np
+
+    from ._clip import clip_to_ball
+
+    if not isinstance(X, np.ndarray):  # a streamed folder: counted block by block as it is
+        return X
+    if args.bounds is not None:
+        return np.clip(X, args.bounds[0], args.bounds[1])
+    return clip_to_ball(X, radius, center)
 
 
 def _synth_model(args, selector, center, radius: float, n: int):

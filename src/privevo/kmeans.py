@@ -75,6 +75,7 @@ from .metrics import nearest_distances
 from .report import gaussian_release, group_releases, privacy_report, with_seed_warning
 from .selection.weighted_kmeans import WeightedKMeans
 from .variation import LevyVariation, SpherePacking
+from ._clip import clip_to_ball
 from .variation._geometry import project_to_ball
 
 try:  # scikit-learn >= 1.6
@@ -613,7 +614,7 @@ def _to_unit_ball(X: np.ndarray, center: np.ndarray, radius: float, box) -> np.n
     """Clip to the public box/ball, then map the ball onto the unit ball: (x − c)/R."""
     if box is not None:
         X = np.clip(X, box[0], box[1])
-    return project_to_ball((X - center) / radius, 1.0)
+    return (clip_to_ball(X, radius, center) - center) / radius  # no overflow near 1e300
 
 
 def pca_basis(moment: np.ndarray, dim: int) -> np.ndarray:
