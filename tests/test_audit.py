@@ -249,3 +249,11 @@ def _quarter_sigma_moment(private, sigma, rng):
 def test_quarter_sigma_on_second_moment_is_caught():
     r = audit_second_moment(1.0, DELTA, n_releases=2000, random_state=1, release=_quarter_sigma_moment)
     assert r.epsilon_lower > r.claimed_epsilon
+
+
+def test_runs_resumed_from_a_checkpoint_spend_what_they_claim():
+    from privevo.audit import audit_runs
+
+    result = audit_runs(1.0, n_runs=40, iterations=3, random_state=5, resume_after=1)
+    assert result.setting == "PE run (3 rounds), resumed after round 1"
+    assert result.epsilon_lower <= result.claimed_epsilon <= 1.0

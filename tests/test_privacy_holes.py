@@ -87,7 +87,7 @@ def test_finished_checkpoint_returns_the_result_without_a_new_release(tmp_path, 
     params = dict(n_clusters=2, epsilon=1.0, radius=2.0 * math.sqrt(40), iterations=4, random_state=np.random.default_rng(3))
     first = DPKMeans(**params, checkpoint=path).fit(X)
     keys = [r.key for r in load_checkpoint(path)[1]]
-    assert keys == ["count", "second_moment", "round/0", "round/1", "round/2", "round/3", "recover"]
+    assert keys == ["count", "second_moment", "initial", "round/0", "round/1", "round/2", "round/3", "recover"]
 
     def no_release(*args, **kwargs):
         raise AssertionError("a release was drawn again")

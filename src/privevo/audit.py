@@ -51,6 +51,7 @@ The exact counts the auditor uses come from the float64 brute force
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Callable, Sequence
 
 import numpy as np
@@ -566,13 +567,16 @@ def audit_runs(
     make_model: Callable | None = None,
     scenario: CanaryScenario | None = None,
     progress: bool = False,
+    resume_after: int | None = None,
 ) -> AuditResult:
     """Audit whole :class:`~privevo.PrivateEvolution` runs of T rounds, every round observed.
 
     ``make_model(epsilon, delta, iterations, noise, adjacency, rng)`` builds an
     unfitted model (default :func:`default_model`; it must keep candidates).
     Every run is a real ``fit`` with its own generator, ``n_runs`` on D and as
-    many on D′.
+    many on D′. With ``resume_after=k`` every run is checkpointed, stopped
+    after round k and resumed from its checkpoint by a new model (the rounds
+    observed are the resumed run's ``history_``).
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     n_runs = check_positive_int(n_runs, "n_runs", minimum=4)
@@ -584,7 +588,8 @@ def audit_runs(
     llrs, model = [], None
     bar = _progress(2 * n_runs, progress)
     for i, data in enumerate([sc.D] * n_runs + [sc.D_prime] * n_runs):
-        model = make_model(epsilon, delta, iterations, noise, adjacency, np.random.default_rng(seeds[i])).fit(data)
+        make = partial(make_model, epsilon, delta, iterations, noise, adjacency, np.random.default_rng(seeds[i]))
+        model = make().fit(data) if resume_after is None else _resumed_fit(make, data, resume_after)
         llrs.append(_run_llrs(model, sc))
         bar.update(1)
     bar.close()
@@ -594,7 +599,8 @@ def audit_runs(
     test = threshold_audit(scores[:n_runs], scores[n_runs:], delta, alpha, names)
     report = model.privacy_report_
     return AuditResult(
-        setting=f"PE run ({iterations} rounds)",
+        setting=f"PE run ({iterations} rounds)" + ("" if resume_after is None else
+                                                   f", resumed after round {resume_after}"),
         noise=noise,
         adjacency=adjacency,
         claimed_epsilon=float(report["epsilon"]),
@@ -605,6 +611,32 @@ def audit_runs(
         alpha=alpha,
         **test,
     )
+
+
+class _Interrupt(Exception):
+    pass
+
+
+def _resumed_fit(make: Callable, data: np.ndarray, stop_after: int):
+    """fit with a checkpoint, interrupted after round ``stop_after``, then resumed by a new model."""
+    import tempfile
+    from pathlib import Path
+
+    def interrupt(record):
+        if record.iteration + 1 == stop_after:
+            raise _Interrupt
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "run.ckpt"
+        first = make()
+        first.checkpoint, first.callbacks = path, [interrupt]
+        try:
+            first.fit(data)
+        except _Interrupt:
+            pass
+        resumed = make()
+        resumed.checkpoint = path
+        return resumed.fit(data)
 
 
 class _NoBar:
@@ -659,6 +691,11 @@ def run_audit(
                 if adjacency == "add_remove":
                     results.append(audit_count(eps, delta, noise=noise, n_releases=n_releases, alpha=alpha,
                                                random_state=np.random.default_rng([seed, i, len(results)])))
+                if adjacency == "add_remove" and n_runs:  # runs stopped half-way and resumed from a checkpoint
+                    results.append(audit_runs(eps, delta, noise=noise, adjacency=adjacency, n_runs=n_runs,
+                                              iterations=iterations, alpha=alpha, progress=progress,
+                                              resume_after=max(1, iterations // 2),
+                                              random_state=np.random.default_rng([seed, i, len(results), 2])))
     for i, eps in enumerate(epsilons):  # a baseline (pure ε-DP, Laplace): in a box that excludes 0
         results.append(audit_dplloyd(eps, delta, n_releases=max(4, n_releases // 20), alpha=alpha,
                                      random_state=np.random.default_rng([seed, i, len(results)])))

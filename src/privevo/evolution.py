@@ -335,21 +335,31 @@ class PrivateEvolution:
         return ckpt.Checkpoint.open(self.checkpoint, fingerprint=fingerprint, digest=ckpt.data_digest(X)), True
 
     def _replay(self, X, log) -> EvolutionState:
-        """The state after the last logged round (``history_``/``releases_`` rebuilt), or S_0."""
-        from .checkpoint import set_rng_state
+        """The state after the last logged round (``history_``/``releases_`` rebuilt), or S_0.
+
+        S_0 is logged too (record ``"initial"``): it is public, but drawing it
+        again can be costly (text PE) and it holds the first round's candidates.
+        """
+        from .checkpoint import Record, rng_state, set_rng_state
 
         rng = self._rng()
+        initial = log.find("initial")
+        if initial is None:
+            state = self.initial_state(X.shape[1], rng)
+            log.append(Record("initial", {"api_state": self._api_state()},
+                              {"population": state.population}, rng_state(rng)))
+            return state
         rounds = [r for r in log.records if r.key.startswith("round/")]
-        if not rounds:
-            return self.initial_state(X.shape[1], rng)
+        candidates = initial.arrays["population"]
         for record in rounds:
-            self.history_.append(_history_entry(record))
+            self.history_.append(_history_entry(record, candidates if self.keep_candidates else None))
             self.releases_.append(record.meta["release"])
-        last = rounds[-1]
+            candidates = record.arrays["population"]
+        last = rounds[-1] if rounds else initial
         set_rng_state(rng, last.rng)
         self._restore_api_state(last.meta.get("api_state"))
         self.resumed_from_ = len(rounds)
-        return EvolutionState(len(rounds), last.arrays["population"], _selection_of(last), rng)
+        return EvolutionState(len(rounds), last.arrays["population"], _selection_of(last) if rounds else None, rng)
 
     def _api_state(self) -> dict | None:
         """Public state of object-aware APIs (e.g. texts) to store with each round."""
@@ -411,9 +421,9 @@ def _selection_of(record) -> Selection:
                      variations_per_point=record.meta["variations_per_point"], info=record.meta["info"])
 
 
-def _history_entry(record) -> IterationRecord:
+def _history_entry(record, candidates) -> IterationRecord:
     zero = dict.fromkeys(("histogram", "selection", "variation"), 0.0)  # spent by an earlier process
-    return IterationRecord(record.meta["iteration"], None, record.arrays["counts"],
+    return IterationRecord(record.meta["iteration"], candidates, record.arrays["counts"],
                            record.arrays.get("indices"), record.arrays["points"],
                            record.meta["sigma"], record.meta["info"], seconds=zero)
 
