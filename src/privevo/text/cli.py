@@ -33,14 +33,16 @@ def _command(sub, name: str, help: str, description: str, examples: str):
 
 def _add_model_options(p) -> None:
     g = p.add_argument_group("models (default: SmolLM2-135M-Instruct and all-MiniLM-L6-v2, offline)")
+    g.add_argument("--engine", choices=["ctranslate2", "llama_cpp", "transformers"],
+                   help="engine for the bundled SmolLM2 (default ctranslate2 int8, the fastest measured)")
     g.add_argument("--model", help="local causal LM: a transformers folder or hub name (default: bundled SmolLM2)")
     g.add_argument("--gguf-file", help="GGUF weights file inside --model's folder")
     g.add_argument("--api-base", help="OpenAI-compatible endpoint instead of a local model, e.g. http://127.0.0.1:8000/v1")
     g.add_argument("--api-model", help="model name for --api-base")
     g.add_argument("--api", choices=["chat", "completions"], default="chat", help="endpoint kind for --api-base (default chat)")
     g.add_argument("--embedder", help="sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)")
-    g.add_argument("--batch-size", type=int, default=32, help="prompts per generation batch (default 32)")
-    g.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice; 1 is fastest on busy shared cores)")
+    g.add_argument("--batch-size", type=int, help="prompts per generation batch (default: the engine's, 64)")
+    g.add_argument("--threads", type=int, help="CPU threads of the local model (default: all cores)")
     g.add_argument("--kind", default="text", help='what one text is, used in the prompts (e.g. "food review")')
     g.add_argument("--max-tokens", type=int, default=64, help="length cap of a generated text in tokens (default 64)")
     g.add_argument("--mask-fraction", type=float, default=0.5, help="share of words blanked per rewrite (0 = paraphrase)")
@@ -69,10 +71,23 @@ def _synth_text_parser(sub) -> None:
     p.add_argument("--epsilon", type=float, required=True, help="total epsilon (> 0; 'inf' = non-private run)")
     p.add_argument("--delta", type=float, help="delta in (0, 1); default n^-1.1 (n = number of texts, public)")
     p.add_argument("--iterations", type=int, default=5, help="T, the number of private releases (default 5)")
-    p.add_argument("--selector", choices=["gape", "rank", "subsample"], default="gape", help="selection step (default gape)")
+    p.add_argument("--selector", choices=["gape", "gape_agg", "rank", "subsample"], default="gape",
+                   help="selection step (default gape; gape_agg: with neighbourhood aggregation)")
+    p.add_argument("--lookahead", type=int, default=0,
+                   help="Aug-PE lookahead: candidates vote with the mean of this many variations (default 0)")
+    p.add_argument("--n-neighbors", type=int, default=1,
+                   help="votes per private text, to its k nearest candidates, sqrt(k)-normalised (default 1)")
+    p.add_argument("--threshold", type=float,
+                   help="subtract this from the noisy counts and clip at 0 before selection (DPSDA)")
+    p.add_argument("--no-keep-selected", dest="keep_selected", action="store_false",
+                   help="next population = variations only (default: selected texts + variations)")
+    p.add_argument("--checkpoint", help="checkpoint file (private: holds the RNG); a killed run resumes from it")
     p.add_argument("--R", type=float, dest="R", default=1.0,
                    help="gape: public cluster separation in embedding units (default 1.0; unit vectors)")
     p.add_argument("--adjacency", choices=["add_remove", "replace"], default="add_remove")
+    p.add_argument("--noise", choices=["gaussian", "discrete_gaussian", "discrete_gaussian_secure"],
+                   default="gaussian", help="noise of every release (default gaussian; "
+                   "discrete_gaussian_secure for production: exact sampler, zCDP accounting)")
     p.add_argument("--variations", type=int, default=1, help="rewrites per selected text (default 1)")
     p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
     p.add_argument("--prompt", help="random-API prompt template ({kind}, {topic} filled in)")
@@ -86,16 +101,20 @@ def _intrinsic_parser(sub) -> None:
     p = _command(
         sub, "intrinsic-dim", "intrinsic dimension of an LLM's variations (GAPE appendix check)",
         "Rewrite each of --n-texts texts --variations times at each temperature, embed, centre per text,\n"
-        "and count the singular values explaining --variance of the variance. The texts are treated as\n"
-        "public input: this check is not differentially private.",
+        "and count the singular values explaining --variance of the variance. DATA MUST BE PUBLIC TEXT:\n"
+        "the texts are sent to the language model and the result is not differentially private. A\n"
+        "--api-base that is not on this machine is refused unless --public-input confirms it.",
         "  privevo intrinsic-dim reviews.csv --column review --n-texts 8 --variations 16\n"
-        "  privevo intrinsic-dim texts.txt --temperatures 0.6 1.0 1.4 --json",
+        "  privevo intrinsic-dim texts.txt --temperatures 0.6 1.0 1.4 --json\n"
+        "  privevo intrinsic-dim public.txt --public-input --api-base https://host/v1 --api-model m",
     )
     _add_io(p)
     p.add_argument("--n-texts", type=int, default=8, help="how many texts (the first ones) to vary (default 8)")
     p.add_argument("--variations", type=int, default=16, help="rewrites per text and temperature (default 16)")
     p.add_argument("--temperatures", type=float, nargs="+", default=[0.6, 0.8, 1.0, 1.2, 1.4])
     p.add_argument("--variance", type=float, default=0.8, help="share of variance to explain (default 0.8)")
+    p.add_argument("--public-input", action="store_true",
+                   help="confirm that DATA is public text (required with a non-local --api-base)")
     _add_model_options(p)
     p.set_defaults(func=_intrinsic_dim)
 
@@ -159,22 +178,27 @@ def write_texts(path, texts, column: str = "text", suffix: str | None = None) ->
 
 
 def load_generator(model: str | None = None, gguf_file: str | None = None, api_base: str | None = None,
-                   api_model: str | None = None, api: str = "chat", batch_size: int = 32):
+                   api_model: str | None = None, api: str = "chat", batch_size: int | None = None,
+                   engine: str | None = None, threads: int | None = None):
     """The generator for these settings, loaded once per process."""
-    return _load_generator(model, gguf_file, api_base, api_model, api, batch_size)
+    return _load_generator(model, gguf_file, api_base, api_model, api, batch_size, engine, threads)
 
 
 @functools.lru_cache(maxsize=4)
-def _load_generator(model, gguf_file, api_base, api_model, api, batch_size):
+def _load_generator(model, gguf_file, api_base, api_model, api, batch_size, engine, threads):
     from .llm import OpenAICompatibleLM, TransformersLM, smollm2
 
+    batch = {} if batch_size is None else {"batch_size": batch_size}
     if api_base is not None:
         if not api_model:
             raise ValueError("--api-base needs --api-model (the model name the server expects)")
-        return OpenAICompatibleLM(api_base, api_model, api=api, batch_size=batch_size)
+        return OpenAICompatibleLM(api_base, api_model, api=api, **batch)
     if model is None:
-        return smollm2(batch_size=batch_size)
-    return TransformersLM(model, gguf_file=gguf_file, batch_size=batch_size)
+        kw = {} if engine == "llama_cpp" else batch  # llama.cpp runs one prompt at a time
+        if threads is not None and engine != "transformers":  # torch threads are set globally
+            kw["threads"] = threads
+        return smollm2(engine=engine, **kw)
+    return TransformersLM(model, gguf_file=gguf_file, **batch)
 
 
 def load_embedder(path: str | None = None):
@@ -194,8 +218,8 @@ def _models(args):
         import torch
 
         torch.set_num_threads(check_threads(args.threads))
-    return (load_generator(args.model, args.gguf_file, args.api_base, args.api_model, args.api, args.batch_size),
-            load_embedder(args.embedder))
+    return (load_generator(args.model, args.gguf_file, args.api_base, args.api_model, args.api, args.batch_size,
+                           args.engine, args.threads), load_embedder(args.embedder))
 
 
 def check_threads(threads: int) -> int:
@@ -214,8 +238,14 @@ def _check_synth_args(args) -> None:
         check_epsilon(args.epsilon)
     if args.delta is not None:
         check_delta(args.delta)
-    for name in ("m", "iterations", "variations", "max_tokens", "batch_size"):
+    for name in ("m", "iterations", "variations", "max_tokens", "n_neighbors"):
         check_positive_int(getattr(args, name), "--" + name.replace("_", "-"))
+    if args.batch_size is not None:
+        check_positive_int(args.batch_size, "--batch-size")
+    if args.lookahead < 0:
+        raise ValueError(f"--lookahead must be an integer >= 0, got {args.lookahead}")
+    if args.threshold is not None and not (args.threshold >= 0 and math.isfinite(args.threshold)):
+        raise ValueError(f"--threshold must be a finite number >= 0, got {args.threshold}")
     check_positive_real(args.R, "--R")
     if not 0 <= args.mask_fraction < 1:
         raise ValueError(f"--mask-fraction must be in [0, 1), got {args.mask_fraction}")
@@ -237,13 +267,15 @@ def _synth_text(args) -> int:
     model = TextPrivateEvolution(
         generator, embedder, n_synthetic=args.m, iterations=args.iterations, epsilon=args.epsilon,
         delta=args.delta if args.delta is not None else float(len(texts)) ** -1.1, selector=args.selector,
-        gape_R=args.R, kind=args.kind, adjacency=args.adjacency, random_state=args.seed,
+        gape_R=args.R, kind=args.kind, adjacency=args.adjacency, noise=args.noise, random_state=args.seed,
+        lookahead=args.lookahead, n_neighbors=args.n_neighbors, threshold=args.threshold,
+        keep_selected=args.keep_selected, checkpoint=args.checkpoint,
         progress=not args.quiet and not args.json and sys.stderr.isatty(),
         random_api=LLMRandomAPI(generator, args.prompt or RANDOM_PROMPT, topics=topics, kind=args.kind,
                                 temperature=args.temperature, max_new_tokens=args.max_tokens),
         variation_api=LLMVariationAPI(generator, mask_fraction=args.mask_fraction, temperature=args.temperature,
                                       per_point=args.variations, kind=args.kind, max_new_tokens=args.max_tokens),
-        public_parameters={"command": "synth-text", "seed": args.seed, "column": args.column},
+        public_parameters={"command": "synth-text", "column": args.column},  # never the seed's value
     ).fit(texts)
     report = model.privacy_report_
     if paths:
@@ -251,6 +283,30 @@ def _synth_text(args) -> int:
                        paths["report"]: lambda tmp: write_json(tmp, report)})
     _print_synth(args, model.synthetic_texts_, report, paths)
     return 0
+
+
+LOCAL_HOSTS = ("localhost", "::1")
+
+
+def is_local_endpoint(url: str) -> bool:
+    """Whether an API base URL points at this machine (localhost, 127.0.0.0/8, ::1)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url if "://" in url else "http://" + url).hostname or "").lower()
+    if host in LOCAL_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_public_endpoint(api_base: str | None, public_input: bool) -> None:
+    """Refuse to send intrinsic-dim's input to a server elsewhere unless it is declared public."""
+    if api_base is not None and not public_input and not is_local_endpoint(api_base):
+        raise ValueError(f"--api-base {api_base} is not on this machine and intrinsic-dim sends it every "
+                         "input text; pass --public-input if DATA is public text")
 
 
 def _print_synth(args, texts, report: dict, paths: dict) -> None:
@@ -278,6 +334,10 @@ def _intrinsic_dim(args) -> int:
     check_positive_int(args.variations, "--variations", minimum=2)
     if not 0 < args.variance <= 1:
         raise ValueError(f"--variance must be in (0, 1], got {args.variance}")
+    check_public_endpoint(args.api_base, args.public_input)
+    if not args.quiet:
+        print("privevo intrinsic-dim: its input must be PUBLIC text: the texts are sent to the language "
+              "model and the result is not differentially private", file=sys.stderr)
     texts = read_texts(args.data, args.column)[: args.n_texts]
     generator, embedder = _models(args)
     rows = variation_intrinsic_dimension(

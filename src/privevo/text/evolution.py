@@ -17,19 +17,29 @@ are the engine's, unchanged::
 
 from __future__ import annotations
 
+import contextlib
 import math
+import time
 from typing import Sequence
 
 import numpy as np
 
-from .._validation import check_points, check_random_state
+from .._validation import check_points, check_positive_int
 from ..evolution import PrivateEvolution
-from ..selection import GAPE, Rank, Selection, Subsample
+from ..report import with_seed_warning
+from ..selection import GAPE, Rank, Selection, SelectionContext, Subsample
 from .apis import LLMRandomAPI, LLMVariationAPI
+from .votes import noisy_knn_histogram
 
-__all__ = ["TextPopulation", "TextPrivateEvolution", "make_selector", "SELECTORS"]
+__all__ = ["TextPopulation", "TextPrivateEvolution", "Thresholded", "make_selector", "SELECTORS"]
 
-SELECTORS = ("rank", "subsample", "gape")
+
+def check_nonnegative_int(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+    return int(value)
+
+SELECTORS = ("rank", "subsample", "gape", "gape_agg")
 
 
 class TextPopulation:
@@ -41,15 +51,32 @@ class TextPopulation:
     variation_api : :class:`LLMVariationAPI`
     embedder : :class:`~privevo.text.SentenceEmbedder` (public texts are cached)
     initial_labels : labels of given initial texts (optional)
+    lookahead : Aug-PE's lookahead L (0 = off): each candidate votes with the
+        mean embedding of L variations of its text instead of its own
+        embedding; when a candidate is selected, its children are its first
+        lookahead variations (no new generation for them)
+    keep_selected : the next population is [selected; variations] (True, as
+        in the vector loop) or variations only, one more per parent so its
+        size is unchanged (False; DPSDA's ``keep_selected=False``)
+
+    Each round's prompts go to the backend in one call per temperature (the
+    backend sorts them by length and batches them); ``round_seconds`` holds
+    each variation step's generation and embedding seconds.
     """
 
-    def __init__(self, random_api, variation_api: LLMVariationAPI, embedder, *, initial_labels=None):
+    def __init__(self, random_api, variation_api: LLMVariationAPI, embedder, *, initial_labels=None,
+                 lookahead: int = 0, keep_selected: bool = True):
         self.random_api = random_api
         self.variation_api = variation_api
         self.embedder = embedder
         self.initial_labels = initial_labels
+        self.lookahead = lookahead
+        self.keep_selected = keep_selected
         self.texts: list[str] = []
         self.labels: list = []
+        self.ahead: list[list[str]] = []  # lookahead variations of each row (consumed when selected)
+        self.round_seconds: list[dict] = []
+        self.initial_seconds = {"generation": 0.0, "embedding": 0.0}
 
     @property
     def per_point(self) -> int:
@@ -57,12 +84,17 @@ class TextPopulation:
 
     def __repr__(self) -> str:
         origin = repr(self.random_api) if isinstance(self.random_api, LLMRandomAPI) else f"{len(self.random_api)} given texts"
-        return f"TextPopulation({origin}, {self.variation_api!r}, {self.embedder!r})"
+        extra = f", lookahead={self.lookahead}" if self.lookahead else ""
+        extra += "" if self.keep_selected else ", keep_selected=False"
+        return f"TextPopulation({origin}, {self.variation_api!r}, {self.embedder!r}{extra})"
 
     def sample(self, n: int, dim: int, rng: np.random.Generator) -> np.ndarray:
-        """Random API of the loop: S_0 as embeddings; the texts are kept in ``texts``."""
+        """Random API of the loop: S_0 as (vote) embeddings; the texts are kept in ``texts``."""
+        check_nonnegative_int(self.lookahead, "lookahead")
+        clock = _Clock()
         if isinstance(self.random_api, LLMRandomAPI):
-            texts, labels = self.random_api.sample_texts(n, rng)
+            with clock("generation"):
+                texts, labels = self.random_api.sample_texts(n, rng)
         else:
             texts = list(self.random_api)
             labels = list(self.initial_labels) if self.initial_labels is not None else [None] * len(texts)
@@ -70,20 +102,50 @@ class TextPopulation:
                 raise ValueError(f"random_api gives {len(texts)} initial texts but the population needs {n}; "
                                  "pass population_size=len(texts) or more texts")
         self.texts, self.labels = list(texts), list(labels)
-        return self._embed(self.texts, dim)
+        with clock("embedding"):
+            own = self._embed(self.texts, dim)
+        votes, self.ahead = self._vote_rows(self.texts, own, rng, clock)
+        self.initial_seconds = clock.seconds
+        return votes
 
     def vary_selection(self, selection: Selection, rng: np.random.Generator) -> np.ndarray:
         """Variation API of the loop (engine seam): rewrites of the selected candidates' texts."""
         if selection.indices is None:
             raise ValueError("text PE needs a selector that picks candidates (rank, subsample, gape), "
                              "not one that makes new points (weighted k-means)")
-        k = selection.variations_per_point or self.per_point
-        parents = [self.texts[i] for i in selection.indices]
-        parent_labels = [self.labels[i] for i in selection.indices]
-        children = self.variation_api.vary_texts(parents, rng, per_point=k)
-        self.texts = parents + children
-        self.labels = parent_labels + [lab for lab in parent_labels for _ in range(k)]
-        return self._embed(children, len(selection.points[0]))
+        clock = _Clock()
+        k = (selection.variations_per_point or self.per_point) + (0 if self.keep_selected else 1)
+        idx = [int(i) for i in selection.indices]
+        parents = [self.texts[i] for i in idx]
+        parent_labels = [self.labels[i] for i in idx]
+        ahead = [self.ahead[i] if i < len(self.ahead) else [] for i in idx]
+        if all(len(a) >= k for a in ahead):  # lookahead variations become the children
+            children = [t for a in ahead for t in a[:k]]
+        else:
+            with clock("generation"):
+                children = self.variation_api.vary_texts(parents, rng, per_point=k)
+        with clock("embedding"):
+            own = self._embed(children, len(selection.points[0]))
+        votes, children_ahead = self._vote_rows(children, own, rng, clock)
+        child_labels = [lab for lab in parent_labels for _ in range(k)]
+        if self.keep_selected:
+            self.texts, self.labels = parents + children, parent_labels + child_labels
+            self.ahead = [[] for _ in parents] + children_ahead  # parents' lookahead texts were used
+        else:
+            self.texts, self.labels, self.ahead = children, child_labels, children_ahead
+        self.round_seconds.append(clock.seconds)
+        return votes
+
+    def _vote_rows(self, texts: list[str], own: np.ndarray, rng, clock) -> tuple[np.ndarray, list[list[str]]]:
+        """Rows the private texts vote on: own embeddings, or means of ``lookahead`` variations."""
+        if not self.lookahead:
+            return own, [[] for _ in texts]
+        L = int(self.lookahead)
+        with clock("generation"):
+            ahead = self.variation_api.vary_texts(texts, rng, per_point=L)
+        with clock("embedding"):
+            Z = self._embed(ahead, own.shape[1]).reshape(len(texts), L, -1)
+        return Z.mean(axis=1), [ahead[i * L : (i + 1) * L] for i in range(len(texts))]
 
     def texts_of(self, indices) -> list[str]:
         return [self.texts[i] for i in np.asarray(indices, dtype=np.int64)]
@@ -91,12 +153,103 @@ class TextPopulation:
     def labels_of(self, indices) -> list:
         return [self.labels[i] for i in np.asarray(indices, dtype=np.int64)]
 
+    # -- checkpoint seam: the public texts of the population, stored with each round ----------
+
+    def checkpoint_state(self) -> dict:
+        return {"texts": list(self.texts), "labels": _json_labels(self.labels),
+                "ahead": [list(a) for a in self.ahead]}
+
+    def restore_checkpoint_state(self, state: dict) -> None:
+        self.texts, self.labels = list(state["texts"]), list(state["labels"])
+        self.ahead = [list(a) for a in state.get("ahead", [[] for _ in self.texts])]
+
     def _embed(self, texts: list[str], dim: int) -> np.ndarray:
         vectors = self.embedder.embed(texts)
         if vectors.shape[1] != dim:
             raise ValueError(f"the embedder gives {vectors.shape[1]}-d vectors but the private embeddings have {dim}; "
                              "embed private and synthetic texts with the same model")
         return vectors
+
+
+class _Clock:
+    """Seconds spent per phase (generation, embedding)."""
+
+    def __init__(self):
+        self.seconds = {"generation": 0.0, "embedding": 0.0}
+
+    @contextlib.contextmanager
+    def __call__(self, phase: str):
+        tic = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[phase] += time.perf_counter() - tic
+
+
+def _json_labels(labels) -> list:
+    return [lab if lab is None or isinstance(lab, (str, int, float, bool)) else str(lab) for lab in labels]
+
+
+class Thresholded:
+    """DPSDA's ``histogram_threshold``: counts ← max(counts − threshold, 0), then ``selector``.
+
+    Post-processing of the noisy counts (no budget). ``threshold`` is in vote
+    units; a candidate below it is never chosen by a count-driven selector.
+    """
+
+    def __init__(self, selector, threshold: float):
+        self.selector = selector
+        self.threshold = threshold
+
+    def select(self, candidates: np.ndarray, noisy_counts: np.ndarray, context: SelectionContext) -> Selection:
+        threshold = float(self.threshold)
+        if not (threshold >= 0 and math.isfinite(threshold)):
+            raise ValueError(f"threshold must be a finite number >= 0, got {self.threshold!r}")
+        clipped = np.maximum(np.asarray(noisy_counts, dtype=np.float64) - threshold, 0.0)
+        selection = self.selector.select(candidates, clipped, context)
+        selection.info["histogram_threshold"] = threshold
+        return selection
+
+    def __repr__(self) -> str:
+        return f"Thresholded({self.selector!r}, threshold={self.threshold})"
+
+
+class _TextEngine(PrivateEvolution):
+    """The engine loop with text PE's vote and population options (set as attributes after init).
+
+    ``n_neighbors`` > 1: k-neighbour votes (:func:`~privevo.text.votes.noisy_knn_histogram`,
+    sensitivity √k·Δ, noise σ·√k, counts divided by √k: ε unchanged);
+    ``keep_selected=False``: the next population is the variations only.
+    """
+
+    n_neighbors = 1
+    keep_selected = True
+
+    def _histogram(self, X, candidates: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        if self.n_neighbors == 1:
+            return super()._histogram(X, candidates, rng)
+        return noisy_knn_histogram(np.asarray(X), candidates, self.n_neighbors, self.sigma_, rng, noise=self.noise)
+
+    def _round_release(self) -> dict:
+        from ..report import gaussian_release
+
+        if self.n_neighbors == 1:
+            return super()._round_release()
+        root = math.sqrt(self.n_neighbors)
+        return gaussian_release(f"knn_histogram(k={self.n_neighbors})", self.sigma_ * root, 1,
+                                self.sensitivity_ * root, self.noise)
+
+    def _next_population(self, selection: Selection, rng: np.random.Generator) -> np.ndarray:
+        if self.keep_selected:
+            return super()._next_population(selection, rng)
+        return self.variation_api.vary_selection(selection, rng)
+
+
+def embed_private(embedder, texts) -> np.ndarray:
+    """Private texts → embeddings, each text encoded alone and never cached."""
+    if hasattr(embedder, "embed_private"):
+        return embedder.embed_private(texts)
+    return embedder.embed(texts, cache=False)
 
 
 def make_selector(name, R: float = 1.0):
@@ -109,6 +262,8 @@ def make_selector(name, R: float = 1.0):
         return Subsample()
     if name == "gape":
         return GAPE(R=R, refill=True)  # keep the population size when fewer than m pass τ
+    if name == "gape_agg":  # also threshold sums of counts over public neighbourhoods
+        return GAPE(R=R, refill=True, aggregate="neighbourhood")
     raise ValueError(f"selector must be one of {SELECTORS} or a selector object, got {name!r}")
 
 
@@ -117,11 +272,13 @@ class TextPrivateEvolution:
 
     Parameters
     ----------
-    generator : LLM backend (:class:`~privevo.text.TransformersLM`, :class:`~privevo.text.OpenAICompatibleLM`)
+    generator : LLM backend (:func:`~privevo.text.smollm2`, :class:`~privevo.text.TransformersLM`,
+        :class:`~privevo.text.OpenAICompatibleLM`, ...)
     embedder : :class:`~privevo.text.SentenceEmbedder`
     n_synthetic, iterations, epsilon, delta, adjacency : as :class:`privevo.PrivateEvolution`
         (``epsilon=math.inf``: a non-private reference run, reported as such)
-    selector : ``"rank"`` (Aug-PE), ``"subsample"``, ``"gape"`` or a selector object
+    selector : ``"rank"`` (Aug-PE), ``"subsample"``, ``"gape"``, ``"gape_agg"`` (GAPE
+        with neighbourhood aggregation) or a selector object
     gape_R : GAPE's public cluster separation in embedding units (unit vectors:
         distance √(2 − 2·cos)); costs are truncated at R/3
     random_api : :class:`LLMRandomAPI`, a list of public initial texts, or None
@@ -129,22 +286,41 @@ class TextPrivateEvolution:
     variation_api : :class:`LLMVariationAPI` or None (``LLMVariationAPI(generator, kind=kind)``)
     kind : what a sample is, used in the default prompts (e.g. ``"food review"``)
     initial_labels : labels of given initial texts
+    lookahead : Aug-PE lookahead L (0 = off): candidates vote with the mean
+        embedding of L variations (post-processing; costs L generations per candidate)
+    n_neighbors : k votes per private text, to its k nearest candidates, with
+        DPSDA's √k normalisation (sensitivity √k, noise σ·√k, counts / √k):
+        ε is unchanged for any k
+    threshold : DPSDA's ``histogram_threshold`` (None = off): noisy counts are
+        lowered by it and clipped at 0 before selection (post-processing)
+    keep_selected : next population [selected; variations] (True) or variations
+        only, one more per parent (False)
+    noise : noise of every release, as :class:`privevo.PrivateEvolution` (``"gaussian"``,
+        ``"discrete_gaussian"``, ``"discrete_gaussian_secure"``)
+    checkpoint : path of a checkpoint (:mod:`privevo.checkpoint`): every round
+        is logged with the population's texts, so a killed run resumes after its
+        last finished round with the same texts and the same ε
     random_state, progress, public_parameters : as :class:`privevo.PrivateEvolution`
+        (``progress``: rounds and a texts/s bar for each generation call)
 
     Attributes
     ----------
     synthetic_texts_ : the m selected texts of the last round
     synthetic_labels_ : the label of the prompt each one descends from (or None)
-    synthetic_ : their embeddings
-    privacy_report_ : the engine's report (:mod:`privevo.report`)
+    synthetic_ : their own embeddings
+    privacy_report_ : the engine's report (:mod:`privevo.report`); no seed value
+    round_seconds_ : per round: histogram, selection, generation, embedding seconds
+        (rounds replayed from a checkpoint show 0)
     engine_ : the fitted :class:`privevo.PrivateEvolution`
     population_ : the :class:`TextPopulation`
     """
 
     def __init__(self, generator, embedder, *, n_synthetic: int, iterations: int, epsilon: float, delta: float,
                  selector="rank", gape_R: float = 1.0, random_api=None, variation_api=None, kind: str = "text",
-                 initial_labels: Sequence | None = None, adjacency: str = "add_remove", random_state=None,
-                 progress: bool = False, public_parameters: dict | None = None):
+                 initial_labels: Sequence | None = None, adjacency: str = "add_remove", lookahead: int = 0,
+                 n_neighbors: int = 1, threshold: float | None = None, keep_selected: bool = True,
+                 noise: str = "gaussian", checkpoint=None, random_state=None, progress: bool = False,
+                 public_parameters: dict | None = None):
         self.generator = generator
         self.embedder = embedder
         self.n_synthetic = n_synthetic
@@ -158,43 +334,75 @@ class TextPrivateEvolution:
         self.kind = kind
         self.initial_labels = initial_labels
         self.adjacency = adjacency
+        self.lookahead = lookahead
+        self.n_neighbors = n_neighbors
+        self.threshold = threshold
+        self.keep_selected = keep_selected
+        self.noise = noise
+        self.checkpoint = checkpoint
         self.random_state = random_state
         self.progress = progress
         self.public_parameters = public_parameters
 
     def fit(self, texts: Sequence[str] | None = None, *, embeddings=None) -> "TextPrivateEvolution":
-        """Embed the private ``texts`` (never cached) and run the engine loop on them.
+        """Embed the private ``texts`` (each alone, never cached) and run the engine loop on them.
 
         ``embeddings``: the private texts already embedded by ``embedder`` (n, d),
-        e.g. to reuse them across runs; then ``texts`` may be None.
+        each text alone (:meth:`SentenceEmbedder.embed_private`), e.g. to reuse
+        them across runs; then ``texts`` may be None.
         """
         if (texts is None) == (embeddings is None):
             raise ValueError("pass exactly one of texts or embeddings (the private texts embedded by the same embedder)")
-        X = self.embedder.embed(texts, cache=False) if embeddings is None else check_points(embeddings, "embeddings")
+        k = check_positive_int(self.n_neighbors, "n_neighbors")
+        check_nonnegative_int(self.lookahead, "lookahead")
+        X = embed_private(self.embedder, texts) if embeddings is None else check_points(embeddings, "embeddings")
         population = self._population()
-        engine = PrivateEvolution(
-            population, population, make_selector(self.selector, self.gape_R), self.n_synthetic, self.iterations,
-            self.epsilon, self.delta, self.adjacency, check_random_state(self.random_state),
+        selector = make_selector(self.selector, self.gape_R)
+        if self.threshold is not None:
+            selector = Thresholded(selector, self.threshold)
+        options = {"lookahead": self.lookahead, "n_neighbors": k, "threshold": self.threshold,
+                   "keep_selected": bool(self.keep_selected)}
+        engine = _TextEngine(
+            population, population, selector, self.n_synthetic, self.iterations,
+            self.epsilon, self.delta, self.adjacency, self.random_state, noise=self.noise,
             population_size=len(self.random_api) if isinstance(self.random_api, (list, tuple)) else None,
-            progress=self.progress,
+            progress=self.progress, checkpoint=self.checkpoint,
             public_parameters={"embedder": repr(self.embedder), "kind": self.kind,
-                               **({"gape_R": self.gape_R} if self.selector == "gape" else {}),
-                               **(self.public_parameters or {})},
-        ).fit(X)
+                               **({"gape_R": self.gape_R} if str(self.selector).startswith("gape") else {}),
+                               **options, **(self.public_parameters or {})},
+        )
+        engine.n_neighbors, engine.keep_selected = k, bool(self.keep_selected)
+        from .llm import progress_bars
+
+        with progress_bars(bool(self.progress)):
+            engine.fit(X)
         chosen = engine.final_state_.selection.indices
         self.engine_, self.population_ = engine, population
         self.synthetic_texts_ = population.texts_of(chosen)
         self.synthetic_labels_ = population.labels_of(chosen)
-        self.synthetic_ = engine.synthetic_
-        self.privacy_report_ = engine.privacy_report_
+        self.synthetic_ = self.embedder.embed(self.synthetic_texts_) if self.lookahead else engine.synthetic_
+        self.privacy_report_ = with_seed_warning(engine.privacy_report_, self.random_state)
         self.history_ = engine.history_
+        self.round_seconds_ = self._round_seconds(engine, population)
         return self
 
     @property
     def non_private(self) -> bool:
         return self.epsilon == math.inf
 
+    def _round_seconds(self, engine, population: TextPopulation) -> list[dict]:
+        resumed = getattr(engine, "resumed_from_", 0)
+        steps = population.round_seconds
+        rows = []
+        for t, record in enumerate(engine.history_):
+            j = t - resumed
+            phases = steps[j] if 0 <= j < len(steps) else {"generation": 0.0, "embedding": 0.0}
+            rows.append({"round": t, "histogram": record.seconds.get("histogram", 0.0),
+                         "selection": record.seconds.get("selection", 0.0), **phases})
+        return rows
+
     def _population(self) -> TextPopulation:
         random_api = self.random_api if self.random_api is not None else LLMRandomAPI(self.generator, kind=self.kind)
         variation_api = self.variation_api if self.variation_api is not None else LLMVariationAPI(self.generator, kind=self.kind)
-        return TextPopulation(random_api, variation_api, self.embedder, initial_labels=self.initial_labels)
+        return TextPopulation(random_api, variation_api, self.embedder, initial_labels=self.initial_labels,
+                              lookahead=self.lookahead, keep_selected=bool(self.keep_selected))

