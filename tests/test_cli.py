@@ -60,6 +60,9 @@ def files(tmp_path_factory):
     code = main(["synth", str(d / "mix.csv"), "--m", "3", "--selector", "rank", "--epsilon", "4", "--radius", "2",
                  "--iterations", "3", "--seed", "1", "--checkpoint", str(d / "other.ckpt"), "-q", "-o", str(d / "other.csv")])
     assert code == 0
+    code = main(["kmeans", str(d / "mix.csv"), "--k", "2", "--epsilon", "1", "--radius", "2", "-q",
+                 "--checkpoint", str(d / "km.ckpt"), "-o", str(d / "km.csv")])
+    assert code == 0
     (d / "numhead.csv").write_text("1,2\n" + (d / "mix.csv").read_text().split("\n", 1)[1])
     (d / "one.csv").write_text("x,y\n0.1,0.2\n")
     (d / "firstgap.csv").write_text("0.7316,\n0.25,0.5\n0.125,0.75\n")
@@ -142,6 +145,8 @@ BAD_INPUTS = [
     ("negative R", swap(SYNTH, selector="gape", R="-2"), "--R must be a finite number > 0"),
     ("unknown column", swap(SYNTH, columns="x,zz"), "unknown column 'zz'; available columns: x, y"),
     ("checkpoint of another run", swap(SYNTH, checkpoint="{d}/other.ckpt"), "belongs to another run (epsilon is 4.0 there, 1.0 now)"),
+    ("checkpoint of the other command", swap(SYNTH, checkpoint="{d}/km.ckpt"),
+     "was written by a DPKMeans run, not by this PrivateEvolution run"),
     ("corrupt checkpoint", swap(SYNTH, checkpoint="{d}/junk.ckpt"), "not a readable privevo checkpoint"),
     ("output path is a folder", swap(SYNTH, output="{o}"), "is a directory"),
     ("unwritable output (parent is a file)", swap(SYNTH, output="{d}/afile/out.csv"), "is not a directory"),

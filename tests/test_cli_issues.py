@@ -243,3 +243,32 @@ def test_audit_no_progress_bars_off_a_terminal(capsys):
     code, out, err = run(["audit", "--epsilon", "1", "--noise", "gaussian", "--adjacency", "add_remove",
                           "--releases", "2000", "--runs", "4", "--iterations", "2"], capsys)
     assert code == 0 and err == "" and "claimed ε" in out
+
+
+# -- item 10: a broken part of a folder is named; NaN in a folder names the folder -------------
+
+
+@pytest.mark.parametrize("extra", [[], ["--plot", "-o", "{o}/s.csv"]], ids=["streamed", "in memory"])
+def test_folder_errors_name_the_file(tmp_path, capsys, extra):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    X = np.random.default_rng(0).normal(size=(1000, 2))
+    for name, rows in (("broken", X), ("nan", X.copy())):
+        (tmp_path / name).mkdir()
+        rows[700, 1] = np.nan if name == "nan" else rows[700, 1]
+        for i in range(2):
+            part = rows[500 * i : 500 * (i + 1)]
+            pq.write_table(pa.table({"a": part[:, 0], "b": part[:, 1]}), tmp_path / name / f"p{i}.parquet")
+    raw = bytearray((tmp_path / "broken" / "p1.parquet").read_bytes())
+    raw[4:2000] = (bytes(range(256)) * 8)[:1996]  # data pages destroyed, the footer intact
+    (tmp_path / "broken" / "p1.parquet").write_bytes(bytes(raw))
+    (tmp_path / "o").mkdir()
+    extra = [a.format(o=tmp_path / "o") for a in extra]
+    for name, message in (("broken", f"{tmp_path}/broken/p1.parquet is not a readable Parquet file"),
+                          ("nan", f"{tmp_path}/nan: ")):
+        code, out, err = run(["synth", tmp_path / name, "--m", "2", "--selector", "rank", "--epsilon", "1",
+                              "--radius", "3", "--iterations", "2", "-q", *extra], capsys)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and message in err, err
+        assert "NaN or infinite" in err or name == "broken"
+        assert list((tmp_path / "o").iterdir()) == [] and out == ""

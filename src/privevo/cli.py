@@ -441,7 +441,8 @@ def _read_folder(args):
         raise ValueError(f"{args.data} is a directory without .parquet or .npy files; "
                          "give a data file or a folder of them")
     wanted = parse_columns(args.columns)
-    source = open_source(args.data, columns=wanted)  # refuses a folder of mixed kinds
+    with _naming_the_file(args.data):
+        source = open_source(args.data, columns=wanted)  # refuses a folder of mixed kinds
     if wanted is not None and isinstance(source, NpySource):
         raise ValueError("--columns is not supported for a folder of .npy files; "
                          "save the feature columns only")
@@ -454,9 +455,48 @@ def _read_folder(args):
         args.radius is not None or args.bounds is not None)
     if stream:
         return Table(source, names, str(args.data))
-    data = np.asarray(source, dtype=np.float64)
+    with _naming_the_file(args.data):
+        data = np.asarray(source, dtype=np.float64)
     _check_finite_folder(args.data, data, names)
     return Table(data, names, str(args.data))
+
+
+@contextlib.contextmanager
+def _naming_the_file(data):
+    """Errors of a folder's parts (pyarrow's, or a bare "private data ...") name the folder
+    and, for an unreadable Parquet part, the file."""
+    try:
+        yield
+    except ValueError as err:
+        if not Path(data).is_dir() or str(data) in str(err):
+            raise
+        raise ValueError(f"{data}: {_one_line(err)}") from None
+    except Exception as err:  # pyarrow raises OSError or its own types for a corrupt part
+        arrow = type(err).__module__.startswith("pyarrow")
+        folder = Path(data).is_dir() and (arrow or isinstance(err, OSError))
+        part = _broken_part(Path(data)) if folder else None
+        if part is None:
+            raise
+        raise ValueError(f"{part} is not a readable Parquet file ({_one_line(err)}); "
+                         "replace or remove it") from None
+
+
+def _broken_part(folder: Path) -> str | None:
+    """The first Parquet part of ``folder`` that fails to read (one row group at a time)."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        return None
+    for part in sorted(folder.iterdir()):
+        if part.suffix not in (".parquet", ".pq"):
+            continue
+        try:
+            handle = pq.ParquetFile(part)
+            for group in range(handle.num_row_groups):
+                handle.read_row_group(group)
+        except Exception:
+            return str(part)
+    return None
 
 
 def _check_finite_folder(folder, data, names: list[str]) -> None:
@@ -678,7 +718,7 @@ def _synth(args) -> int:
     center, radius, leak = _synth_domain(args, X)
     X = _clipped(args, X, center, radius)
     pe = _synth_model(args, selector, center, radius, n)
-    with _cluster(args):
+    with _cluster(args), _naming_the_file(args.data):
         pe.fit(X)
     points = pe.synthetic_
     if args.bounds is not None:  # post-processing: keep the output inside the public box
