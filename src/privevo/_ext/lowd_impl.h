@@ -1,0 +1,146 @@
+/* One instruction set's fused low-dimensional nearest-candidate kernel.
+ *
+ * Included by lowd.c once per instruction set, with ISA_* macros defined:
+ *   VF                 vector of W floats          VI     vector of W int32
+ *   W                  lanes                        TARGET function attribute
+ *   SUFFIX(name)       name ## _isa
+ *   V_ZERO, V_SET1(f), V_LOAD(p), V_STORE(p, v), V_FMA(a, b, c) = a*b + c,
+ *   V_MIN, V_MAX, I_SET1, I_LOAD, I_STORE, ANY_LT(a, b), UPDATE(s, j, m1, m2, idx).
+ *
+ * Rows live in the lanes: W private rows at a time, transposed to xt[k][lane]
+ * (float32, shifted by the public candidate mean). Each candidate j is
+ * [−2(c_j − shift), ‖c_j − shift‖²] in float32; its score for row x is
+ * ‖c‖² − 2x·c (‖x − c‖² − ‖x‖²), accumulated with FMAs in the order k = 0..D−1.
+ * Per lane we keep the smallest score m1, its candidate idx (first on equal
+ * scores), and the second smallest m2. Candidates go in blocks of 8: the
+ * block's lane-wise minimum is compared with m2 first and the block is skipped
+ * when no lane has a score below its m2 (then no state can change).
+ */
+
+#define KBLOCK 8
+
+static inline __attribute__((always_inline)) TARGET void
+SUFFIX(kernel_body)(const int D, const float *xt, const float *cand, int64_t u,
+                    float *m1_out, float *m2_out, int32_t *idx_out, const float *m2_init)
+{
+    VF xv[32];
+#pragma GCC unroll 32
+    for (int k = 0; k < D; k++) xv[k] = V_LOAD(xt + (size_t)k * W);
+    VF m1 = V_SET1(INFINITY), m2 = m2_init ? V_LOAD(m2_init) : V_SET1(INFINITY);
+    VI idx = I_SET1(0);
+    const int64_t stride = D + 1;
+    int64_t j = 0;
+    for (; j + KBLOCK <= u; j += KBLOCK) {
+        const float *c = cand + j * stride;
+        VF s[KBLOCK];
+#pragma GCC unroll 8
+        for (int t = 0; t < KBLOCK; t++) s[t] = V_SET1(c[t * stride + D]);
+#pragma GCC unroll 32
+        for (int k = 0; k < D; k++)
+#pragma GCC unroll 8
+            for (int t = 0; t < KBLOCK; t++)
+                s[t] = V_FMA(xv[k], V_SET1(c[t * stride + k]), s[t]);
+        VF b01 = V_MIN(s[0], s[1]), b23 = V_MIN(s[2], s[3]);
+        VF b45 = V_MIN(s[4], s[5]), b67 = V_MIN(s[6], s[7]);
+        VF bmin = V_MIN(V_MIN(b01, b23), V_MIN(b45, b67));
+        if (ANY_LT(bmin, m2)) {
+#pragma GCC unroll 8
+            for (int t = 0; t < KBLOCK; t++) UPDATE(s[t], (int32_t)(j + t), m1, m2, idx);
+        }
+    }
+    for (; j < u; j++) {
+        const float *c = cand + j * stride;
+        VF s = V_SET1(c[D]);
+#pragma GCC unroll 32
+        for (int k = 0; k < D; k++) s = V_FMA(xv[k], V_SET1(c[k]), s);
+        UPDATE(s, (int32_t)j, m1, m2, idx);
+    }
+    V_STORE(m1_out, m1);
+    V_STORE(m2_out, m2);
+    I_STORE(idx_out, idx);
+}
+
+#define DEFINE_FIXED(DP)                                                                   \
+    static TARGET void SUFFIX(kernel_##DP)(const float *xt, const float *cand, int64_t u,  \
+                                           float *m1, float *m2, int32_t *idx,             \
+                                           const float *m2_init)                           \
+    {                                                                                      \
+        SUFFIX(kernel_body)(DP, xt, cand, u, m1, m2, idx, m2_init);                        \
+    }
+
+DEFINE_FIXED(1)
+DEFINE_FIXED(2)
+DEFINE_FIXED(3)
+DEFINE_FIXED(4)
+DEFINE_FIXED(6)
+DEFINE_FIXED(8)
+DEFINE_FIXED(12)
+DEFINE_FIXED(16)
+DEFINE_FIXED(24)
+DEFINE_FIXED(32)
+
+#undef DEFINE_FIXED
+
+/* Rows [0, n) of x (n × d, float64 or float32, C order): nearest candidate in
+ * labels, and unsure[i] = 1 where the float32 gap between the best and the
+ * second-best score is within the rounding bound (or the row is huge or not
+ * finite): those rows are decided again, exactly, by the caller. */
+static TARGET int64_t
+SUFFIX(assign_rows)(const void *x, int x_is_double, int64_t n, int d, const double *shift,
+                    const float *cand, int64_t u, int dp, double gamma2, double max_norm,
+                    int64_t *labels, uint8_t *unsure, const float *m2_init, float *m2_out)
+{
+    void (*kern)(const float *, const float *, int64_t, float *, float *, int32_t *,
+                 const float *);
+    switch (dp) {
+    case 1: kern = SUFFIX(kernel_1); break;
+    case 2: kern = SUFFIX(kernel_2); break;
+    case 3: kern = SUFFIX(kernel_3); break;
+    case 4: kern = SUFFIX(kernel_4); break;
+    case 6: kern = SUFFIX(kernel_6); break;
+    case 8: kern = SUFFIX(kernel_8); break;
+    case 12: kern = SUFFIX(kernel_12); break;
+    case 16: kern = SUFFIX(kernel_16); break;
+    case 24: kern = SUFFIX(kernel_24); break;
+    case 32: kern = SUFFIX(kernel_32); break;
+    default: return -1;
+    }
+    float xt[32 * W] __attribute__((aligned(64)));
+    float m1[W] __attribute__((aligned(64))), m2[W] __attribute__((aligned(64)));
+    int32_t idx[W] __attribute__((aligned(64)));
+    float seed[W] __attribute__((aligned(64)));
+    double norm2[W];
+    const double *xd = (const double *)x;
+    const float *xf = (const float *)x;
+    const double mm = max_norm * max_norm;
+    int64_t n_unsure = 0;
+    for (int64_t i0 = 0; i0 < n; i0 += W) {
+        int rows = (n - i0) < W ? (int)(n - i0) : W;
+        for (int k = 0; k < dp * W; k++) xt[k] = 0.0f;
+        for (int r = 0; r < W; r++) norm2[r] = 0.0;
+        for (int r = 0; r < rows; r++) {
+            for (int k = 0; k < d; k++) {
+                size_t at = (size_t)(i0 + r) * d + k;
+                double v = x_is_double ? xd[at] : (double)xf[at];
+                float f = (float)(v - shift[k]);
+                xt[k * W + r] = f;
+                norm2[r] += (double)f * (double)f;
+            }
+        }
+        if (m2_init) {
+            for (int r = 0; r < W; r++) seed[r] = r < rows ? m2_init[i0 + r] : INFINITY;
+        }
+        kern(xt, cand, u, m1, m2, idx, m2_init ? seed : NULL);
+        for (int r = 0; r < rows; r++) {
+            double rn = sqrt(norm2[r]);
+            double bound = gamma2 * (2.0 * rn * max_norm + mm + 1e-30);
+            double gap = (double)m2[r] - (double)m1[r];
+            int safe = (rn + max_norm) * (rn + max_norm) <= 1e37 && isfinite(m1[r]) && gap > bound;
+            labels[i0 + r] = idx[r];
+            if (m2_out) m2_out[i0 + r] = m2[r];
+            unsure[i0 + r] = !safe;
+            n_unsure += !safe;
+        }
+    }
+    return n_unsure;
+}

@@ -1,0 +1,147 @@
+"""Fused low-dimensional vote kernel (``backend="lowd"``), and the ``"auto"`` choice of kernel.
+
+For d ≤ 32 a GEMM with K = d + 1 cannot use the FMA units and the argmin
+passes over the n × m score matrix dominate. The compiled extension
+``privevo._lowd`` (``src/privevo/_ext/lowd.c``) instead keeps W private rows in
+the lanes of a vector register (W = 16 with AVX-512, 8 with AVX2) and streams
+the candidates through them: score_j = ‖c_j‖² − 2x·c_j (float32 FMAs, rows and
+candidates shifted by the public candidate mean), the running minimum, its
+index and the second minimum per row. No score buffer exists.
+
+Exactness is the numpy kernel's: a row whose best and second-best float32
+scores differ by at most the rounding bound 2·γ·(2‖x‖·max‖c‖ + max‖c‖²),
+γ = 2(d + 8)·2⁻²⁴ (or whose scores could overflow, or that is not finite), is
+decided again by :func:`privevo.histogram._assign_rows` (float64 fix-up, ties
+→ lowest index), so counts equal the float64 brute force and every backend.
+
+Small calls (n·m·d below ``SMALL_WORK``) run on the calling thread with no
+chunking, thread pool or threadpoolctl context; larger ones split rows over
+threads (the extension releases the GIL).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+try:
+    from . import _lowd
+except ImportError:  # built by setup.py when a C compiler is present; optional
+    _lowd = None
+
+__all__ = ["available", "isa", "assign", "lowd_kernel", "auto_kernel", "MAX_DIM", "AUTO_MAX_DIM"]
+
+MAX_DIM = 32  # the extension's widest specialisation
+AUTO_MAX_DIM = 32  # backend="auto" uses this kernel up to here (benchmarks/histogram.py)
+SMALL_WORK = 2_000_000  # n·m·d below this: one thread, no chunking (measured crossover)
+_PADDED = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)  # specialised widths; d is zero-padded up
+_ISAS = ("scalar", "avx2", "avx512")
+_CHUNK_ROWS = 16384
+
+
+def available() -> bool:
+    """True when the compiled extension is importable."""
+    return _lowd is not None
+
+
+def isa() -> str:
+    """The instruction set the extension uses on this CPU: "avx512", "avx2", "scalar" or "none"."""
+    return _ISAS[_lowd.best_isa()] if _lowd is not None else "none"
+
+
+def _padded_dim(d: int) -> int:
+    return next(p for p in _PADDED if p >= d)
+
+
+def _packed(prepared) -> tuple[np.ndarray, int]:
+    """Candidates as (u, dp + 1) float32 rows [−2(c − shift), 0-padding, ‖c − shift‖²]."""
+    d, u = prepared.dim, len(prepared.unique)
+    dp = _padded_dim(d)
+    cand = np.zeros((u, dp + 1), dtype=np.float32)
+    cand[:, :d] = prepared.scores_t[:-1].T
+    cand[:, dp] = prepared.scores_t[-1]
+    return cand, dp
+
+
+def _contiguous_rows(chunk: np.ndarray) -> np.ndarray:
+    if chunk.dtype in (np.float64, np.float32) and chunk.flags.c_contiguous:
+        return chunk
+    return np.ascontiguousarray(chunk, dtype=np.float64)
+
+
+def _assign_chunk(chunk, prepared, cand: np.ndarray, dp: int, which: int) -> np.ndarray:
+    """Exact nearest unique candidate of each row of one chunk (extension + float64 fix-up)."""
+    from .histogram import _U32, _assign_rows
+
+    x = _contiguous_rows(chunk)
+    n, d = x.shape
+    labels = np.empty(n, dtype=np.int64)
+    unsure = np.empty(n, dtype=np.uint8)
+    gamma2 = 2.0 * 2.0 * (d + 8) * _U32  # twice the per-score bound's γ, as the numpy kernel
+    n_unsure = _lowd.assign(
+        x, int(x.dtype == np.float64), n, d, prepared.shift, cand, len(cand), dp,
+        gamma2, prepared.max_norm, labels, unsure, which, None, None,
+    )
+    if n_unsure:
+        rows = np.flatnonzero(unsure)
+        labels[rows] = _assign_rows(np.asarray(chunk)[rows], prepared)
+    return labels
+
+
+def assign(block, prepared, chunk_size: int | None = None, n_threads: int | None = None,
+           which_isa: str | None = None) -> np.ndarray:
+    """Exact nearest unique candidate (index into ``prepared.unique``) of every row of ``block``."""
+    from .histogram import _chunk
+
+    _check(prepared)
+    which = _ISAS.index(which_isa) if which_isa else _lowd.best_isa()
+    cand, dp = _packed(prepared)
+    n = len(block)
+    if n * len(cand) * prepared.dim < SMALL_WORK and chunk_size is None:
+        return _assign_chunk(_chunk(block, 0, n, prepared), prepared, cand, dp, which)
+    workers = max(1, n_threads or os.cpu_count() or 1)
+    rows = chunk_size or max(256, min(_CHUNK_ROWS, -(-n // workers)))
+    starts = range(0, n, rows)
+    labels = np.empty(n, dtype=np.int64)
+
+    def work(start: int) -> None:
+        stop = min(n, start + rows)
+        chunk = _chunk(block, start, stop, prepared)
+        labels[start:stop] = _assign_chunk(chunk, prepared, cand, dp, which)
+
+    workers = min(workers, len(starts))
+    if workers == 1:
+        for start in starts:
+            work(start)
+    else:
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(work, starts))
+    return labels
+
+
+def lowd_kernel(block, prepared, chunk_size=None, n_threads=None) -> np.ndarray:
+    """Counts over ``prepared.unique`` (the registry's kernel signature)."""
+    return np.bincount(assign(block, prepared, chunk_size, n_threads), minlength=len(prepared.unique))
+
+
+def auto_kernel(block, prepared, chunk_size=None, n_threads=None) -> np.ndarray:
+    """``backend="auto"``: the fused kernel for d ≤ ``AUTO_MAX_DIM`` when built, else numpy's."""
+    from .histogram import _numpy_kernel
+
+    if uses_lowd(prepared.dim):
+        return lowd_kernel(block, prepared, chunk_size, n_threads)
+    return _numpy_kernel(block, prepared, chunk_size, n_threads)
+
+
+def uses_lowd(d: int) -> bool:
+    """Whether ``backend="auto"`` counts d-dimensional data with this kernel."""
+    return _lowd is not None and isa() != "scalar" and d <= AUTO_MAX_DIM
+
+
+def _check(prepared) -> None:
+    if _lowd is None:
+        raise ImportError("backend='lowd' needs the compiled extension: reinstall privevo with a C compiler")
+    if prepared.dim > MAX_DIM:
+        raise ValueError(f"backend='lowd' handles d <= {MAX_DIM}, got d = {prepared.dim}; use backend='numpy'")
