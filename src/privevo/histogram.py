@@ -255,6 +255,9 @@ def _expand(prepared: PreparedCandidates, unique_counts: np.ndarray) -> np.ndarr
 
 def _numpy_kernel(block, prepared: PreparedCandidates, chunk_size, n_threads) -> np.ndarray:
     n, u = len(block), len(prepared.unique)
+    if chunk_size is None and n * u * (prepared.dim + 1) < _lowd_kernel.SMALL_WORK:
+        # small call: one chunk on this thread, no pool and no threadpoolctl context
+        return np.bincount(_assign_rows(_chunk(block, 0, n, prepared), prepared), minlength=u)
     rows = chunk_size or int(np.clip(_CHUNK_BYTES // (4 * max(u, 1)), 64, 8192))
     starts = range(0, n, rows)
     workers = max(1, min(n_threads or os.cpu_count() or 1, len(starts)))
