@@ -108,6 +108,8 @@ def nn_histogram(
     chunk_size: int | None = None,
     metric: str = "euclidean",
     n_threads: int | None = None,
+    n_neighbors: int = 1,
+    groups=None,
 ) -> np.ndarray:
     """Exact vote counts: how many private rows have each candidate as nearest.
 
@@ -121,13 +123,25 @@ def nn_histogram(
     backend : {"auto", "numpy", "faiss", "dask"} or a registered name
     chunk_size : rows per chunk (default: a score buffer of ~16 MiB per thread)
     metric : "euclidean" or "cosine"
+    n_neighbors : k; each row gives 1/√k to each of its k nearest distinct candidates
+    groups : one user id per row: each user's summed vote vector is scaled to
+        L2 norm ≤ 1 (user-level privacy, :mod:`privevo._votes`)
 
     Returns
     -------
     counts : int64 array (m,), summing to n. No noise: see
-    :func:`noisy_nn_histogram` for the release.
+    :func:`noisy_nn_histogram` for the release. With ``n_neighbors > 1`` or
+    ``groups``: float64 votes; one row (one user with ``groups``) changes them
+    by ≤ 1 in L2 (add/remove), ≤ √2 (replace).
     """
     prepared = prepare_candidates(candidates, metric)
+    if n_neighbors != 1 or groups is not None:
+        from ._votes import check_vote_arguments, vote_totals
+
+        n_neighbors, groups = check_vote_arguments(n_neighbors, groups)
+        votes = np.zeros(prepared.n_candidates)
+        votes[prepared.first_index] = vote_totals(private, prepared, n_neighbors, groups, chunk_size)
+        return votes
     return _expand(prepared, _unique_counts(private, prepared, backend, chunk_size, n_threads))
 
 
@@ -168,6 +182,8 @@ def noisy_nn_histogram(
     backend: str = "auto",
     chunk_size: int | None = None,
     metric: str = "euclidean",
+    n_neighbors: int = 1,
+    groups=None,
 ) -> np.ndarray:
     """The single private release of privevo: vote counts + N(0, σ²) per count.
 
@@ -176,13 +192,21 @@ def noisy_nn_histogram(
     ``noise="discrete_gaussian"`` adds exact discrete Gaussian N_Z(0, σ²) noise
     instead (σ its parameter; ``"discrete_gaussian_secure"`` draws it from the
     OS CSPRNG); account for it with :func:`privevo.accounting.discrete_gaussian_epsilon`.
+    ``n_neighbors`` and ``groups`` (privacy unit: the user) as in
+    :func:`nn_histogram`; the L2 sensitivity stays 1 (add/remove) or √2 (replace).
+    Their votes are real-valued, so they take Gaussian noise only.
     """
     _check_release(rng, sigma=sigma)
     try:
         add_noise = _NOISES[noise]
     except KeyError:
         raise ValueError(f"noise must be one of {sorted(_NOISES)}, got {noise!r}") from None
-    counts = nn_histogram(private, candidates, backend=backend, chunk_size=chunk_size, metric=metric)
+    if noise != "gaussian" and (n_neighbors != 1 or groups is not None):
+        raise ValueError(f"noise={noise!r} needs integer counts; n_neighbors > 1 and groups give "
+                         "real-valued votes (a lattice shifted off the integers is not private): "
+                         "use noise='gaussian'")
+    counts = nn_histogram(private, candidates, backend=backend, chunk_size=chunk_size, metric=metric,
+                          n_neighbors=n_neighbors, groups=groups)
     return add_noise(counts, float(sigma), rng)
 
 
