@@ -54,8 +54,8 @@ def kmeans(d, *extra):
 
 def test_account_tiny_delta_gives_the_gdp_sigma(capsys):
     # before: sigma = 3.16e8 beside "epsilon: 1.0"
-    code, out, _ = run(["account", "--epsilon", "1", "--delta", "1e-300", "--steps", "10", "--json"],
-                       capsys)
+    argv = ["account", "--epsilon", "1", "--delta", "1e-300", "--steps", "10", "--json"]
+    code, out, _ = run(argv, capsys)
     result = json.loads(out)
     assert code == 0 and result["sigma"] == pytest.approx(116.5789, abs=1e-3)
     assert 1 - 1e-9 <= result["epsilon"] <= 1.0
@@ -85,8 +85,8 @@ def test_reported_epsilon_never_exceeds_the_target(data, capsys, epsilon):
 
 def test_huge_finite_values_are_clipped_not_zeroed(data, capsys):
     # before: values near 1e300 overflowed while clipping: centres ~0, "guarantee_holds": true
-    code, out, err = run(["kmeans", data / "huge.csv", "--k", "2", "--epsilon", "4", "--radius", "10",
-                          "--seed", "0", "--json", "-q"], capsys)
+    code, out, err = run(["kmeans", data / "huge.csv", "--k", "2", "--epsilon", "4", "--radius",
+                          "10", "--seed", "0", "--json", "-q"], capsys)
     assert code == 0, err
     result = json.loads(out)
     centers = np.asarray(result["points"])
@@ -98,8 +98,9 @@ def test_huge_finite_values_are_clipped_not_zeroed(data, capsys):
 
 def test_huge_finite_values_synth_agrees(data, capsys):
     # before: synth called the values "NaN or infinite"
-    code, out, err = run(["synth", data / "huge.csv", "--m", "2", "--selector", "rank", "--epsilon", "4",
-                          "--radius", "10", "--iterations", "5", "--seed", "0", "--json", "-q"], capsys)
+    argv = ["synth", data / "huge.csv", "--m", "2", "--selector", "rank", "--epsilon", "4",
+            "--radius", "10", "--iterations", "5", "--seed", "0", "--json", "-q"]
+    code, out, err = run(argv, capsys)
     assert code == 0, err
     points = np.asarray(json.loads(out)["points"])
     assert np.isfinite(points).all() and np.all(np.linalg.norm(points, axis=1) <= 10 + 1e-9)
@@ -109,16 +110,16 @@ def test_huge_finite_values_synth_agrees(data, capsys):
 
 
 def test_gape_fewer_points_said_on_stderr_and_in_json(data, tmp_path, capsys):
-    argv = ["synth", data / "mix.csv", "--m", "200", "--epsilon", "1", "--radius", "5", "--seed", "0",
-            "--json", "-o", tmp_path / "s.csv"]
+    argv = ["synth", data / "mix.csv", "--m", "200", "--epsilon", "1", "--radius", "5", "--seed",
+            "0", "--json", "-o", tmp_path / "s.csv"]
     code, out, err = run(argv, capsys)
     assert code == 0
     result = json.loads(out)
     rows = len(np.loadtxt(tmp_path / "s.csv", delimiter=",", skiprows=1, ndmin=2))
     assert result["m_requested"] == 200 and result["m_delivered"] == rows < 200
     assert err.strip().splitlines() == [
-        f"privevo synth: note: the gape selector delivered {rows} of the 200 points asked for (it keeps "
-        "only points that pass its noise threshold); pass --fill to get exactly --m"
+        f"privevo synth: note: the gape selector delivered {rows} of the 200 points asked for (it "
+        "keeps only points that pass its noise threshold); pass --fill to get exactly --m"
     ]
     code, out, err = run(argv + ["--fill"], capsys)
     assert code == 0 and err == "" and json.loads(out)["m_delivered"] == 200
@@ -130,16 +131,16 @@ def test_gape_fewer_points_said_on_stderr_and_in_json(data, tmp_path, capsys):
 
 def test_numeric_header_is_data_unless_header_is_given(data, tmp_path, capsys):
     for flag, names in (([], "0,1"), (["--header"], "1,2")):
-        code, _, err = run(["synth", data / "numhead.csv", "--m", "2", "--selector", "rank", "--epsilon",
-                            "1", "--radius", "2", "--iterations", "2", "-q", "-o", tmp_path / "s.csv", *flag],
-                           capsys)
+        argv = ["synth", data / "numhead.csv", "--m", "2", "--selector", "rank", "--epsilon", "1",
+                "--radius", "2", "--iterations", "2", "-q", "-o", tmp_path / "s.csv", *flag]
+        code, _, err = run(argv, capsys)
         assert code == 0, err
         assert (tmp_path / "s.csv").read_text().splitlines()[0] == names
 
 
 def test_one_row_with_delta_runs(data, tmp_path, capsys):
-    code, _, err = run(["synth", data / "one.csv", "--m", "1", "--selector", "rank", "--epsilon", "1",
-                        "--radius", "1", "--iterations", "2", "--delta", "1e-6", "-q",
+    code, _, err = run(["synth", data / "one.csv", "--m", "1", "--selector", "rank", "--epsilon",
+                        "1", "--radius", "1", "--iterations", "2", "--delta", "1e-6", "-q",
                         "-o", tmp_path / "s.csv"], capsys)
     assert code == 0, err
 
@@ -168,7 +169,8 @@ def test_sigterm_stops_cleanly_and_the_rerun_resumes(data, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["c.ckpt"]  # no hidden temporary, no output
     done = subprocess.run(resumable, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    whole = subprocess.run(argv + ["-o", str(tmp_path / "whole.csv")], capture_output=True, timeout=300)
+    whole = subprocess.run(argv + ["-o", str(tmp_path / "whole.csv")], capture_output=True,
+                           timeout=300)
     assert whole.returncode == 0
     assert (out / "s.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
 
@@ -240,15 +242,17 @@ def test_kmeans_noise_option(data, capsys):
 
 
 def test_audit_no_progress_bars_off_a_terminal(capsys):
-    code, out, err = run(["audit", "--epsilon", "1", "--noise", "gaussian", "--adjacency", "add_remove",
-                          "--releases", "2000", "--runs", "4", "--iterations", "2"], capsys)
+    code, out, err = run(["audit", "--epsilon", "1", "--noise", "gaussian", "--adjacency",
+                          "add_remove", "--releases", "2000", "--runs", "4", "--iterations", "2"],
+                         capsys)
     assert code == 0 and err == "" and "claimed ε" in out
 
 
 # -- item 10: a broken part of a folder is named; NaN in a folder names the folder -------------
 
 
-@pytest.mark.parametrize("extra", [[], ["--plot", "-o", "{o}/s.csv"]], ids=["streamed", "in memory"])
+@pytest.mark.parametrize("extra", [[], ["--plot", "-o", "{o}/s.csv"]],
+                         ids=["streamed", "in memory"])
 def test_folder_errors_name_the_file(tmp_path, capsys, extra):
     pa = pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq
@@ -259,16 +263,26 @@ def test_folder_errors_name_the_file(tmp_path, capsys, extra):
         rows[700, 1] = np.nan if name == "nan" else rows[700, 1]
         for i in range(2):
             part = rows[500 * i : 500 * (i + 1)]
-            pq.write_table(pa.table({"a": part[:, 0], "b": part[:, 1]}), tmp_path / name / f"p{i}.parquet")
+            table = pa.table({"a": part[:, 0], "b": part[:, 1]})
+            pq.write_table(table, tmp_path / name / f"p{i}.parquet")
     raw = bytearray((tmp_path / "broken" / "p1.parquet").read_bytes())
     raw[4:2000] = (bytes(range(256)) * 8)[:1996]  # data pages destroyed, the footer intact
     (tmp_path / "broken" / "p1.parquet").write_bytes(bytes(raw))
     (tmp_path / "o").mkdir()
     extra = [a.format(o=tmp_path / "o") for a in extra]
-    for name, message in (("broken", f"{tmp_path}/broken/p1.parquet is not a readable Parquet file"),
-                          ("nan", f"{tmp_path}/nan: ")):
-        code, out, err = run(["synth", tmp_path / name, "--m", "2", "--selector", "rank", "--epsilon", "1",
-                              "--radius", "3", "--iterations", "2", "-q", *extra], capsys)
+    broken = f"{tmp_path}/broken/p1.parquet is not a readable Parquet file"
+    for name, message in (("broken", broken), ("nan", f"{tmp_path}/nan: ")):
+        code, out, err = run(["synth", tmp_path / name, "--m", "2", "--selector", "rank",
+                              "--epsilon", "1", "--radius", "3", "--iterations", "2", "-q", *extra],
+                             capsys)
         assert code == 2 and len(err.strip().splitlines()) == 1 and message in err, err
         assert "NaN or infinite" in err or name == "broken"
         assert list((tmp_path / "o").iterdir()) == [] and out == ""
+
+
+def test_summary_line_gives_the_pe_rounds(data, tmp_path, capsys):
+    # the report's first release may be a noisy count (T = 1): the line shows the PE rounds
+    code, out, _ = run(kmeans(data, "-o", tmp_path / "c.csv"), capsys)
+    report = json.loads((tmp_path / "c.privacy.json").read_text())
+    rounds = next(r for r in report["releases"] if r["name"] == "nn_histogram")
+    assert code == 0 and f"T={rounds['count']};" in out and f"sigma={rounds['sigma']:.4g} " in out

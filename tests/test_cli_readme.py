@@ -29,7 +29,8 @@ def help_examples() -> list[str]:
     lines = []
     for name in ("kmeans", "synth", "account", "demo", "audit"):
         description = sub.choices[name].description
-        lines += [ln.split("  #")[0].strip() for ln in description.split("examples:\n")[1].splitlines()]
+        examples = description.split("examples:\n")[1].splitlines()
+        lines += [ln.split("  #")[0].strip() for ln in examples]
     return [ln for ln in lines if ln.startswith("privevo ")]
 
 
@@ -48,7 +49,8 @@ def workdir(tmp_path, monkeypatch):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        pq.write_table(pa.table({c: X[:, j] for j, c in enumerate("xyz")}), tmp_path / "data.parquet")
+        table = pa.table({c: X[:, j] for j, c in enumerate("xyz")})
+        pq.write_table(table, tmp_path / "data.parquet")
         (tmp_path / "parts").mkdir()
         for i in range(3):
             part = X[100 * i : 100 * (i + 1)]
@@ -65,7 +67,7 @@ def check(command: str, capsys, monkeypatch) -> None:
     if argv[0] in PARSE_ONLY:
         _parser().parse_args(argv)
         return
-    if argv[0] == "demo":  # the demo's computation (10-35 s) is tested in test_cli.py: its options here
+    if argv[0] == "demo":  # the demo's computation (10-35 s) is tested in test_cli.py; options here
         import privevo.demo
 
         table = {"title": "t", "rows": [{"method": "m", "loss": 1.0}], "note": "n"}

@@ -89,7 +89,8 @@ def _phi_between(lo: float, hi: float) -> float:
     width = hi - lo
     if width <= 1.0:
         t = lo + width * (_GL_NODES + 1.0) / 2.0
-        return float(width / 2.0 * np.dot(_GL_WEIGHTS, np.exp(-t * t / 2.0))) / math.sqrt(2 * math.pi)
+        density = np.exp(-t * t / 2.0) / math.sqrt(2 * math.pi)
+        return float(width / 2.0 * np.dot(_GL_WEIGHTS, density))
     if lo > 0:
         return float(special.ndtr(-lo) - special.ndtr(-hi))
     return float(special.ndtr(hi) - special.ndtr(lo))

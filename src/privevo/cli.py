@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
             hint = ""
             if getattr(args, "checkpoint", None):
                 hint = "; rerun the same command to resume from the checkpoint"
-            print(f"{prog}: {'terminated (SIGTERM)' if term else 'interrupted'}{hint}", file=sys.stderr)
+            what = "terminated (SIGTERM)" if term else "interrupted"
+            print(f"{prog}: {what}{hint}", file=sys.stderr)
             return EXIT_TERMINATED if term else EXIT_INTERRUPTED
         except (ValueError, OSError, ImportError) as err:
             if os.environ.get("PRIVEVO_DEBUG"):
@@ -149,16 +150,17 @@ def _add_run_options(p) -> None:
     """Options shared by the commands that read private data."""
     from ._validation import DELTA_MIN, EPSILON_MAX, EPSILON_MIN, MAX_ROUNDS
 
-    p.add_argument("data", metavar="DATA", help="private data: .csv, .tsv, .npy or .parquet (rows x "
-                   "features), or a folder of .parquet or of .npy files (one kind per folder)")
+    p.add_argument("data", metavar="DATA", help="private data: .csv, .tsv, .npy or .parquet (rows "
+                   "x features), or a folder of .parquet or of .npy files (one kind per folder)")
     p.add_argument("--columns", help="comma-separated column names (or 0-based indices) to use; "
                    "default all")
     header = p.add_mutually_exclusive_group()
     header.add_argument("--header", dest="header", action="store_const", const=True, default=None,
                         help="CSV/TSV: the first line holds column names")
     header.add_argument("--no-header", dest="header", action="store_const", const=False,
-                        help="CSV/TSV: every line is data. Default: the first line is a header only "
-                        "if none of its cells is a number or empty and the lines below are numbers")
+                        help="CSV/TSV: every line is data. Default: the first line is a header "
+                        "only if none of its cells is a number or empty and the lines below are "
+                        "numbers")
     p.add_argument("--epsilon", type=float, required=True,
                    help=f"total epsilon of the run, from {EPSILON_MIN:g} to {EPSILON_MAX:g}")
     p.add_argument("--delta", type=float, help=f"delta, from {DELTA_MIN:g} to below 1; default "
@@ -296,7 +298,8 @@ def _audit_parser(sub) -> None:
     )
     p.add_argument("--epsilon", type=float, nargs="+", default=[0.5, 1.0, 4.0],
                    help="claimed epsilons (default 0.5 1 4)")
-    p.add_argument("--delta", type=float, default=1e-5, help="delta of every setting (default 1e-5)")
+    p.add_argument("--delta", type=float, default=1e-5,
+                   help="delta of every setting (default 1e-5)")
     p.add_argument("--noise", nargs="+", choices=["gaussian", "discrete_gaussian"],
                    default=["gaussian", "discrete_gaussian"])
     p.add_argument("--adjacency", nargs="+", choices=["add_remove", "replace"],
@@ -354,8 +357,8 @@ def _check_common(args) -> None:
         raise ValueError(f"--bounds LO HI needs LO < HI, got {args.bounds[0]} and {args.bounds[1]}")
     if args.center is not None:
         if args.bounds is not None:
-            raise ValueError("--center goes with --radius, not --bounds (the box fixes its centre); "
-                             "drop --center")
+            raise ValueError("--center goes with --radius, not --bounds (the box fixes its "
+                             "centre); drop --center")
         if not all(map(math.isfinite, args.center)):
             bad = next(c for c in args.center if not math.isfinite(c))
             raise ValueError(f"--center must be finite numbers, got {bad}")
@@ -519,12 +522,18 @@ def _cluster(args):
 
 
 def _delta(args, n: int, library_default: bool):
-    """--delta, else None if the estimator derives its own default, else n^-1.1."""
+    """--delta, else None if the estimator derives its own default, else the library's rule.
+
+    ``accounting.default_delta``: n^-1.1 where n is public (replace adjacency),
+    a fixed 1e-6 under add/remove, where n is private.
+    """
     if args.delta is not None or library_default:
         return args.delta
-    if n < 2:
+    from .accounting import default_delta
+
+    if args.adjacency == "replace" and n < 2:
         raise ValueError("the default delta n^-1.1 needs at least 2 rows; pass --delta")
-    return float(n) ** -1.1
+    return default_delta(n if args.adjacency == "replace" else None)
 
 
 def _progress(args) -> bool:
@@ -578,15 +587,21 @@ def _finish(args, paths: dict, points, columns, report: dict, figure=None,
                    comments="")
     if not args.quiet:
         written = ", ".join(str(p) for p in paths.values())
-        guarantee = "" if report.get("guarantee_holds", True) else \
-            " (guarantee does NOT hold: see warnings)"
-        num = lambda key: "n/a" if report.get(key) is None else f"{report[key]:.4g}"  # zCDP: no mu
-        print(
-            f"epsilon={num('epsilon')} delta={report['delta']:.3g} mu={num('mu')} "
-            f"sigma={num('sigma')} T={report['steps']}{guarantee}"
-            + (f"; wrote {written}" if written else ""),
-            file=sys.stderr if not paths else sys.stdout,
-        )
+        print(_summary_line(report) + (f"; wrote {written}" if written else ""),
+              file=sys.stderr if not paths else sys.stdout)
+
+
+def _summary_line(report: dict) -> str:
+    """ε, δ, μ of the whole run; σ and T of its PE rounds (not of a count or sum release)."""
+    rounds = next((r for r in report.get("releases", []) if r.get("name") == "nn_histogram"), {})
+    sigma = rounds.get("sigma", report.get("sigma"))
+    steps = rounds.get("count", report.get("steps"))
+    num = lambda value: "n/a" if value is None else f"{value:.4g}"  # zCDP: no mu
+    guarantee = ""
+    if not report.get("guarantee_holds", True):
+        guarantee = " (guarantee does NOT hold: see warnings)"
+    return (f"epsilon={num(report.get('epsilon'))} delta={report['delta']:.3g} "
+            f"mu={num(report.get('mu'))} sigma={num(sigma)} T={steps}{guarantee}")
 
 
 def _cli_parameters(args, table) -> dict:
@@ -660,7 +675,10 @@ def _check_kmeans_rounds(args, d: int) -> None:
     except ImportError:  # the estimator checks its own T
         return
     hdpe = args.method == "hdpe-means" or (args.method == "auto" and d > 32)
-    T = hdpe_iterations(min(hdpe_projection_dim(d), d)) if hdpe else paper_iterations(args.epsilon, d)
+    if hdpe:
+        T = hdpe_iterations(min(hdpe_projection_dim(d), d))
+    else:
+        T = paper_iterations(args.epsilon, d)
     if T > MAX_ROUNDS:
         raise ValueError(f"--epsilon {args.epsilon:g} gives T = {T} PE rounds by default (T grows "
                          f"with epsilon), above the maximum {MAX_ROUNDS}; pass --iterations N "
