@@ -747,3 +747,75 @@ def cli_audit(args) -> int:
         print(f"\n{len(results) - len(bad)} of {len(results)} settings: lower bound <= claimed epsilon"
               + (f"; VIOLATED in {len(bad)}" if bad else ""))
     return 0 if all(r.consistent for r in results) else 1
+
+
+# ---------------------------------------------------------------- user-level and k-neighbour votes
+
+
+def audit_user_votes(
+    epsilon: float,
+    delta: float = 1e-5,
+    *,
+    n_neighbors: int = 1,
+    rows_per_user: int = 4,
+    adjacency: str = "add_remove",
+    n_releases: int = 100_000,
+    alpha: float = 0.05,
+    random_state=None,
+    histogram: Callable | None = None,
+) -> AuditResult:
+    """Audit one release of user-level (``groups``) k-neighbour votes: the canary is a *user*.
+
+    D is :func:`canary_scenario`'s data with user ids: its first
+    ``rows_per_user`` rows are one user, every other row its own user. D′ adds
+    a canary user of ``rows_per_user`` rows at and around the canary (or, under
+    ``"replace"``, gives those rows to D's first user instead of its own).
+    ``histogram(private, candidates, groups) → votes`` (default
+    :func:`privevo.histogram.nn_histogram` with ``n_neighbors`` and ``groups``);
+    tests pass a row-level one. Gaussian noise with σ calibrated for sensitivity
+    1 (√2 under replace); the statistic is the likelihood-ratio test
+    (y − votes(D))·v, v = votes(D′) − votes(D) from the float64 reference
+    :func:`privevo._votes.reference_votes`.
+    """
+    from ._votes import reference_votes
+    from .histogram import _NOISES, nn_histogram
+
+    epsilon, delta, n_releases, rng = _single_release_arguments(epsilon, delta, n_releases, random_state)
+    rows_per_user = check_positive_int(rows_per_user, "rows_per_user")
+    sensitivity = check_adjacency(adjacency)
+    base = canary_scenario("add_remove")
+    D, cands = base.D, base.candidates
+    offsets = 0.02 * np.arange(rows_per_user)[:, None] * np.array([[-1.0, 0.5]])
+    user_rows = base.canary[None, :] + offsets
+    groups = np.r_[np.zeros(rows_per_user, dtype=np.int64), np.arange(1, len(D) - rows_per_user + 1)]
+    if adjacency == "add_remove":
+        D_prime = np.vstack([D, user_rows])
+        groups_prime = np.r_[groups, np.full(rows_per_user, groups.max() + 1)]
+    else:
+        D_prime = D.copy()
+        D_prime[:rows_per_user] = user_rows
+        groups_prime = groups
+    if histogram is None:
+        def histogram(x, c, g):
+            return nn_histogram(x, c, n_neighbors=n_neighbors, groups=g)
+    sigma = _sigma(epsilon, delta, 1, sensitivity, "gaussian")
+    exact0 = reference_votes(D, cands, n_neighbors, groups)
+    v = reference_votes(D_prime, cands, n_neighbors, groups_prime) - exact0
+    scores = []
+    for data, g in ((D, groups), (D_prime, groups_prime)):
+        votes = np.asarray(histogram(data, cands, g), dtype=np.float64)
+        noisy = _NOISES["gaussian"](np.repeat(votes[None, :], n_releases, axis=0), sigma, rng)
+        scores.append((noisy - exact0) @ v)
+    test = threshold_audit(scores[0], scores[1], delta, alpha, ["likelihood ratio"])
+    return AuditResult(
+        setting=f"user-level votes (k = {n_neighbors}, {rows_per_user} rows per user)",
+        noise="gaussian",
+        adjacency=adjacency,
+        claimed_epsilon=_claimed_epsilon(sigma, delta, 1, sensitivity, "gaussian"),
+        delta=delta,
+        sigma=sigma,
+        steps=1,
+        n_samples=n_releases,
+        alpha=alpha,
+        **test,
+    )
