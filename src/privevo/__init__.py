@@ -5,5 +5,7 @@ __version__ = "0.1.0"
 from .evolution import PrivateEvolution
 from .exceptions import PrivacyLeakWarning
 from .kmeans import DPKMeans
+from .budget import BudgetAccountant
+from .tabular import TabularPE
 
-__all__ = ["PrivateEvolution", "PrivacyLeakWarning", "DPKMeans", "__version__"]
+__all__ = ["PrivateEvolution", "PrivacyLeakWarning", "DPKMeans", "BudgetAccountant", "TabularPE", "__version__"]

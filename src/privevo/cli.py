@@ -134,6 +134,7 @@ def _parser() -> argparse.ArgumentParser:
     from .text.cli import add_text_commands  # synth-text, intrinsic-dim (stdlib-only import)
 
     add_text_commands(sub)
+    __import__("privevo.tabular.cli", fromlist=["cli"]).add_tabular_commands(sub)  # synth-table, metadata
     return parser
 
 

@@ -22,6 +22,8 @@ __all__ = [
     "cluster_coverage",
     "max_coverage_distance",
     "intrinsic_dimension",
+    "marginal_tvd",
+    "downstream_accuracy",
 ]
 
 
@@ -138,3 +140,91 @@ def _pairwise_sq(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.maximum(
         np.einsum("ij,ij->i", a, a)[:, None] + np.einsum("ij,ij->i", b, b)[None, :] - 2.0 * a @ b.T, 0.0
     )
+
+
+# -------------------------------------------------------------------- tables (tabular PE)
+
+
+def _binned_table(df, metadata, bins: int) -> np.ndarray:
+    """(n, C) integer bin of every cell: category code (missing its own), or one of ``bins``
+    equal-width bins of the public ``[lower, upper]`` (missing: bin ``bins``)."""
+    from .tabular.encoding import encode_table
+
+    codes = encode_table(df, metadata)
+    out = np.empty(codes.shape, dtype=np.int64)
+    for j, spec in enumerate(metadata.columns):
+        if not spec.is_numeric:
+            out[:, j] = codes[:, j]
+            continue
+        u = (codes[:, j] - spec.lower) / (spec.upper - spec.lower)
+        b = np.minimum(np.floor(np.nan_to_num(u, nan=0.0) * bins), bins - 1).astype(np.int64)
+        out[:, j] = np.where(np.isnan(codes[:, j]), bins, b)
+    return out
+
+
+def _tvd_of_keys(a: np.ndarray, b: np.ndarray) -> float:
+    keys, inverse = np.unique(np.concatenate([a, b]), return_inverse=True)
+    p = np.bincount(inverse[: len(a)], minlength=len(keys)) / len(a)
+    q = np.bincount(inverse[len(a):], minlength=len(keys)) / len(b)
+    return 0.5 * float(np.abs(p - q).sum())
+
+
+def marginal_tvd(real, synthetic, metadata, way: int = 1, bins: int = 10) -> float:
+    """Mean total variation distance of the ``way``-way marginals (1 or 2) of two tables.
+
+    TVD(P, Q) = ½ Σ_v |P(v) − Q(v)| over the cells v of a column (1-way) or a
+    column pair (2-way), averaged over all columns / pairs; numeric columns are
+    cut into ``bins`` equal-width bins of their public domain, missing values
+    are a cell of their own. ``metadata`` is a
+    :class:`~privevo.tabular.TableMetadata`. Not DP (an evaluation tool).
+    """
+    if way not in (1, 2):
+        raise ValueError(f"way must be 1 or 2, got {way!r}")
+    bins = check_positive_int(bins, "bins")
+    a, b = _binned_table(real, metadata, bins), _binned_table(synthetic, metadata, bins)
+    if way == 1:
+        return float(np.mean([_tvd_of_keys(a[:, j], b[:, j]) for j in range(a.shape[1])]))
+    if a.shape[1] < 2:
+        raise ValueError("2-way marginals need at least 2 columns")
+    width = int(max(a.max(), b.max())) + 1
+    pairs = [(i, j) for i in range(a.shape[1]) for j in range(i + 1, a.shape[1])]
+    return float(np.mean([_tvd_of_keys(a[:, i] * width + a[:, j], b[:, i] * width + b[:, j])
+                          for i, j in pairs]))
+
+
+def downstream_accuracy(synthetic, real_train, real_test, target: str, metadata, classifier=None) -> dict:
+    """Train on synthetic rows, test on held-out real rows; the same classifier trained on real beside it.
+
+    Features: numeric columns scaled to [0, 1] by their public domain, the
+    others one-hot (:class:`~privevo.tabular.TableEmbedding`, missing values
+    included). Default classifier: scikit-learn's
+    ``HistGradientBoostingClassifier(random_state=0)``. Returns
+    ``{"synthetic": acc, "real": acc, "majority": acc}`` (``majority``: always
+    predict the test set's most frequent class). Not DP (an evaluation tool).
+    """
+    from sklearn.base import clone
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from .tabular.encoding import TableEmbedding, encode_table
+
+    if target not in metadata.names or metadata[target].is_numeric:
+        raise ValueError(f"target {target!r} must be a categorical or boolean column of the metadata")
+    j = metadata.names.index(target)
+    features = TableEmbedding(type(metadata)(tuple(c for c in metadata.columns if c.name != target)))
+    keep = [c for c in range(len(metadata.columns)) if c != j]
+
+    def xy(df):
+        codes = encode_table(df, metadata)
+        return features.embed(codes[:, keep]), codes[:, j].astype(np.int64)
+
+    model = classifier if classifier is not None else HistGradientBoostingClassifier(random_state=0)
+    x_test, y_test = xy(real_test)
+    scores = {}
+    for name, train in (("synthetic", synthetic), ("real", real_train)):
+        x, y = xy(train)
+        if len(np.unique(y)) < 2:  # one class only: the constant prediction
+            scores[name] = float(np.mean(y_test == y[0]))
+            continue
+        scores[name] = float(np.mean(clone(model).fit(x, y).predict(x_test) == y_test))
+    scores["majority"] = float(np.max(np.bincount(y_test)) / len(y_test))
+    return scores

@@ -1,0 +1,217 @@
+"""Table ↔ codes ↔ embedding: the tabular front end of the vector engine.
+
+*Codes* are an (n, C) float array, one column per table column: a category's
+index in its declared list (booleans: False → 0, True → 1; missing → the
+extra code ``len(categories)``), or a numeric value (missing → NaN).
+
+*Embedding* (the space the private rows vote in; DESIGN §9). Every column
+contributes at most 1 to the squared distance between two rows, so each
+column counts equally:
+
+- numeric: u = (x − lower)/(upper − lower) ∈ [0, 1]; a nullable one adds a
+  flag coordinate, and a missing value embeds as (½, √3/2), at squared
+  distance ¾ + (u − ½)² ∈ [¾, 1] from any present value;
+- categorical / boolean with K values (missing counts as one when nullable):
+  one-hot scaled by 1/√2, so two different values are at squared distance 1.
+
+Decoding (embedding → codes) inverts this exactly on embedded rows; on other
+vectors it takes the nearest valid value (argmax of a one-hot block, clip and
+round of a numeric), which the variation API never needs but keeps decoding
+total.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .metadata import ColumnSpec, TableMetadata
+
+__all__ = ["encode_table", "decode_codes", "TableEmbedding"]
+
+_ONE_HOT = 1.0 / math.sqrt(2.0)
+_MISSING_FLAG = math.sqrt(3.0) / 2.0
+
+
+# ----------------------------------------------------------------- table → codes
+
+
+def encode_table(df, metadata: TableMetadata) -> np.ndarray:
+    """Codes of a DataFrame under public ``metadata`` (validated; out-of-domain values handled).
+
+    Numeric values outside ``[lower, upper]`` are clipped (integers rounded);
+    categories not declared map to the column's ``other`` category, else raise.
+    Errors name the column and row position, never a cell's content.
+    """
+    _check_columns(df, metadata)
+    if len(df) == 0:
+        raise ValueError("the table has no rows; give a table with at least one row")
+    return np.column_stack([_encode_column(df[spec.name], spec) for spec in metadata.columns])
+
+
+def _check_columns(df, metadata: TableMetadata) -> None:
+    columns = [str(c) for c in df.columns]
+    unknown = [c for c in metadata.names if c not in columns]
+    if unknown:
+        raise ValueError(f"metadata column(s) {unknown} are not in the table (columns: {columns}); "
+                         "fix the names in the metadata")
+    undescribed = [c for c in columns if c not in metadata.names]
+    if undescribed:
+        raise ValueError(f"table column(s) {undescribed} have no metadata; describe them or drop them")
+
+
+def _encode_column(series, spec: ColumnSpec) -> np.ndarray:
+    missing = series.isna().to_numpy()
+    if missing.all():
+        raise ValueError(f"column {spec.name!r} is all missing; drop it or fill it")
+    if missing.any() and not spec.nullable:
+        row = int(np.flatnonzero(missing)[0])
+        raise ValueError(f"column {spec.name!r} row {row} is missing but the metadata says nullable: false; "
+                         "declare it nullable or impute the column")
+    if spec.is_numeric:
+        return _encode_numeric(series, spec, missing)
+    return _encode_categorical(series, spec, missing)
+
+
+def _encode_numeric(series, spec: ColumnSpec, missing: np.ndarray) -> np.ndarray:
+    import pandas as pd
+
+    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    bad = np.isnan(values) & ~missing | np.isinf(values)
+    if bad.any():
+        raise ValueError(f"column {spec.name!r} row {int(np.flatnonzero(bad)[0])} is not a finite number "
+                         "but the metadata says numeric; fix the cell or declare the column categorical")
+    values = np.clip(values, spec.lower, spec.upper)  # the documented out-of-domain rule
+    return np.round(values) if spec.integer else values
+
+
+def _encode_categorical(series, spec: ColumnSpec, missing: np.ndarray) -> np.ndarray:
+    import pandas as pd
+
+    lookup = _lookup(spec)
+    index, uniques = pd.factorize(series.astype(object), use_na_sentinel=True)  # missing → −1
+    per_value = [lookup.get(_key(v), -1) for v in uniques] + [len(spec.levels)]  # [−1] = missing code
+    codes = np.asarray(per_value, dtype=float)[index]
+    unknown = codes < 0
+    if unknown.any():
+        if spec.other is None:
+            raise ValueError(f"column {spec.name!r} row {int(np.flatnonzero(unknown)[0])} holds a value that is "
+                             "not among its declared categories; add it or declare an 'other' category")
+        codes[unknown] = spec.levels.index(spec.other)  # the documented out-of-domain rule
+    return codes
+
+
+def _lookup(spec: ColumnSpec) -> dict:
+    """Cell value → code; values match by themselves or by their text (a CSV's '1' is category 1)."""
+    if spec.kind == "boolean":
+        table = {}
+        for code, words in enumerate((("false", "0", "no", "f"), ("true", "1", "yes", "t"))):
+            table.update({w: code for w in words})
+        return table
+    return {_key(c): i for i, c in enumerate(spec.levels)}
+
+
+def _key(value) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        value = int(value)
+    return str(value).strip().lower()
+
+
+# ----------------------------------------------------------------- codes → table
+
+
+def decode_codes(codes: np.ndarray, metadata: TableMetadata, dtypes: dict | None = None):
+    """A DataFrame in the metadata's column order with each column cast to ``dtypes[name]``."""
+    import pandas as pd
+
+    dtypes = dtypes or {}
+    data = {spec.name: _decode_column(codes[:, j], spec, spec.dtype or dtypes.get(spec.name))
+            for j, spec in enumerate(metadata.columns)}
+    return pd.DataFrame(data, columns=metadata.names)
+
+
+def _decode_column(column: np.ndarray, spec: ColumnSpec, dtype):
+    import pandas as pd
+
+    if spec.is_numeric:
+        values = np.round(column) if spec.integer else column
+        series = pd.Series(values, dtype=float)
+    else:
+        levels = np.array(list(spec.levels) + [None], dtype=object)
+        series = pd.Series(levels[column.astype(np.int64)], dtype=object)
+        if spec.kind == "boolean":
+            series = series.astype("boolean") if series.isna().any() else series.astype(bool)
+    return _cast(series, spec, dtype)
+
+
+def _cast(series, spec: ColumnSpec, dtype):
+    import pandas as pd
+
+    if dtype is None:
+        return series
+    dtype = str(dtype)
+    if dtype == "category":
+        return pd.Series(pd.Categorical(series, categories=list(spec.levels)))
+    if dtype.startswith(("int", "uint")) and series.isna().any():
+        dtype = "Int64"  # an integer column with missing values needs pandas' nullable integers
+    if dtype == "bool" and series.isna().any():
+        dtype = "boolean"
+    try:
+        return series.astype(dtype)
+    except (TypeError, ValueError):
+        return series
+
+
+# ----------------------------------------------------------------- codes ↔ embedding
+
+
+class TableEmbedding:
+    """The embedding of codes (module docstring); ``dim`` coordinates per row."""
+
+    def __init__(self, metadata: TableMetadata):
+        self.metadata = metadata
+        self.slices = []
+        start = 0
+        for spec in metadata.columns:
+            width = (1 + int(spec.nullable)) if spec.is_numeric else spec.n_codes
+            self.slices.append(slice(start, start + width))
+            start += width
+        self.dim = start
+
+    def __repr__(self) -> str:
+        return f"TableEmbedding({len(self.metadata.columns)} columns, dim={self.dim})"
+
+    def embed(self, codes: np.ndarray) -> np.ndarray:
+        out = np.zeros((len(codes), self.dim))
+        for j, (spec, cols) in enumerate(zip(self.metadata.columns, self.slices)):
+            _embed_column(out[:, cols], codes[:, j], spec)
+        return out
+
+    def decode(self, points: np.ndarray) -> np.ndarray:
+        points = np.asarray(points, dtype=float)
+        return np.column_stack([_decode_block(points[:, cols], spec)
+                                for spec, cols in zip(self.metadata.columns, self.slices)])
+
+
+def _embed_column(block: np.ndarray, codes: np.ndarray, spec: ColumnSpec) -> None:
+    if spec.is_numeric:
+        missing = np.isnan(codes)
+        block[:, 0] = np.where(missing, 0.5, (codes - spec.lower) / (spec.upper - spec.lower))
+        if spec.nullable:
+            block[:, 1] = np.where(missing, _MISSING_FLAG, 0.0)
+        return
+    block[np.arange(len(codes)), codes.astype(np.int64)] = _ONE_HOT
+
+
+def _decode_block(block: np.ndarray, spec: ColumnSpec) -> np.ndarray:
+    if not spec.is_numeric:
+        return block.argmax(axis=1).astype(float)
+    values = spec.lower + np.clip(block[:, 0], 0.0, 1.0) * (spec.upper - spec.lower)
+    if spec.integer:
+        values = np.round(values)
+    if spec.nullable:
+        values[block[:, 1] > _MISSING_FLAG / 2] = np.nan
+    return values

