@@ -190,7 +190,8 @@ BAD_INPUTS = [
     ("mixed folder", swap(SYNTH, data="{d}/mixed"), "mixes .npy files (a.npy) and Parquet files (b.parquet)"),
     # item 7: header, one row
     ("text first line, text below", swap(SYNTH, data="{d}/text.csv"), "pass --header if line 1"),
-    ("one row, no --delta", swap(SYNTH, data="{d}/one.csv"),
+    ("one row, no --delta, replace adjacency (n public)",
+     swap(SYNTH, data="{d}/one.csv") + ["--adjacency", "replace"],
      "the default delta n^-1.1 needs at least 2 rows; pass --delta"),
     ("--header on .npy", swap(SYNTH, data="{d}/mix.npy", header=[]), "apply to CSV/TSV files only"),
     # issue 14, item 8: a private first row is data, and no message quotes a cell

@@ -165,7 +165,7 @@ def _add_run_options(p) -> None:
     p.add_argument("--epsilon", type=float, required=True,
                    help=f"total epsilon of the run, from {EPSILON_MIN:g} to {EPSILON_MAX:g}")
     p.add_argument("--delta", type=float, help=f"delta, from {DELTA_MIN:g} to below 1; default "
-                   "derived from the number of rows (n^-1.1; docs/privacy.md)")
+                   "1e-6 under add_remove (n is private), n^-1.1 under replace (docs/privacy.md)")
     domain = p.add_mutually_exclusive_group()
     domain.add_argument("--radius", type=float,
                         help="public L2 bound of the data around --center (default origin)")

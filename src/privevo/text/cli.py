@@ -69,7 +69,8 @@ def _synth_text_parser(sub) -> None:
     _add_io(p)
     p.add_argument("--m", type=int, required=True, help="number of synthetic texts (>= 1)")
     p.add_argument("--epsilon", type=float, required=True, help="total epsilon (> 0; 'inf' = non-private run)")
-    p.add_argument("--delta", type=float, help="delta in (0, 1); default n^-1.1 (n = number of texts, public)")
+    p.add_argument("--delta", type=float, help="delta in (0, 1); default 1e-6 under add_remove (n is "
+                   "private), n^-1.1 under replace (n = number of texts, public there)")
     p.add_argument("--iterations", type=int, default=5, help="T, the number of private releases (default 5)")
     p.add_argument("--selector", choices=["gape", "gape_agg", "rank", "subsample"], default="gape",
                    help="selection step (default gape; gape_agg: with neighbourhood aggregation)")
@@ -266,7 +267,7 @@ def _synth_text(args) -> int:
     topics = tuple(t.strip() for t in args.topics.split(",") if t.strip()) if args.topics else ("any subject",)
     model = TextPrivateEvolution(
         generator, embedder, n_synthetic=args.m, iterations=args.iterations, epsilon=args.epsilon,
-        delta=args.delta if args.delta is not None else float(len(texts)) ** -1.1, selector=args.selector,
+        delta=_text_delta(args, len(texts)), selector=args.selector,
         gape_R=args.R, kind=args.kind, adjacency=args.adjacency, noise=args.noise, random_state=args.seed,
         lookahead=args.lookahead, n_neighbors=args.n_neighbors, threshold=args.threshold,
         keep_selected=args.keep_selected, checkpoint=args.checkpoint,
@@ -283,6 +284,15 @@ def _synth_text(args) -> int:
                        paths["report"]: lambda tmp: write_json(tmp, report)})
     _print_synth(args, model.synthetic_texts_, report, paths)
     return 0
+
+
+def _text_delta(args, n: int) -> float:
+    """--delta, else the library's rule: n^-1.1 under replace (n public), 1e-6 under add/remove."""
+    from ..accounting import default_delta
+
+    if args.delta is not None:
+        return args.delta
+    return default_delta(n if args.adjacency == "replace" else None)
 
 
 LOCAL_HOSTS = ("localhost", "::1")
