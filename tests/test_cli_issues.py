@@ -286,3 +286,25 @@ def test_summary_line_gives_the_pe_rounds(data, tmp_path, capsys):
     report = json.loads((tmp_path / "c.privacy.json").read_text())
     rounds = next(r for r in report["releases"] if r["name"] == "nn_histogram")
     assert code == 0 and f"T={rounds['count']};" in out and f"sigma={rounds['sigma']:.4g} " in out
+
+
+def test_delta_default_is_left_to_an_estimator_that_derives_it():
+    # under add/remove an n-derived delta would publish the exact n: an estimator that accepts
+    # delta=None derives it from a noisy count, and the command line then passes None
+    from argparse import Namespace
+
+    from privevo import DPKMeans
+    from privevo.cli import _delta, _kmeans_model
+
+    args = Namespace(delta=None)
+    assert _delta(args, 400, library_default=True) is None
+    assert _delta(args, 400, library_default=False) == 400 ** -1.1
+    with pytest.raises(ValueError, match="needs at least 2 rows; pass --delta"):
+        _delta(args, 1, library_default=False)
+    assert _delta(Namespace(delta=1e-7), 400, library_default=True) == 1e-7
+    if DPKMeans().get_params().get("delta", 0) is None:
+        kmeans_args = Namespace(delta=None, k=2, epsilon=1.0, radius=1.0, center=None, bounds=None,
+                                method="auto", recover_share=None, projection="pca",
+                                iterations=None, adjacency="add_remove", seed=None, quiet=True,
+                                json=True, backend="auto", checkpoint=None, noise="gaussian")
+        assert _kmeans_model(kmeans_args, 400, 2).delta is None
