@@ -296,12 +296,14 @@ def test_delta_default_is_left_to_an_estimator_that_derives_it():
     from privevo import DPKMeans
     from privevo.cli import _delta, _kmeans_model
 
-    args = Namespace(delta=None)
+    args = Namespace(delta=None, adjacency="add_remove")
+    public = Namespace(delta=None, adjacency="replace")
     assert _delta(args, 400, library_default=True) is None
-    assert _delta(args, 400, library_default=False) == 400 ** -1.1
+    assert _delta(args, 400, library_default=False) == 1e-6  # fixed: n is private
+    assert _delta(public, 400, library_default=False) == 400 ** -1.1  # n is public
     with pytest.raises(ValueError, match="needs at least 2 rows; pass --delta"):
-        _delta(args, 1, library_default=False)
-    assert _delta(Namespace(delta=1e-7), 400, library_default=True) == 1e-7
+        _delta(public, 1, library_default=False)
+    assert _delta(Namespace(delta=1e-7, adjacency="replace"), 400, library_default=True) == 1e-7
     if DPKMeans().get_params().get("delta", 0) is None:
         kmeans_args = Namespace(delta=None, k=2, epsilon=1.0, radius=1.0, center=None, bounds=None,
                                 method="auto", recover_share=None, projection="pca",
