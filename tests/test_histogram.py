@@ -1,11 +1,13 @@
 import numpy as np
 import pytest
 
-from privevo import histogram
+from privevo import _lowd_kernel, histogram
 from privevo.histogram import nn_histogram, noisy_nn_histogram, reference_assign
 
 BACKENDS = histogram.available_backends()
-LOCAL = [b for b in BACKENDS if b in ("numpy", "faiss")]
+LOCAL = [b for b in BACKENDS if b in ("numpy", "faiss", "lowd")]
+ISAS = ["scalar", "avx2", "avx512"][: _lowd_kernel._ISAS.index(_lowd_kernel.isa()) + 1] if _lowd_kernel.available() else []
+needs_lowd = pytest.mark.skipif(not _lowd_kernel.available(), reason="compiled kernel not built")
 
 
 def reference_counts(X, C):
@@ -22,6 +24,8 @@ def clustered(rng, n, m, d, spread=0.3):
 @pytest.mark.parametrize("backend", LOCAL)
 @pytest.mark.parametrize("n,m,d", [(1, 1, 1), (500, 7, 2), (3000, 300, 16), (2000, 150, 300)])
 def test_counts_equal_float64_brute_force(backend, n, m, d):
+    if backend == "lowd" and d > _lowd_kernel.MAX_DIM:
+        pytest.skip("the fused kernel handles d <= 32")
     X, C = clustered(np.random.default_rng(n + m + d), n, m, d)
     counts = nn_histogram(X, C, backend=backend)
     assert counts.dtype == np.int64 and counts.sum() == n
@@ -136,3 +140,67 @@ def test_map_reduce_equals_whole():
     prepared = histogram.prepare_candidates(C)
     parts = [histogram.partial_counts(block, prepared) for block in np.array_split(X, 7)]
     np.testing.assert_array_equal(histogram.expand_counts(prepared, sum(parts)), nn_histogram(X, C))
+
+
+# ---------------------------------------------------------------- the fused low-d kernel
+
+
+@needs_lowd
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("d", [1, 2, 3, 4, 5, 7, 8, 11, 16, 23, 32])
+def test_lowd_kernel_every_width_and_instruction_set_is_exact(isa, d):
+    # every zero-padded width (1, 2, 3, 4, 6, 8, 12, 16, 24, 32) and each ISA the CPU has;
+    # m = 301 leaves a tail after the blocks of 8 candidates, n = 1001 a tail of rows
+    X, C = clustered(np.random.default_rng(d), 1001, 301, d)
+    prepared = histogram.prepare_candidates(C)
+    labels = _lowd_kernel.assign(X, prepared, which_isa=isa)
+    counts = histogram.expand_counts(prepared, np.bincount(labels, minlength=len(prepared.unique)))
+    np.testing.assert_array_equal(counts, reference_counts(X, C))
+
+
+@needs_lowd
+@pytest.mark.parametrize("isa", ISAS)
+def test_lowd_kernel_ties_float32_input_and_threads(isa):
+    rng = np.random.default_rng(0)
+    X = rng.integers(-2, 3, size=(5000, 3)).astype(np.float32)  # exact ties everywhere
+    C = rng.integers(-2, 3, size=(700, 3)).astype(float)
+    prepared = histogram.prepare_candidates(C)
+    expected = reference_assign(X.astype(float), prepared.unique)
+    for chunk, threads in [(None, 1), (333, 3)]:
+        np.testing.assert_array_equal(_lowd_kernel.assign(X, prepared, chunk, threads, which_isa=isa), expected)
+
+
+@needs_lowd
+def test_auto_picks_the_fused_kernel_by_dimension(monkeypatch):
+    calls = []
+    monkeypatch.setitem(histogram._BACKENDS, "lowd", lambda *a: calls.append(a) or histogram._numpy_kernel(*a))
+    monkeypatch.setattr(_lowd_kernel, "lowd_kernel", histogram._BACKENDS["lowd"])
+    X, C = clustered(np.random.default_rng(0), 50, 5, 3)
+    nn_histogram(X, C)
+    assert len(calls) == (1 if _lowd_kernel.uses_lowd(3) else 0)
+    assert not _lowd_kernel.uses_lowd(_lowd_kernel.AUTO_MAX_DIM + 1)
+
+
+@needs_lowd
+def test_lowd_kernel_rejects_wide_data_and_reports_nonfinite_rows():
+    X, C = clustered(np.random.default_rng(0), 10, 3, 33)
+    with pytest.raises(ValueError, match="d <= 32"):
+        nn_histogram(X, C, backend="lowd")
+    X, C = clustered(np.random.default_rng(0), 10, 3, 2)
+    X[4, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        nn_histogram(X, C, backend="lowd")
+    X[4, 1] = 1e300  # finite, but beyond float32: decided by the float64 fix-up path like numpy's
+    with pytest.raises(ValueError, match="NaN"):
+        nn_histogram(X, C, backend="numpy")
+    with pytest.raises(ValueError, match="NaN"):
+        nn_histogram(X, C, backend="lowd")
+
+
+@pytest.mark.parametrize("backend", LOCAL)
+def test_small_calls_equal_the_chunked_path(backend, monkeypatch):
+    X, C = clustered(np.random.default_rng(6), 200, 2, 2)
+    small = nn_histogram(X, C, backend=backend)
+    monkeypatch.setattr(_lowd_kernel, "SMALL_WORK", 0)  # force the threaded, chunked path
+    np.testing.assert_array_equal(nn_histogram(X, C, backend=backend), small)
+    np.testing.assert_array_equal(small, reference_counts(X, C))

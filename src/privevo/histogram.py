@@ -135,7 +135,7 @@ def nn_histogram(
     by ≤ 1 in L2 (add/remove), ≤ √2 (replace).
     """
     prepared = prepare_candidates(candidates, metric)
-    if n_neighbors != 1 or groups is not None:
+    if isinstance(n_neighbors, bool) or n_neighbors != 1 or groups is not None:
         from ._votes import check_vote_arguments, vote_totals
 
         n_neighbors, groups = check_vote_arguments(n_neighbors, groups)
