@@ -50,6 +50,7 @@ The exact counts the auditor uses come from the float64 brute force
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Callable, Sequence
@@ -224,12 +225,6 @@ def canary_scenario(
     return CanaryScenario(D, D_prime, canary, D[0].copy(), grid)
 
 
-def _sigma(epsilon: float, delta: float, steps: int, sensitivity: float, noise: str) -> float:
-    if accounting.is_discrete_gaussian(noise):
-        return accounting.discrete_gaussian_sigma(epsilon, delta, steps, sensitivity)
-    return accounting.gaussian_sigma(epsilon, delta, steps, sensitivity)
-
-
 def _claimed_epsilon(sigma: float, delta: float, steps: int, sensitivity: float, noise: str) -> float:
     if accounting.is_discrete_gaussian(noise):
         return accounting.discrete_gaussian_epsilon(sigma, delta, steps, sensitivity)
@@ -295,7 +290,7 @@ def audit_release(
     sc = scenario or canary_scenario(adjacency)
     histogram = histogram or nn_histogram
     add_noise = add_noise or _NOISES[noise]
-    sigma = _sigma(epsilon, delta, 1, sensitivity, noise)
+    sigma = accounting.calibrate(epsilon, delta, 1, sensitivity, noise)
     v = _canary_vector(sc, sc.candidates)
     watched = np.flatnonzero(v)  # the canary's candidate (and the replaced row's)
     scores = []
@@ -347,7 +342,7 @@ def audit_cluster_sums(
     release = release or noisy_cluster_sums
     sc = canary_scenario(adjacency, canary=canary)
     centers = sc.candidates[1:3]
-    noise = recover_noise(accounting.mu_of_epsilon(epsilon, delta), sc.D.shape[1], adjacency)
+    noise = recover_noise(math.sqrt(accounting.quadratic_budget(epsilon, delta)), sc.D.shape[1], adjacency)
     s_sum, s_count = noise["sigma_sum"], noise["sigma_count"]
     sums0, counts0 = cluster_sums(sc.D, centers)
     sums1, counts1 = cluster_sums(sc.D_prime, centers)
@@ -403,7 +398,7 @@ def audit_second_moment(
     release = release or noisy_second_moment
     sc = canary_scenario(adjacency, canary=canary)
     sensitivity = check_adjacency(adjacency)
-    sigma = sensitivity / accounting.mu_of_epsilon(epsilon, delta)
+    sigma = accounting.share_sigma(accounting.quadratic_budget(epsilon, delta), 1.0, sensitivity)
     upper = np.triu_indices(sc.D.shape[1])
     on_diagonal = upper[0] == upper[1]
     base = second_moment(sc.D)[upper]
@@ -798,7 +793,7 @@ def audit_user_votes(
     if histogram is None:
         def histogram(x, c, g):
             return nn_histogram(x, c, n_neighbors=n_neighbors, groups=g)
-    sigma = _sigma(epsilon, delta, 1, sensitivity, "gaussian")
+    sigma = accounting.calibrate(epsilon, delta, 1, sensitivity, "gaussian")
     exact0 = reference_votes(D, cands, n_neighbors, groups)
     v = reference_votes(D_prime, cands, n_neighbors, groups_prime) - exact0
     scores = []
