@@ -244,3 +244,22 @@ def test_check_distinct_paths(tmp_path):
         with pytest.raises(ValueError) as err:
             io.check_distinct_paths(source, outputs)
         assert message in str(err.value)
+
+
+def test_write_outputs_holds_signals_while_moving_files_into_place(tmp_path, monkeypatch):
+    import signal
+
+    moved = []
+    real_replace = os.replace
+
+    def replace(src, dst):
+        if not moved:  # a SIGTERM-like signal arrives between the two moves
+            os.kill(os.getpid(), signal.SIGINT)
+        moved.append(dst)
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt):
+        io.write_outputs({tmp_path / "a.json": lambda t: io.write_json(t, 1),
+                          tmp_path / "b.json": lambda t: io.write_json(t, 2)})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json"]  # both, not one

@@ -408,12 +408,38 @@ def write_outputs(writers: dict[Path, Callable[[Path], None]]) -> None:
             writer(Path(tmp))
             _fsync(Path(tmp))
             os.chmod(tmp, _default_mode())
-        for path, tmp in temps.items():
-            os.replace(tmp, path)
+        with _signals_held():  # all files or none, even if Ctrl-C or SIGTERM arrives now
+            for path, tmp in temps.items():
+                os.replace(tmp, path)
     finally:
         for tmp in temps.values():
             if tmp.exists():
                 tmp.unlink()
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Defer SIGINT and SIGTERM (main thread) until the block ends, then deliver them.
+
+    Python runs signal handlers in the main thread whichever thread the OS picks,
+    so the handlers themselves are swapped for ones that only record the signal.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    previous = {s: signal.signal(s, lambda signum, frame: pending.append(signum))
+                for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(pending):
+            signal.raise_signal(number)
 
 
 def _default_mode() -> int:
