@@ -41,7 +41,6 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -63,7 +62,7 @@ from ._validation import (
 )
 from ._params import describe
 from .evolution import PrivateEvolution
-from .exceptions import PrivacyLeakWarning
+from .domain import LEAK_NOTE, Domain, public_domain
 from .histogram import (
     _NOISES,
     lattice_sensitivity,
@@ -75,7 +74,6 @@ from .metrics import nearest_distances
 from .report import gaussian_release, group_releases, privacy_report, with_seed_warning
 from .selection.weighted_kmeans import WeightedKMeans
 from .variation import LevyVariation, SpherePacking
-from ._clip import clip_to_ball
 from .variation._geometry import project_to_ball
 
 try:  # scikit-learn >= 1.6
@@ -262,13 +260,13 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         X = self._check_X(X, reset=True)
         n, d = X.shape
         cfg = self._resolve(n, d)
-        center, radius, box, leak = self._domain(X)
-        Z = _to_unit_ball(X, center, radius, box)
+        domain = public_domain(X, radius=self.radius, center=self.center, bounds=self.bounds)
+        Z = domain.to_unit_ball(X)
         rng = check_random_state(self.random_state)
         with self._open_checkpoint(X, cfg) as log:
             unit_centers, releases, times = self._refined_means(Z, cfg, rng, log)
-        self.cluster_centers_ = center + radius * unit_centers
-        self._set_fit_outputs(X, cfg, releases, center, radius, box, leak)
+        self.cluster_centers_ = domain.center + domain.radius * unit_centers
+        self._set_fit_outputs(X, cfg, releases, domain)
         self.timings_ = {**times, "total": time.perf_counter() - tic}
         return self
 
@@ -357,28 +355,6 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         if not (0 < value and share + value < 1):
             raise ValueError(f"projection_share must be > 0 with recover_share + projection_share < 1, got {value} + {share}")
         return value
-
-    def _domain(self, X: np.ndarray) -> tuple[np.ndarray, float, tuple | None, bool]:
-        """(center, radius, box or None, leaked): the public ball the algorithm works in."""
-        d = X.shape[1]
-        if self.radius is not None and self.bounds is not None:
-            raise ValueError("give either radius or bounds, not both")
-        if self.radius is not None:
-            radius = check_positive_real(self.radius, "radius")
-            return _center_vector(self.center, d), radius, None, False
-        if self.bounds is not None:
-            lo, hi = _check_bounds(self.bounds, d)
-            return (lo + hi) / 2, float(np.linalg.norm((hi - lo) / 2)), (lo, hi), False
-        warnings.warn(
-            "neither radius nor bounds given: the data's range is used, so the result is NOT "
-            "differentially private; pass radius= or bounds= from public knowledge",
-            PrivacyLeakWarning,
-            stacklevel=3,
-        )
-        lo, hi = X.min(axis=0), X.max(axis=0)
-        center = (lo + hi) / 2
-        radius = float(np.sqrt(np.max(np.sum((X - center) ** 2, axis=1))))
-        return center, radius if radius > 0 else 1.0, None, True
 
     # -- the algorithms ------------------------------------------------------
 
@@ -513,7 +489,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         means = shrunk_means(arrays["sums"], arrays["counts"], anchors, noise["sigma_sum"], noise["sigma_count"], basis)
         return means, releases
 
-    def _set_fit_outputs(self, X, cfg, releases, center, radius, box, leak) -> None:
+    def _set_fit_outputs(self, X, cfg, releases, domain: Domain) -> None:
         dist, labels = nearest_distances(X, self.cluster_centers_)
         self.labels_ = labels
         self.inertia_ = float(dist.sum())
@@ -535,14 +511,15 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             public_parameters={
                 **size, "n_features": X.shape[1], "n_clusters": cfg["k"],
                 "iterations": cfg["T"], "variations": self.variations_, "projection_dim": cfg["pe_dim"],
-                "center": center, "radius": radius, "bounds": None if box is None else [box[0], box[1]],
+                "center": domain.center, "radius": domain.radius,
+                "bounds": None if domain.box is None or domain.leaked else list(domain.box),
                 "gamma": self.gamma, "beta": self.beta, "recover_share": cfg["share"],
                 "projection": self.projection if cfg["method"] == "hdpe-means" else None,
                 "projection_share": cfg["projection_share"], "count_share": cfg["count_share"],
                 "seeded": self.random_state is not None,
             },
-            warnings=["radius/bounds taken from the private data: not differentially private"] if leak else [],
-            guarantee_holds=not leak,
+            warnings=[LEAK_NOTE] if domain.leaked else [],
+            guarantee_holds=not domain.leaked,
         )
         self.privacy_report_ = with_seed_warning(report, self.random_state)
 
@@ -584,37 +561,6 @@ def _check_share(share, method: str) -> float:
         interval = "[0, 1)" if method == "pe-means" else "(0, 1) for HDPE-means"
         raise ValueError(f"recover_share must be in {interval}, got {share}")
     return share
-
-
-def _center_vector(center, d: int) -> np.ndarray:
-    if center is None:
-        return np.zeros(d)
-    c = np.asarray(center, dtype=np.float64)
-    if c.ndim > 1 or (c.ndim == 1 and c.shape[0] != d) or not np.isfinite(c).all():
-        raise ValueError(f"center must be a finite scalar or an array of length {d}, got shape {c.shape}")
-    return np.broadcast_to(c, (d,)).copy()
-
-
-def _check_bounds(bounds, d: int) -> tuple[np.ndarray, np.ndarray]:
-    """Parse (lo, hi) into two finite arrays of length d with lo < hi."""
-    try:
-        lo, hi = bounds
-        lo = np.broadcast_to(np.asarray(lo, dtype=np.float64), (d,)).copy()
-        hi = np.broadcast_to(np.asarray(hi, dtype=np.float64), (d,)).copy()
-    except (TypeError, ValueError):
-        raise ValueError(f"bounds must be a pair (lo, hi) of scalars or arrays of length {d}") from None
-    if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
-        raise ValueError("bounds must be finite")
-    if not (lo < hi).all():
-        raise ValueError(f"bounds must have lo < hi for every feature; feature {int(np.argmin(hi - lo))} does not")
-    return lo, hi
-
-
-def _to_unit_ball(X: np.ndarray, center: np.ndarray, radius: float, box) -> np.ndarray:
-    """Clip to the public box/ball, then map the ball onto the unit ball: (x − c)/R."""
-    if box is not None:
-        X = np.clip(X, box[0], box[1])
-    return (clip_to_ball(X, radius, center) - center) / radius  # no overflow near 1e300
 
 
 def pca_basis(moment: np.ndarray, dim: int) -> np.ndarray:

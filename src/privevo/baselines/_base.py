@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._validation import check_points, check_positive_int, check_positive_real, check_random_state
-from ..exceptions import PrivacyLeakWarning
+from .._validation import check_points, check_positive_int, check_random_state
+from ..domain import public_domain
 from ..metrics import nearest_distances
 
 
@@ -34,21 +32,10 @@ class BaselineKMeans(ClusterMixin, BaseEstimator):
         return -float(nearest_distances(check_points(X, "X"), self.cluster_centers_)[0].sum())
 
     def _box(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Public per-feature box: from ``bounds``, or the cube around the ``radius`` ball."""
-        d = X.shape[1]
-        radius, bounds = getattr(self, "radius", None), getattr(self, "bounds", None)
-        if bounds is not None:
-            lo, hi = (np.broadcast_to(np.asarray(b, dtype=float), (d,)).copy() for b in bounds)
-            if not (lo < hi).all():
-                raise ValueError("bounds must have lo < hi for every feature")
-            return lo, hi
-        if radius is not None:
-            r = check_positive_real(radius, "radius")
-            return np.full(d, -r), np.full(d, r)
-        warnings.warn("no radius/bounds: using the data's range, the result is NOT DP", PrivacyLeakWarning, stacklevel=3)
-        lo, hi = X.min(axis=0), X.max(axis=0)
-        return lo, np.where(hi > lo, hi, lo + 1.0)
-
+        """Public per-feature box: ``bounds``, the cube around the ``radius`` ball, or (warned) the data's."""
+        domain = public_domain(X, radius=getattr(self, "radius", None), bounds=getattr(self, "bounds", None),
+                               stacklevel=4)
+        return domain.bounding_box()
 
 class DPBaselineKMeans(BaselineKMeans):
     """A DP baseline with the common parameters: k, the (ε, δ) budget, the public domain, the seed."""
