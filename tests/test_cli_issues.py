@@ -215,6 +215,9 @@ def test_summaries_never_carry_the_exact_n_under_add_remove(data, capsys):
         result.pop("privacy_report")
         result.pop("points")
         assert "400" not in json.dumps(result)
+    for argv in (synth(data), kmeans(data)):  # the stderr summary's delta is not n^-1.1
+        code, _, err = run(argv, capsys)
+        assert code == 0 and "delta=1e-06 " in err and f"{400 ** -1.1:.3g}" not in err
 
 
 # -- issue 14, item 10: --noise reaches the estimators --------------------------------------

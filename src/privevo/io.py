@@ -61,19 +61,27 @@ def parse_columns(spec: str | Sequence[str] | None) -> list[str] | None:
     """``"a,b"`` or ``["a", "b"]`` → ``["a", "b"]``; ``None`` keeps every column."""
     if spec is None:
         return None
-    items = spec.split(",") if isinstance(spec, str) else [p for s in spec for p in str(s).split(",")]
+    if isinstance(spec, str):
+        items = spec.split(",")
+    else:
+        items = [p for s in spec for p in str(s).split(",")]
     names = [s.strip() for s in items if s.strip()]
     if not names:
-        raise ValueError("--columns is empty; give column names or 0-based indices, e.g. --columns x,y")
+        raise ValueError("--columns is empty; give column names or 0-based indices, "
+                         "e.g. --columns x,y")
     return names
 
 
-def read_points(path, columns: str | Sequence[str] | None = None, header: bool | None = None) -> np.ndarray:
+def read_points(
+    path, columns: str | Sequence[str] | None = None, header: bool | None = None
+) -> np.ndarray:
     """The selected columns of ``path`` as a finite float array (n, d)."""
     return read_table(path, columns, header).data
 
 
-def read_table(path, columns: str | Sequence[str] | None = None, header: bool | None = None) -> Table:
+def read_table(
+    path, columns: str | Sequence[str] | None = None, header: bool | None = None
+) -> Table:
     """Read a CSV/TSV, ``.npy`` (2-D numeric) or Parquet file.
 
     ``header`` (CSV/TSV only): True, the first line holds the column names; False, every line
@@ -87,7 +95,8 @@ def read_table(path, columns: str | Sequence[str] | None = None, header: bool | 
     wanted = parse_columns(columns)
     suffix = path.suffix.lower()
     if suffix not in READ_FORMATS:
-        raise ValueError(f"{path}: unsupported file type {suffix or '(none)'!r}; use one of {', '.join(READ_FORMATS)}")
+        raise ValueError(f"{path}: unsupported file type {suffix or '(none)'!r}; "
+                         f"use one of {', '.join(READ_FORMATS)}")
     if path.is_dir():
         raise ValueError(f"{path} is a directory; give a data file ({', '.join(READ_FORMATS)})")
     if not path.exists():
@@ -163,7 +172,8 @@ def _csv_rows(path: Path, sep: str) -> list[list[str]]:
     except UnicodeDecodeError:
         raise ValueError(f"{path} is not UTF-8 text; save it as UTF-8 CSV/TSV or as .npy") from None
     except csv.Error as err:
-        raise ValueError(f"{path} is not valid delimited text ({err}); check quoting and the delimiter") from None
+        raise ValueError(f"{path} is not valid delimited text ({err}); "
+                         "check quoting and the delimiter") from None
     while rows and not any(c.strip() for c in rows[-1]):  # trailing blank lines
         rows.pop()
     return rows
@@ -177,7 +187,9 @@ def _all_numeric(row: list[str]) -> bool:
     return True
 
 
-def _check_ragged(path: Path, body: list[list[str]], width: int, first_line: int, has_header: bool) -> None:
+def _check_ragged(
+    path: Path, body: list[list[str]], width: int, first_line: int, has_header: bool
+) -> None:
     lengths = np.fromiter(map(len, body), dtype=np.int64, count=len(body))
     bad = np.flatnonzero(lengths != width)
     if bad.size:
@@ -200,7 +212,8 @@ def _pick_columns(path: Path, names: list[str], wanted: list[str] | None) -> lis
         elif _is_index(name) and 0 <= int(name) < len(names):
             picked.append(int(name))
         else:
-            raise ValueError(f"{path}: unknown column {name!r}; available columns: {_listing(names)}")
+            raise ValueError(f"{path}: unknown column {name!r}; "
+                             f"available columns: {_listing(names)}")
     return picked
 
 
@@ -253,16 +266,19 @@ def _read_npy(path: Path, wanted: list[str] | None) -> tuple[np.ndarray, list[st
     try:
         array = np.load(path, mmap_mode="r", allow_pickle=False)
     except (ValueError, OSError, EOFError):  # numpy may suggest allow_pickle: never do that
-        raise ValueError(f"{path} is not a readable .npy file (no valid .npy header); save it with numpy.save") from None
+        raise ValueError(f"{path} is not a readable .npy file (no valid .npy header); "
+                         "save it with numpy.save") from None
     if array.dtype.kind not in "fiub":
         raise ValueError(f"{path} holds {array.dtype} values; save a numeric array (float or int)")
     if array.ndim != 2:
         raise ValueError(
-            f"{path} holds a {array.ndim}-D array of shape {array.shape}; save a 2-D array (rows x features), "
+            f"{path} holds a {array.ndim}-D array of shape {array.shape}; "
+            "save a 2-D array (rows x features), "
             "e.g. X.reshape(-1, 1) for one feature"
         )
     if array.shape[0] == 0 or array.shape[1] == 0:
-        raise ValueError(f"{path} holds an empty array of shape {array.shape}; it needs at least one row and column")
+        raise ValueError(f"{path} holds an empty array of shape {array.shape}; "
+                         "it needs at least one row and column")
     names = [str(j) for j in range(array.shape[1])]
     picked = _pick_columns(path, names, wanted)
     data = np.asarray(array[:, picked], dtype=np.float64)
@@ -295,9 +311,11 @@ def _parquet_column(path: Path, column, name: str) -> np.ndarray:
 
     kind = column.type
     if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind)):
-        raise ValueError(f"{path}: column {name!r} is not numeric ({kind}); choose numeric columns with --columns")
+        raise ValueError(f"{path}: column {name!r} is not numeric ({kind}); "
+                         "choose numeric columns with --columns")
     if column.null_count:
-        raise ValueError(f"{path}: column {name!r} has {column.null_count} missing value(s); drop or impute them first")
+        raise ValueError(f"{path}: column {name!r} has {column.null_count} missing value(s); "
+                         "drop or impute them first")
     values = column.to_numpy().astype(np.float64)
     _check_finite(path, values, name, None)
     return values
@@ -311,7 +329,9 @@ def _first_line(err: BaseException) -> str:
 # -- writing --------------------------------------------------------------------
 
 
-def check_output_path(path, formats: Sequence[str] | None = WRITE_FORMATS, what: str = "output") -> Path:
+def check_output_path(
+    path, formats: Sequence[str] | None = WRITE_FORMATS, what: str = "output"
+) -> Path:
     """Check that ``path`` can be written, before any private computation runs.
 
     Refuses a directory, a missing or non-directory parent, an unwritable
@@ -320,19 +340,23 @@ def check_output_path(path, formats: Sequence[str] | None = WRITE_FORMATS, what:
     """
     path = Path(path)
     if path.is_dir():
-        raise ValueError(f"{what} path {path} is a directory; give a file name inside it, e.g. {path / 'out.csv'}")
+        raise ValueError(f"{what} path {path} is a directory; give a file name inside it, "
+                         f"e.g. {path / 'out.csv'}")
     if formats is not None and path.suffix.lower() not in formats:
-        raise ValueError(f"{what} path {path}: unsupported file type {path.suffix or '(none)'!r}; use one of {', '.join(formats)}")
+        raise ValueError(f"{what} path {path}: unsupported file type {path.suffix or '(none)'!r}; "
+                         f"use one of {', '.join(formats)}")
     parent = path.parent
     if not parent.exists():
-        raise ValueError(f"{what} folder {parent} does not exist; create it first or choose another path")
+        raise ValueError(f"{what} folder {parent} does not exist; "
+                         "create it first or choose another path")
     if not parent.is_dir():
         raise ValueError(f"{what} folder {parent} is not a directory; choose another path")
     try:
         with tempfile.NamedTemporaryFile(dir=parent, prefix=".privevo-probe-"):
             pass
     except OSError as err:
-        raise ValueError(f"cannot write to {what} folder {parent} ({err.strerror or err}); choose another path") from None
+        raise ValueError(f"cannot write to {what} folder {parent} ({err.strerror or err}); "
+                         "choose another path") from None
     return path
 
 
@@ -349,14 +373,15 @@ def check_distinct_paths(data, outputs: dict[str, Path]) -> None:
     for flag, path in outputs.items():
         target = Path(path).resolve()
         if target == source or _same_file(target, source):
-            raise ValueError(f"{flag} {path} is the input data file; writing it would destroy the data: "
-                             "choose another path")
+            raise ValueError(f"{flag} {path} is the input data file; writing it would destroy "
+                             "the data: choose another path")
         if source.is_dir() and target.is_relative_to(source):
-            raise ValueError(f"{flag} {path} is inside the input folder {data}; it would become part of "
-                             f"the data: choose a path outside it")
+            raise ValueError(f"{flag} {path} is inside the input folder {data}; it would "
+                             "become part of the data: choose a path outside it")
         other = next((f for t, f in seen.items() if t == target or _same_file(t, target)), None)
         if other is not None:
-            raise ValueError(f"{other} and {flag} are the same file ({path}); give each its own path")
+            raise ValueError(f"{other} and {flag} are the same file ({path}); "
+                             "give each its own path")
         seen[target] = flag
 
 
@@ -402,7 +427,8 @@ def write_outputs(writers: dict[Path, Callable[[Path], None]]) -> None:
     temps: dict[Path, Path] = {}
     try:
         for path, writer in writers.items():
-            fd, tmp = tempfile.mkstemp(dir=Path(path).parent, prefix=f".{Path(path).name}.", suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(dir=Path(path).parent, prefix=f".{Path(path).name}.",
+                                       suffix=".tmp")
             os.close(fd)
             temps[Path(path)] = Path(tmp)
             writer(Path(tmp))
@@ -454,9 +480,12 @@ def _fsync(path: Path) -> None:
         os.fsync(handle.fileno())
 
 
-def write_points(path, points: np.ndarray, columns: Sequence[str] | None = None, *, fmt_path=None) -> None:
-    """Write ``points`` (n, d) to ``path`` in the format of ``fmt_path or path``'s suffix (not atomic;
-    use :func:`atomic_write` / :func:`write_outputs`)."""
+def write_points(
+    path, points: np.ndarray, columns: Sequence[str] | None = None, *, fmt_path=None
+) -> None:
+    """Write ``points`` (n, d) to ``path`` in the format of ``fmt_path or path``'s suffix.
+
+    Not atomic: use :func:`atomic_write` / :func:`write_outputs`."""
     points = np.asarray(points, dtype=np.float64)
     suffix = Path(fmt_path or path).suffix.lower()
     names = list(columns) if columns is not None else [f"x{j}" for j in range(points.shape[1])]
@@ -472,7 +501,8 @@ def write_points(path, points: np.ndarray, columns: Sequence[str] | None = None,
 
         pq.write_table(pa.table({n: points[:, j] for j, n in enumerate(names)}), path)
     else:
-        raise ValueError(f"cannot write {suffix or 'files without a suffix'}; use one of {', '.join(WRITE_FORMATS)}")
+        raise ValueError(f"cannot write {suffix or 'files without a suffix'}; "
+                         f"use one of {', '.join(WRITE_FORMATS)}")
 
 
 def write_json(path, obj) -> None:
