@@ -183,3 +183,16 @@ def test_a_split_budget_recomposes_below_its_target():
 def test_outside_the_supported_range_one_rule(kwargs, match):
     with pytest.raises(ValueError, match=match):
         accounting.gaussian_sigma(**kwargs)
+
+
+@pytest.mark.parametrize("eps,delta", WIDE)
+def test_discrete_sigma_never_above_target_over_the_whole_range(eps, delta):
+    # before: tiny epsilon with delta <= 1e-100 failed in the root finder (rho below 1e-12)
+    sigma = accounting.discrete_gaussian_sigma(eps, delta, 10)
+    reported = accounting.discrete_gaussian_epsilon(sigma, delta, 10)
+    assert eps * (1 - 1e-6) <= reported <= eps
+    # CKS20 Cor. 13 on a dense grid of orders: the optimiser finds its minimum
+    rho = accounting.zcdp_rho(sigma, 10)
+    a = 1.0 + np.exp(np.linspace(-12, 60, 200_001))
+    dense = a * rho + np.log1p(-1.0 / a) - (math.log(delta) + np.log(a)) / (a - 1.0)
+    assert reported <= dense.min() * (1 + 1e-6)

@@ -236,7 +236,9 @@ def epsilon_of_rho(rho: float, delta: float) -> float:
         return a * rho + math.log1p(-1.0 / a) - (log_delta + math.log(a)) / (a - 1.0)
 
     # ε(α) is unimodal in log(α − 1); bracket its minimum on a grid, then refine.
-    grid = np.linspace(-12.0, 20.0, 641)
+    # the optimum sits near α − 1 ≈ √(log(1/δ)/ρ): the grid reaches past it for tiny ρ
+    top = max(20.0, 0.5 * math.log(-log_delta / rho) + 4.0) if log_delta < 0 else 20.0
+    grid = np.linspace(-12.0, top, 641 + int(20 * (top - 20.0)))
     a = 1.0 + np.exp(grid)
     values = a * rho + np.log1p(-1.0 / a) - (log_delta + np.log(a)) / (a - 1.0)
     i = int(np.argmin(values))
@@ -263,7 +265,10 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, steps: int, sensitivit
     f = lambda log_rho: epsilon_of_rho(math.exp(log_rho), delta) - epsilon
     lo, hi = math.log(1e-12), math.log(1e6)
     if f(hi) < 0:
-        raise ValueError(f"epsilon={epsilon} is too large for the discrete Gaussian accountant; lower epsilon")
+        raise ValueError(f"epsilon={epsilon} is too large for the discrete Gaussian accountant; "
+                         "lower epsilon")
+    while f(lo) > 0:  # tiny ε with tiny δ needs ρ below 1e-12
+        lo -= 5.0
     log_rho = optimize.brentq(f, lo, hi, xtol=1e-13, rtol=1e-13, maxiter=500)
     sigma = sensitivity * math.sqrt(steps / (2.0 * math.exp(log_rho)))
     while discrete_gaussian_epsilon(sigma, delta, steps, sensitivity) > epsilon:  # never undershoot
