@@ -313,3 +313,17 @@ def test_delta_default_is_left_to_an_estimator_that_derives_it():
                                 iterations=None, adjacency="add_remove", seed=None, quiet=True,
                                 json=True, backend="auto", checkpoint=None, noise="gaussian")
         assert _kmeans_model(kmeans_args, 400, 2).delta is None
+
+
+@pytest.mark.parametrize("epsilon", ["1e-6", "1e6"])
+def test_the_ends_of_the_epsilon_range_run(data, capsys, epsilon):
+    # one rule: every command accepts [1e-6, 1e6]; kmeans' default T at 1e6 is refused (above),
+    # a T given with --iterations runs
+    for argv in (synth(data, "--json"), kmeans(data, "--json", "--iterations", "3"),
+                 synth(data, "--json", "--noise", "discrete_gaussian"),
+                 ["account", "--epsilon", "1", "--delta", "1e-100", "--steps", "3", "--json"]):
+        argv = [a if a != "1" else epsilon for a in argv]
+        code, out, err = run(argv, capsys)
+        assert code == 0, err
+        reported = json.loads(out).get("privacy_report", json.loads(out))["epsilon"]
+        assert float(epsilon) * (1 - 1e-6) <= reported <= float(epsilon)

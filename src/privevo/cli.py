@@ -895,9 +895,12 @@ def _account(args) -> int:
         result.update(noise=args.noise, sigma=sigma,
                       rho=accounting.zcdp_rho(sigma, args.steps, sensitivity))
     else:
-        classical = None
-        if epsilon > 0:
-            classical = accounting.classical_sigma(epsilon, args.delta, args.steps, sensitivity)
+        from ._validation import EPSILON_MAX, EPSILON_MIN
+
+        target = args.epsilon if args.epsilon is not None else epsilon
+        classical = None  # the classical bound, for comparison, where it is defined
+        if EPSILON_MIN <= target <= EPSILON_MAX:
+            classical = accounting.classical_sigma(target, args.delta, args.steps, sensitivity)
         result.update(sigma=sigma, mu=math.sqrt(args.steps) * sensitivity / sigma,
                       classical_sigma=classical)
     if args.json:
