@@ -40,25 +40,26 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import time
+from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import accounting
 from ._validation import (
-    check_adjacency,
-    check_delta,
-    check_epsilon,
-    check_points,
-    check_positive_int,
-    check_positive_real,
-    check_random_state,
-    check_real,
-    check_rounds,
+    DELTA_MIN,
+    EPSILON_MAX,
+    EPSILON_MIN,
     MAX_ROUNDS,
+    check_adjacency,
+    check_points,
+    check_random_state,
 )
 from ._params import describe
 from .evolution import PrivateEvolution
@@ -110,6 +111,23 @@ def hdpe_iterations(pe_dim: int) -> int:
 def paper_variations(n: int, k: int) -> int:
     """L = max(⌊n/(5k)⌋, 4) variations per centre (PE-means paper)."""
     return max(n // (5 * k), 4)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What one fit does, resolved from the parameters and public facts (never the exact n
+    under add/remove adjacency)."""
+
+    k: int
+    epsilon: float
+    delta: float
+    method: str  # "pe-means" or "hdpe-means"
+    pe_dim: int  # d' (d for PE-means)
+    T: int
+    n_public: int | None  # n under replace adjacency, else None
+    share: float  # recover step's share of the budget
+    projection_share: float
+    count_share: float
 
 
 class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
@@ -201,6 +219,32 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
     timings_ : seconds spent in the histogram, selection, variation, recover, total.
     """
 
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "epsilon": [Interval(Real, EPSILON_MIN, EPSILON_MAX, closed="both")],
+        "delta": [Interval(Real, DELTA_MIN, 1, closed="left"), None],
+        "radius": [Interval(Real, 0, None, closed="neither"), None],
+        "center": ["array-like", Real, None],
+        "bounds": [tuple, list, None],
+        "method": [StrOptions(set(METHODS))],
+        "iterations": [Interval(Integral, 1, MAX_ROUNDS, closed="both"), None],
+        "population": [Interval(Integral, 1, None, closed="left"), None],
+        "adjacency": [StrOptions({"add_remove", "replace"})],
+        "random_state": [Integral, np.random.Generator, None],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "beta": [Interval(Real, 0, None, closed="neither")],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "projection_dim": [Interval(Integral, 1, None, closed="left"), None],
+        "projection": [StrOptions(set(PROJECTIONS))],
+        "projection_share": [Interval(Real, 0, 1, closed="neither")],
+        "recover_share": [Interval(Real, 0, 1, closed="left"), None],
+        "backend": [str],
+        "progress": ["boolean"],
+        "checkpoint": [str, os.PathLike, None],
+        "noise": [StrOptions(set(NOISES))],
+        "count_share": [Interval(Real, 0, 1, closed="neither")],
+    }
+
     def __init__(
         self,
         n_clusters: int = 8,
@@ -257,6 +301,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
     def fit(self, X, y=None) -> "DPKMeans":
         """Compute DP centres of ``X`` (n, d)."""
         tic = time.perf_counter()
+        self._validate_params()  # the declared constraints, before the data is read
         X = self._check_X(X, reset=True)
         n, d = X.shape
         cfg = self._resolve(n, d)
@@ -301,74 +346,49 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         X = _validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1)
         return check_points(X, "X")
 
-    def _resolve(self, n: int, d: int) -> dict:
-        """Validate the parameters and fill the defaults that need no private value.
+    def _resolve(self, n: int, d: int) -> _Plan:
+        """The fit's plan: the declared parameters plus their defaults and cross-checks.
 
         Never writes to self's params. Under add/remove adjacency n is private:
         δ's default is fixed (:func:`privevo.accounting.default_delta`) and the
         population waits for a noisy count (:meth:`_population`); under replace
         n is public and used as is. Messages never print n.
         """
-        k = check_positive_int(self.n_clusters, "n_clusters")
         if n < 2:
             raise ValueError("X has 1 sample; DPKMeans needs n_samples >= 2")
-        if k > n:
-            raise ValueError(f"n_clusters={k} is larger than the number of rows; lower n_clusters")
-        epsilon = check_epsilon(self.epsilon)
-        check_adjacency(self.adjacency)
+        if self.n_clusters > n:
+            raise ValueError(f"n_clusters={self.n_clusters} is larger than the number of rows; lower n_clusters")
         n_public = n if self.adjacency == "replace" else None
-        delta = accounting.default_delta(n_public) if self.delta is None else check_delta(self.delta)
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
-        if self.noise not in NOISES:
-            raise ValueError(f"noise must be one of {NOISES}, got {self.noise!r}")
+        delta = accounting.default_delta(n_public) if self.delta is None else float(self.delta)
         method = ("hdpe-means" if d > 32 else "pe-means") if self.method == "auto" else self.method
         if method == "hdpe-means":
-            pe_dim = hdpe_projection_dim(d) if self.projection_dim is None else check_positive_int(self.projection_dim, "projection_dim")
-            pe_dim = min(pe_dim, d)
+            pe_dim = min(hdpe_projection_dim(d) if self.projection_dim is None else self.projection_dim, d)
             default_T = hdpe_iterations(pe_dim)
         else:
-            pe_dim, default_T = d, min(paper_iterations(epsilon, d), MAX_ROUNDS)
-        T = default_T if self.iterations is None else check_rounds(self.iterations, "iterations")
-        if self.population is not None:
-            check_positive_int(self.population, "population")
-        share = _check_share(self.recover_share, method)
-        projection_share = self._projection_share(method, share)
-        count_share = 0.0 if n_public is not None else check_real(self.count_share, "count_share")
-        if not (0 < count_share or n_public is not None) or share + projection_share + count_share >= 1:
-            raise ValueError(f"count_share must be > 0 with recover_share + projection_share + count_share "
-                             f"< 1, got {count_share}")
-        check_positive_real(self.gamma, "gamma")
-        check_positive_real(self.beta, "beta")
-        check_positive_int(self.n_init, "n_init")
-        return dict(k=k, epsilon=epsilon, delta=delta, method=method, pe_dim=pe_dim, T=T,
-                    n_public=n_public, share=share, projection_share=projection_share,
-                    count_share=count_share)
+            pe_dim, default_T = d, min(paper_iterations(self.epsilon, d), MAX_ROUNDS)
+        share = _recover_share(self.recover_share, method)
+        pca = method == "hdpe-means" and self.projection == "pca"
+        projection_share = float(self.projection_share) if pca else 0.0
+        count_share = 0.0 if n_public is not None else float(self.count_share)
+        if share + projection_share + count_share >= 1:
+            raise ValueError(f"recover_share + projection_share + count_share must be < 1 (the PE rounds "
+                             f"need the rest), got {share} + {projection_share} + {count_share}")
+        return _Plan(k=self.n_clusters, epsilon=float(self.epsilon), delta=delta, method=method,
+                     pe_dim=pe_dim, T=default_T if self.iterations is None else self.iterations,
+                     n_public=n_public, share=share, projection_share=projection_share,
+                     count_share=count_share)
 
-    def _projection_share(self, method: str, share: float) -> float:
-        """projection_share for HDPE's PCA (> 0, with recover_share below 1), else 0."""
-        if self.projection not in PROJECTIONS:
-            raise ValueError(f"projection must be one of {PROJECTIONS}, got {self.projection!r}")
-        if method != "hdpe-means" or self.projection == "random":
-            return 0.0
-        value = check_real(self.projection_share, "projection_share")
-        if not (0 < value and share + value < 1):
-            raise ValueError(f"projection_share must be > 0 with recover_share + projection_share < 1, got {value} + {share}")
-        return value
-
-    # -- the algorithms ------------------------------------------------------
-
-    def _pe_means(self, Z: np.ndarray, cfg: dict, sigma: float, n_hat: float | None, rng, log):
+    def _pe_means(self, Z: np.ndarray, cfg: _Plan, sigma: float, n_hat: float | None, rng, log):
         """PE-means in the unit ball: the engine loop with the PE-means plug-ins, at noise σ."""
-        k, L = cfg["k"], self._population(cfg, n_hat)
+        k, L = cfg.k, self._population(cfg, n_hat)
         pe = PrivateEvolution(
             random_api=SpherePacking(radius=1.0),
             variation_api=LevyVariation(gamma=self.gamma, beta=self.beta, per_point=L, radius=1.0),
             selector=WeightedKMeans(n_init=self.n_init),
             n_synthetic=k,
-            iterations=cfg["T"],
-            epsilon=cfg["epsilon"],
-            delta=cfg["delta"],
+            iterations=cfg.T,
+            epsilon=cfg.epsilon,
+            delta=cfg.delta,
             adjacency=self.adjacency,
             random_state=rng,
             population_size=k * (L + 1),
@@ -385,14 +405,14 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         times = {key: sum(r.seconds[key] for r in pe.history_) for key in ("histogram", "selection", "variation")}
         return pe.synthetic_, list(pe.releases_), times
 
-    def _population(self, cfg: dict, n_hat: float | None) -> int:
+    def _population(self, cfg: _Plan, n_hat: float | None) -> int:
         """L: given, or max(⌊n/(5k)⌋, 4) with n public (replace) or the noisy count (add/remove)."""
         if self.population is not None:
             return int(self.population)
-        n = cfg["n_public"] if cfg["n_public"] is not None else max(n_hat, 1.0)
-        return paper_variations(int(n), cfg["k"])
+        n = cfg.n_public if cfg.n_public is not None else max(n_hat, 1.0)
+        return paper_variations(int(n), cfg.k)
 
-    def _open_checkpoint(self, X: np.ndarray, cfg: dict):
+    def _open_checkpoint(self, X: np.ndarray, cfg: _Plan):
         """The run's checkpoint log, bound to X and every parameter (a null context without one)."""
         if self.checkpoint is None:
             return contextlib.nullcontext()
@@ -403,7 +423,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         fingerprint = {"run": type(self).__name__, "d": X.shape[1], **params}
         return Checkpoint.open(self.checkpoint, fingerprint=fingerprint, digest=data_digest(X))
 
-    def _refined_means(self, Z: np.ndarray, cfg: dict, rng: np.random.Generator, log):
+    def _refined_means(self, Z: np.ndarray, cfg: _Plan, rng: np.random.Generator, log):
         """(noisy n), PE-means (on Z, or on HDPE's projection), then the recover step.
 
         The quadratic budget B (μ² under GDP, 2ρ under zCDP) is split: the
@@ -411,40 +431,40 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         shares, the PE rounds the rest (T rounds at one σ). With share 0 (no
         recover step) and replace adjacency this is the paper's PE-means.
         """
-        budget = accounting.quadratic_budget(cfg["epsilon"], cfg["delta"], self.noise)
-        pe_share = 1 - cfg["share"] - cfg["projection_share"] - cfg["count_share"]
+        budget = accounting.quadratic_budget(cfg.epsilon, cfg.delta, self.noise)
+        pe_share = 1 - cfg.share - cfg.projection_share - cfg.count_share
         sensitivity = check_adjacency(self.adjacency)
         steps = _Steps(log, rng)
         n_hat, releases = self._noisy_n(Z, cfg, budget, steps)
-        if cfg["method"] == "hdpe-means":
+        if cfg.method == "hdpe-means":
             basis, projection_releases = self._projection(Z, cfg, budget, steps)
             releases += projection_releases
             Z_pe = Z @ basis
         else:
             basis, Z_pe = None, Z
-        sigma_pe = accounting.share_sigma(budget, pe_share, sensitivity, cfg["T"])
+        sigma_pe = accounting.share_sigma(budget, pe_share, sensitivity, cfg.T)
         pe_centers, pe_releases, times = self._pe_means(Z_pe, cfg, sigma_pe, n_hat, rng, log)
         releases += pe_releases
         if basis is None:
             anchors, cells = pe_centers, (pe_centers, None)
         else:
             anchors, cells = pe_centers @ basis.T, (pe_centers, Z_pe)
-        if cfg["share"] == 0:
+        if cfg.share == 0:
             return anchors, releases, times
         tic = time.perf_counter()
-        centers, recover_releases = self._recover(Z, anchors, cells, budget * cfg["share"], steps, basis)
+        centers, recover_releases = self._recover(Z, anchors, cells, budget * cfg.share, steps, basis)
         times["recover"] = time.perf_counter() - tic
         return centers, releases + recover_releases, times
 
-    def _noisy_n(self, Z: np.ndarray, cfg: dict, budget: float, steps: "_Steps"):
+    def _noisy_n(self, Z: np.ndarray, cfg: _Plan, budget: float, steps: "_Steps"):
         """(ñ, releases): n + noise under add/remove (``count_share`` of B); (None, []) under replace."""
-        if cfg["count_share"] == 0:
+        if cfg.count_share == 0:
             return None, []
-        sigma = accounting.share_sigma(budget, cfg["count_share"], 1.0)
+        sigma = accounting.share_sigma(budget, cfg.count_share, 1.0)
         arrays = steps.run("count", lambda rng: {"n": np.array([noisy_count(Z, sigma, rng, self.noise)])})
         return float(arrays["n"][0]), [gaussian_release("count", sigma, 1, 1.0, self.noise)]
 
-    def _projection(self, Z: np.ndarray, cfg: dict, budget: float, steps: "_Steps"):
+    def _projection(self, Z: np.ndarray, cfg: _Plan, budget: float, steps: "_Steps"):
         """HDPE's basis (d, d'), orthonormal columns so ‖Zᵀbasis‖ ≤ 1, and its releases.
 
         ``"pca"``: the top d' eigenvectors of Σzzᵀ + symmetric noise with
@@ -452,14 +472,14 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         (discrete noises: the lattice-rounded Δ). ``"random"``: a random
         orthonormal basis (public; logged so a resume reuses it).
         """
-        d, dim = Z.shape[1], cfg["pe_dim"]
-        if cfg["projection_share"] == 0:
+        d, dim = Z.shape[1], cfg.pe_dim
+        if cfg.projection_share == 0:
             arrays = steps.run("projection", lambda rng: {"basis": np.linalg.qr(rng.standard_normal((d, dim)))[0]})
             return arrays["basis"], []
         sensitivity = check_adjacency(self.adjacency)
         if self.noise != "gaussian":
             sensitivity = lattice_sensitivity(sensitivity, 1.0, d * (d + 1) // 2)
-        sigma = accounting.share_sigma(budget, cfg["projection_share"], sensitivity)
+        sigma = accounting.share_sigma(budget, cfg.projection_share, sensitivity)
         arrays = steps.run("second_moment", lambda rng: {
             "moment": noisy_second_moment(Z, sigma, rng, radius=1.0, noise=self.noise)})
         return pca_basis(arrays["moment"], dim), [
@@ -493,29 +513,29 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         dist, labels = nearest_distances(X, self.cluster_centers_)
         self.labels_ = labels
         self.inertia_ = float(dist.sum())
-        self.n_iter_ = cfg["T"]
-        self.method_ = cfg["method"]
-        self.delta_ = cfg["delta"]
-        size = {"n_samples": cfg["n_public"]} if cfg["n_public"] is not None else {
+        self.n_iter_ = cfg.T
+        self.method_ = cfg.method
+        self.delta_ = cfg.delta
+        size = {"n_samples": cfg.n_public} if cfg.n_public is not None else {
             "n_estimate": self.evolution_.n_private}  # under add/remove only the noisy count
         report = privacy_report(
-            epsilon_target=cfg["epsilon"],
-            delta=cfg["delta"],
+            epsilon_target=cfg.epsilon,
+            delta=cfg.delta,
             adjacency=self.adjacency,
             releases=group_releases(releases),
             noise=self.noise,
-            mechanism=f"{cfg['method']}: noisy nearest-neighbour vote histograms"
-            + (" + noisy cluster sums and counts" if cfg["share"] > 0 else "")
-            + (" + noisy second moment" if cfg["projection_share"] > 0 else "")
-            + (" + noisy row count" if cfg["count_share"] > 0 else ""),
+            mechanism=f"{cfg.method}: noisy nearest-neighbour vote histograms"
+            + (" + noisy cluster sums and counts" if cfg.share > 0 else "")
+            + (" + noisy second moment" if cfg.projection_share > 0 else "")
+            + (" + noisy row count" if cfg.count_share > 0 else ""),
             public_parameters={
-                **size, "n_features": X.shape[1], "n_clusters": cfg["k"],
-                "iterations": cfg["T"], "variations": self.variations_, "projection_dim": cfg["pe_dim"],
+                **size, "n_features": X.shape[1], "n_clusters": cfg.k,
+                "iterations": cfg.T, "variations": self.variations_, "projection_dim": cfg.pe_dim,
                 "center": domain.center, "radius": domain.radius,
                 "bounds": None if domain.box is None or domain.leaked else list(domain.box),
-                "gamma": self.gamma, "beta": self.beta, "recover_share": cfg["share"],
-                "projection": self.projection if cfg["method"] == "hdpe-means" else None,
-                "projection_share": cfg["projection_share"], "count_share": cfg["count_share"],
+                "gamma": self.gamma, "beta": self.beta, "recover_share": cfg.share,
+                "projection": self.projection if cfg.method == "hdpe-means" else None,
+                "projection_share": cfg.projection_share, "count_share": cfg.count_share,
                 "seeded": self.random_state is not None,
             },
             warnings=[LEAK_NOTE] if domain.leaked else [],
@@ -551,16 +571,14 @@ class _Steps:
 # -- helpers ---------------------------------------------------------------
 
 
-def _check_share(share, method: str) -> float:
+def _recover_share(share, method: str) -> float:
     """recover_share ∈ [0, 1) for PE-means, (0, 1) for HDPE-means (its recover step is the output)."""
     if share is None:
         return HDPE_RECOVER_SHARE if method == "hdpe-means" else PE_MEANS_RECOVER_SHARE
-    share = check_real(share, "recover_share")
-    low_ok = share > 0 or (share == 0 and method == "pe-means")
-    if not (low_ok and share < 1):
-        interval = "[0, 1)" if method == "pe-means" else "(0, 1) for HDPE-means"
-        raise ValueError(f"recover_share must be in {interval}, got {share}")
-    return share
+    if share == 0 and method == "hdpe-means":
+        raise ValueError("recover_share must be in (0, 1) for HDPE-means (its recover step is its "
+                         "output), got 0")
+    return float(share)
 
 
 def pca_basis(moment: np.ndarray, dim: int) -> np.ndarray:
