@@ -28,7 +28,8 @@ def check_points(
     try:
         array = np.array(values, dtype=dtype, copy=copy or None)
     except (TypeError, ValueError):  # numpy's message may quote a private cell: never shown
-        raise ValueError(f"{name} must be a numeric 2-D array (rows x features) of numbers") from None
+        message = f"{name} must be a numeric 2-D array (rows x features) of numbers"
+        raise ValueError(message) from None
     if array.ndim != 2:
         raise ValueError(
             f"{name} must be 2-D (rows x features), got {array.ndim}-D with shape {array.shape}; "
@@ -58,8 +59,8 @@ def check_epsilon(epsilon) -> float:
         raise ValueError(f"epsilon must be a finite number > 0, got {epsilon}")
     if not EPSILON_MIN <= epsilon <= EPSILON_MAX:
         raise ValueError(
-            f"epsilon must be between {EPSILON_MIN:g} and {EPSILON_MAX:g} (the range the accountant "
-            f"supports), got {epsilon:g}"
+            f"epsilon must be between {EPSILON_MIN:g} and {EPSILON_MAX:g} (the range the "
+            f"accountant supports), got {epsilon:g}"
         )
     return epsilon
 
@@ -71,7 +72,8 @@ def check_delta(delta) -> float:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
     if delta < DELTA_MIN:
         raise ValueError(
-            f"delta must be at least {DELTA_MIN:g} (the smallest the accountant supports), got {delta:g}"
+            f"delta must be at least {DELTA_MIN:g} (the smallest the accountant supports), "
+            f"got {delta:g}"
         )
     return delta
 
@@ -80,7 +82,8 @@ def check_rounds(rounds, name: str = "iterations") -> int:
     """T as int; refused above MAX_ROUNDS with a line that says what to pass."""
     rounds = check_positive_int(rounds, name)
     if rounds > MAX_ROUNDS:
-        raise ValueError(f"{name} must be at most {MAX_ROUNDS} (PE rounds), got {rounds}; pass a smaller one")
+        raise ValueError(f"{name} must be at most {MAX_ROUNDS} (PE rounds), got {rounds}; "
+                         "pass a smaller one")
     return rounds
 
 
@@ -116,7 +119,8 @@ def check_random_state(random_state) -> np.random.Generator:
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
         return np.random.default_rng(random_state)
     raise ValueError(
-        f"random_state must be None, an int or a numpy.random.Generator, got {type(random_state).__name__}"
+        "random_state must be None, an int or a numpy.random.Generator, "
+        f"got {type(random_state).__name__}"
     )
 
 
