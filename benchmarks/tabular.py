@@ -19,8 +19,9 @@ their own, and their output bins are filled uniformly, as privevo's are;
 rows drawn i.i.d. with mbi's ``method="sample"``), and ``real`` (the held-out
 rows themselves: the sampling floor). AIM/MST need smartnoise-synth (see
 benchmarks/README.md; it is not a privevo dependency). Results are appended
-to ``--out`` (JSON lines) as each run finishes; ``--table-only`` prints the
-Markdown table of a results file.
+to ``--out`` (JSON lines) as each run finishes (a rerun of the same table,
+method, ε and seed replaces the earlier row in the table); ``--table-only``
+prints the Markdown table of a results file.
 """
 
 from __future__ import annotations
@@ -150,9 +151,13 @@ def run(args) -> None:
 
 
 def table(path) -> str:
-    rows = [json.loads(line) for line in open(path) if line.strip()]
+    latest = {}  # a rerun of the same (table, method, ε, seed) replaces the earlier row
+    for line in open(path):
+        if line.strip():
+            r = json.loads(line)
+            latest[(r["table"], r["method"], r["epsilon"], r["seed"])] = r
     groups: dict = {}
-    for r in rows:
+    for r in latest.values():
         groups.setdefault((r["table"], r["epsilon"] or 0, METHODS.index(r["method"]), r["method"]), []).append(r)
     lines = ["| table | ε | method | 1-way TVD | 2-way TVD | accuracy (real-trained) | fit s | seeds |",
              "|---|---|---|---|---|---|---|---|"]

@@ -379,3 +379,34 @@ def test_cli_metadata_from_data_warns(tmp_path, capsys):
         assert main(["metadata", str(data)]) == 0
     captured = capsys.readouterr()
     assert "PrivacyLeakWarning" in captured.err and json.loads(captured.out)["derived_from_data"] is True
+
+
+# -- empirical audit ------------------------------------------------------------------------
+
+
+def test_audit_tabular_lower_bound_below_claim():
+    from privevo.audit import audit_tabular
+
+    result = audit_tabular(1.0, 1e-5, n_runs=100, random_state=0)
+    assert result.consistent and result.claimed_epsilon == pytest.approx(1.0, rel=1e-6)
+
+
+def test_audit_tabular_catches_marginals_with_too_little_noise():
+    """Marginals released with σ/30 but reported at σ: the audit's lower bound exceeds the claim."""
+    from privevo.audit import _tabular_model, audit_tabular
+    from privevo.tabular.marginals import noisy_marginals
+
+    class Leaky(TabularPE):
+        def _marginals(self, X, embedding, delta, rng):
+            out = super()._marginals(X, embedding, delta, rng)
+            sigma = out["release"]["sigma"] / 30
+            out["noisy"] = noisy_marginals(X, embedding, self.bins, sigma, rng)
+            return out
+
+    def make(epsilon, delta, adjacency, metadata, rng):
+        leaky = Leaky.__new__(Leaky)
+        leaky.__dict__.update(_tabular_model(epsilon, delta, adjacency, metadata, rng).__dict__)
+        return leaky
+
+    result = audit_tabular(1.0, 1e-5, n_runs=60, random_state=0, make_model=make)
+    assert not result.consistent and result.statistic == "LLR of the marginals"

@@ -45,7 +45,7 @@ def _synth_table_parser(sub) -> None:
     p.add_argument("--delta", type=float,
                    help="delta in (0, 1); default 1/(N ln N) with N the metadata's public n_rows, else 1e-6")
     p.add_argument("--rows", type=int, help="synthetic rows to write (default: --population)")
-    p.add_argument("--population", type=int, default=1000, help="m, rows selected per PE round (default 1000)")
+    p.add_argument("--population", type=int, default=3000, help="m, rows selected per PE round (default 3000)")
     p.add_argument("--iterations", type=int, default=3, help="T, the number of PE rounds (default 3)")
     p.add_argument("--selector", choices=["tabpe", "rank", "subsample", "gape"], default="tabpe")
     p.add_argument("--adjacency", choices=["add_remove", "replace"], default="add_remove")

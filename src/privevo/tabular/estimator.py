@@ -65,13 +65,15 @@ class TabularPE:
     ----------
     metadata_ : the metadata used; population_ : DataFrame of the last round's
     candidates; weights_ : their thresholded noisy votes; privacy_report_ ;
-    engine_ : the fitted :class:`privevo.PrivateEvolution`
+    engine_ : the fitted :class:`privevo.PrivateEvolution` (its ``history_`` holds every
+    round's candidates and noisy votes); marginal_counts_ : the noisy 1-way marginals
+    (per column, over :func:`~privevo.tabular.marginals.cell_candidates`); embedding_
     """
 
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, metadata=None, *,
-                 iterations: int = 3, n_synthetic: int = 1000, variations: int = 2, selector="tabpe",
+                 iterations: int = 3, n_synthetic: int = 3000, variations: int = 2, selector="tabpe",
                  mutation: tuple[float, float] = (0.5, 0.01), threshold: float = 1.0,
-                 marginal_share: float = 0.5, bins: int = 10, rake: bool = True, smooth: float = 0.3,
+                 marginal_share: float = 0.5, bins: int = 10, rake: bool = True, smooth: float = 0.15,
                  adjacency: str = "add_remove", accountant=None, random_state=None, progress: bool = False):
         self.epsilon = epsilon
         self.delta = delta
@@ -157,12 +159,16 @@ class TabularPE:
         """Noisy 1-way marginals with ``marginal_share`` of μ² (None if not measured)."""
         if not self._measures_marginals:
             return None
-        mu = math.sqrt(self.marginal_share) * accounting.mu_of_epsilon(self.epsilon, delta)
         n_columns, sensitivity = len(embedding.metadata.columns), check_adjacency(self.adjacency)
-        sigma = math.sqrt(n_columns) * sensitivity / mu
+        sigma = self._marginal_sigma(delta, n_columns)
         noisy = noisy_marginals(X, embedding, self.bins, sigma, rng)
         release = gaussian_release("column_marginals", sigma, n_columns, sensitivity)
-        return {"targets": [probabilities(h) for h in noisy], "release": release}
+        return {"targets": [probabilities(h) for h in noisy], "release": release, "noisy": noisy}
+
+    def _marginal_sigma(self, delta: float, n_columns: int) -> float:
+        """σ of the C marginal releases: √C·Δ/μ_m with μ_m² = share·μ(ε, δ)²."""
+        mu = math.sqrt(self.marginal_share) * accounting.mu_of_epsilon(self.epsilon, delta)
+        return math.sqrt(n_columns) * check_adjacency(self.adjacency) / mu
 
     def _pe_epsilon(self, delta: float) -> float:
         """ε left to the PE rounds: ε((1 − share)^½·μ) at δ (exact GDP split)."""
@@ -199,6 +205,8 @@ class TabularPE:
             weights = rake(weights, cells_of(codes, embedding, self.bins), marginals["targets"])
         self.engine_, self.metadata_, self.codes_, self.weights_ = engine, metadata, codes, weights
         self.samplers_ = engine.random_api.samplers
+        self.embedding_ = embedding
+        self.marginal_counts_ = None if marginals is None else marginals["noisy"]  # the DP release itself
         self.population_ = decode_codes(codes, metadata, self.dtypes_)
         self.history_ = engine.history_
         self._sample_rng = engine.final_state_.rng

@@ -84,7 +84,10 @@ def rake(weights: np.ndarray, cells: np.ndarray, targets: list[np.ndarray], swee
         for j, q in enumerate(targets):
             current = np.bincount(cells[:, j], weights=w, minlength=len(q)) / w.sum()
             ratio = np.divide(q, current, out=np.ones_like(q), where=current > 0)
-            w *= ratio[cells[:, j]]
+            scaled = w * ratio[cells[:, j]]
+            if not scaled.sum() > 0:  # the target puts no mass where the rows are: skip this column
+                continue
+            w = scaled
     return w / w.sum()
 
 
