@@ -208,8 +208,9 @@ def _kmeans_parser(sub) -> None:
         "kmeans",
         "DP k-means centres (PE-means)",
         "Differentially private k-means by PE-means; writes the k centres and a JSON privacy "
-        "report.\nT grows with epsilon above 1 (T = epsilon * floor(4 sqrt(d))); a T above the "
-        "maximum is refused: pass --iterations.",
+        "report.\npe-means' default T grows with epsilon above 1 (T = floor(epsilon * "
+        "floor(4 sqrt(d)))); a T above\nthe maximum (see --iterations) is refused with a line "
+        "that says to pass --iterations.",
         "  privevo kmeans data.csv --k 8 --epsilon 1 --radius 10 -o centers.csv\n"
         "  privevo kmeans digits.npy --k 10 --epsilon 2 --bounds 0 16 -o centers.npy --plot\n"
         "  privevo kmeans data.parquet --columns x,y,z --k 4 --epsilon 0.5 --radius 1 --json",
