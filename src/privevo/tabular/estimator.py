@@ -37,6 +37,7 @@ __all__ = ["TabularPE", "DEFAULT_DELTA", "SELECTORS"]
 
 DEFAULT_DELTA = 1e-6  # δ when neither delta nor the metadata's public n_rows is given
 SELECTORS = ("tabpe", "rank", "subsample", "gape")
+_COMPOSED_KEYS = ("epsilon", "epsilon_target", "mu", "rho", "accountant", "releases", "dp_event", "mechanism")
 _LEAK_NOTE = "metadata derived from the private data: the synthetic table is not differentially private"
 
 
@@ -211,12 +212,13 @@ class TabularPE:
         self.history_ = engine.history_
         self._sample_rng = engine.final_state_.rng
         report = dict(engine.privacy_report_)
-        if marginals is not None:
-            report = privacy_report(
+        if marginals is not None:  # the engine's report, its privacy figures recomputed with the marginals
+            composed = privacy_report(
                 epsilon_target=self.epsilon, delta=delta, adjacency=self.adjacency,
                 releases=[*report["releases"], marginals["release"]],
                 mechanism="noisy nearest-neighbour vote histograms (PE rounds) + noisy 1-way marginals",
                 public_parameters=report["public_parameters"], warnings=report["warnings"])
+            report.update({k: composed[k] for k in _COMPOSED_KEYS if k in composed})
         if metadata.derived_from_data:
             report.update(guarantee_holds=False, warnings=[*report["warnings"], _LEAK_NOTE])
         self.privacy_report_ = report
