@@ -21,26 +21,34 @@ import os
 import time
 import warnings
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 from typing import Callable, Sequence
 
 import numpy as np
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    Options,
+    StrOptions,
+    validate_parameter_constraints,
+)
 
 from . import accounting
 from ._validation import (
+    DELTA_MIN,
+    EPSILON_MAX,
+    EPSILON_MIN,
+    MAX_ROUNDS,
     check_adjacency,
-    check_delta,
-    check_epsilon,
     check_points,
     check_positive_int,
-    check_positive_real,
     check_random_state,
-    check_rounds,
     check_same_dimension,
 )
 from .distributed import backend_session
 from .exceptions import PrivacyLeakWarning
-from .histogram import _NOISES, nn_histogram, noisy_nn_histogram
 from ._params import constructor_params, describe
+from .histogram import _NOISES, METRICS, nn_histogram, noisy_nn_histogram
 from .report import (
     _jsonable,
     gaussian_release,
@@ -250,17 +258,35 @@ class PrivateEvolution:
                     callback(record)
         return self._finish(state)
 
+    _parameter_constraints: dict = {
+        "random_api": [HasMethods(["sample"]), "array-like"],
+        "variation_api": [HasMethods(["vary"]), HasMethods(["vary_selection"])],
+        "selector": [HasMethods(["select"])],
+        "n_synthetic": [Interval(Integral, 1, None, closed="left")],
+        "iterations": [Interval(Integral, 1, MAX_ROUNDS, closed="both")],
+        "epsilon": [Interval(Real, EPSILON_MIN, EPSILON_MAX, closed="both"), Options(Real, {math.inf})],
+        "delta": [Interval(Real, DELTA_MIN, 1, closed="left")],
+        "adjacency": [StrOptions({"add_remove", "replace"})],
+        "random_state": [Integral, np.random.Generator, None],
+        "population_size": [Interval(Integral, 1, None, closed="left"), None],
+        "metric": [StrOptions(set(METRICS))],
+        "backend": [str],
+        "noise": [StrOptions(set(_NOISES))],
+        "callbacks": [list, tuple],
+        "keep_candidates": ["boolean"],
+        "progress": ["boolean"],
+        "public_parameters": [dict, None],
+        "checkpoint": [str, os.PathLike, HasMethods(["find", "append"]), None],
+        "noise_scale": [Interval(Real, 0, None, closed="neither"), None],
+        "n_private": [Real, None],
+    }
+
     def _validate_params(self) -> None:
-        check_positive_int(self.n_synthetic, "n_synthetic")
-        check_rounds(self.iterations, "iterations")
-        check_delta(self.delta)
+        """The declared constraints (scikit-learn's validator), then σ."""
+        validate_parameter_constraints(self._parameter_constraints, constructor_params(self),
+                                       caller_name=type(self).__name__)
         self.sensitivity_ = check_adjacency(self.adjacency)
-        if self.noise not in _NOISES:
-            raise ValueError(f"noise must be one of {sorted(_NOISES)}, got {self.noise!r}")
         self.sigma_ = self._sigma()
-        for name, methods in (("variation_api", ("vary", "vary_selection")), ("selector", ("select",))):
-            if not any(hasattr(getattr(self, name), m) for m in methods):
-                raise ValueError(f"{name} must have a .{methods[0]}() method, got {getattr(self, name)!r}")
 
     def _sigma(self) -> float:
         """σ of every round; 0 for ``epsilon=inf`` (a non-private run, warned and reported as such)."""
@@ -268,9 +294,8 @@ class PrivateEvolution:
             warnings.warn("epsilon=inf: a non-private run (exact vote counts, no noise); its output is not "
                           "differentially private", PrivacyLeakWarning, stacklevel=4)
             return 0.0
-        check_epsilon(self.epsilon)
         if self.noise_scale is not None:  # calibrated by a caller that splits a larger budget
-            return check_positive_real(self.noise_scale, "noise_scale")
+            return float(self.noise_scale)
         return accounting.calibrate(self.epsilon, self.delta, self.iterations, self.sensitivity_, self.noise)
 
     def _histogram(self, X, candidates: np.ndarray, rng: np.random.Generator) -> np.ndarray:
