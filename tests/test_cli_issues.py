@@ -340,3 +340,19 @@ def test_the_ends_of_the_epsilon_range_run(data, capsys, epsilon):
         assert code == 0, err
         reported = json.loads(out).get("privacy_report", json.loads(out))["epsilon"]
         assert float(epsilon) * (1 - 1e-6) <= reported <= float(epsilon)
+
+
+def test_a_long_run_off_a_terminal_is_never_silent(data, capsys, monkeypatch):
+    # item 2: no progress bar off a terminal, but a line every _HEARTBEAT_SECONDS
+    import privevo.cli
+
+    monkeypatch.setattr(privevo.cli, "_HEARTBEAT_SECONDS", 0.05)
+    argv = synth(data, "-o", str(data.parent / "beat.csv"))
+    argv[argv.index("--iterations") + 1] = "60"
+    code, _, err = run(argv, capsys)
+    assert code == 0
+    lines = err.strip().splitlines()
+    assert lines and all(line.startswith("privevo synth: running (") for line in lines)
+    assert any(" of 60, " in line for line in lines)
+    code, _, err = run(argv + ["-q"], capsys)
+    assert code == 0 and err == ""

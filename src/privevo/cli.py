@@ -542,6 +542,38 @@ def _progress(args) -> bool:
     return not args.quiet and not args.json and sys.stderr.isatty()
 
 
+_HEARTBEAT_SECONDS = 30.0
+
+
+@contextlib.contextmanager
+def _heartbeat(args, total: int | None = None):
+    """Off a terminal (no progress bar there), one line every _HEARTBEAT_SECONDS while a run
+    lasts, so that a long run in a log or a pipe is never silent; none with --quiet. Yields a
+    dict whose ``"done"`` the caller updates with the rounds completed."""
+    import threading
+    import time
+
+    state = {"done": None}
+    if args.quiet or sys.stderr.isatty():
+        yield state
+        return
+    stop, start = threading.Event(), time.monotonic()
+
+    def beat() -> None:
+        while not stop.wait(_HEARTBEAT_SECONDS):
+            done = "" if state["done"] is None else f"round {state['done']} of {total}, "
+            print(f"privevo {args.command}: running ({done}{time.monotonic() - start:.0f} s)",
+                  file=sys.stderr, flush=True)
+
+    thread = threading.Thread(target=beat, name="privevo-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        stop.set()
+        thread.join()
+
+
 def _center(args, d: int):
     import numpy as np
 
@@ -652,7 +684,7 @@ def _kmeans(args) -> int:
         raise ValueError(_too_many("--k", args.k, n, args.adjacency))
     _check_kmeans_rounds(args, d)
     model = _kmeans_model(args, n, d)
-    with _cluster(args):
+    with _cluster(args), _heartbeat(args):
         model.fit(X)
     report = _publishable(model.privacy_report_, args, table)
     figure = None
@@ -738,7 +770,8 @@ def _synth(args) -> int:
     center, radius, leak = _synth_domain(args, X)
     X = _clipped(args, X, center, radius)
     pe = _synth_model(args, selector, center, radius, n)
-    with _cluster(args), _naming_the_file(args.data):
+    with _cluster(args), _naming_the_file(args.data), _heartbeat(args, pe.iterations) as beat:
+        pe.callbacks = [*pe.callbacks, lambda record: beat.update(done=record.iteration + 1)]
         pe.fit(X)
     points = pe.synthetic_
     if args.bounds is not None:  # post-processing: keep the output inside the public box
