@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["constructor_params", "describe", "params_repr"]
+__all__ = ["Plugin", "constructor_params", "describe", "params_repr"]
 
 _SKIP = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
@@ -61,9 +61,34 @@ def describe(value, depth: int = 0) -> Any:
 
 
 def params_repr(obj) -> str:
-    """``Class(a=1, b=2)`` from the constructor parameters."""
-    params = ", ".join(f"{k}={v!r}" for k, v in constructor_params(obj).items())
+    """``Class(a=1, b=2)`` from the constructor parameters that differ from their defaults."""
+    defaults = {name: p.default for name, p in inspect.signature(type(obj).__init__).parameters.items()}
+    changed = {k: v for k, v in constructor_params(obj).items()
+               if defaults.get(k, inspect.Parameter.empty) is inspect.Parameter.empty
+               or describe(v) != describe(defaults[k])}
+    params = ", ".join(f"{k}={_short(v)}" for k, v in changed.items())
     return f"{type(obj).__name__}({params})"
+
+
+class Plugin:
+    """Base of the plug-ins (random APIs, variation APIs, selectors).
+
+    ``get_params`` and ``repr`` come from the constructor's signature, so they
+    list every parameter, as the checkpoint's fingerprint does.
+    """
+
+    def get_params(self) -> dict[str, Any]:
+        """Every constructor parameter and its value."""
+        return constructor_params(self)
+
+    def __repr__(self) -> str:
+        return params_repr(self)
+
+
+def _short(value) -> str:
+    if isinstance(value, np.ndarray) and value.size > 8:
+        return f"array(shape={value.shape})"
+    return repr(value)
 
 
 def _is_plugin(value) -> bool:

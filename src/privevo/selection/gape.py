@@ -34,6 +34,7 @@ import math
 
 import numpy as np
 
+from .._params import Plugin
 from .._validation import check_positive_int, check_positive_real
 from ._base import Selection, SelectionContext, subset
 from ._lsobj import LSInstance, flow_duals, near_pairs, removal_losses, solve_flow, swap_deltas, swap_table
@@ -46,7 +47,7 @@ def gape_threshold(sigma: float, iterations: int, n_candidates: int, beta: float
     return float(sigma * math.sqrt(2.0 * math.log(6.0 * iterations * n_candidates / beta)))
 
 
-class GAPE:
+class GAPE(Plugin):
     """Geometry-aware selection: thresholded histogram + 1-swap local search on LSObj.
 
     Parameters
@@ -153,11 +154,6 @@ class GAPE:
         per_point = max(1, math.ceil(n_candidates / k) - 1)
         return Selection(sel.points, sel.indices, sel.weights, per_point, sel.info)
 
-    def __repr__(self) -> str:
-        extra = "" if self.aggregate is None else f", aggregate={self.aggregate!r}"
-        extra += ", refill=True" if self.refill else ""
-        extra += ", fill=True" if self.fill else ""
-        return f"GAPE(R={self.R}, beta={self.beta}{extra})"
 
 
 def _filled(idx: np.ndarray, w: np.ndarray, m: int) -> np.ndarray:

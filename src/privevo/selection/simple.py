@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._params import Plugin
 from ._base import Selection, SelectionContext, subset
 
 
-class Subsample:
+class Subsample(Plugin):
     """Original PE: clip negative counts to 0, draw m candidates ∝ count, with replacement.
 
     If every clipped count is 0 the draw is uniform.
@@ -27,11 +28,9 @@ class Subsample:
         idx = context.rng.choice(len(candidates), size=m, replace=self.replace, p=p)
         return subset(candidates, idx, weights[idx])
 
-    def __repr__(self) -> str:
-        return f"Subsample(replace={self.replace})"
 
 
-class Rank:
+class Rank(Plugin):
     """Aug-PE: the m candidates with the largest noisy counts (ties → lower index)."""
 
     def select(self, candidates: np.ndarray, noisy_counts: np.ndarray, context: SelectionContext) -> Selection:
@@ -39,5 +38,3 @@ class Rank:
         idx = np.argsort(-np.asarray(noisy_counts), kind="stable")[:m]
         return subset(candidates, idx, noisy_counts[idx])
 
-    def __repr__(self) -> str:
-        return "Rank()"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._params import Plugin
 from .._validation import check_positive_int
 from ._base import Selection, SelectionContext
 
@@ -133,7 +134,7 @@ def _lloyd(points, sq, weights, centers, max_iter: int, tol: float) -> tuple[np.
     return centers, float(weights @ d2.min(axis=1))
 
 
-class WeightedKMeans:
+class WeightedKMeans(Plugin):
     """PE-means selection: thresholded counts, adaptive SNR, weighted k-means.
 
     Parameters
@@ -197,8 +198,3 @@ class WeightedKMeans:
         centers, _ = weighted_kmeans(candidates, weights, k, rng, self.n_init, self.max_iter, init=parents)
         return centers
 
-    def __repr__(self) -> str:
-        return (
-            f"WeightedKMeans(post_process={self.post_process}, adaptive={self.adaptive}, "
-            f"min_variations={self.min_variations}, n_init={self.n_init})"
-        )

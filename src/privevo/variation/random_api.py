@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from .._params import Plugin
 from .._validation import check_positive_int, check_positive_real
 from ._geometry import uniform_ball
 
 
-class UniformBall:
+class UniformBall(Plugin):
     """Points uniform in the L2 ball of public ``radius`` around ``center``."""
 
     def __init__(self, radius: float = 1.0, center=None):
@@ -21,11 +22,9 @@ class UniformBall:
         n = check_positive_int(n, "n")
         return _center(self.center, dim) + uniform_ball(n, dim, radius, rng)
 
-    def __repr__(self) -> str:
-        return f"UniformBall(radius={self.radius})"
 
 
-class SpherePacking:
+class SpherePacking(Plugin):
     """Well-spread points in the ball (Su et al. 2016; the PE-means initialisation).
 
     Spacing p = R/2; draw uniformly in the ball of radius R − p; keep a draw
@@ -68,8 +67,6 @@ class SpherePacking:
                         break  # redraw in the larger ball of radius R - p
         return kept, p
 
-    def __repr__(self) -> str:
-        return f"SpherePacking(radius={self.radius})"
 
 
 def _min_sq_dist(draws: np.ndarray, kept: np.ndarray, threshold: float) -> np.ndarray:

@@ -11,11 +11,12 @@ import math
 
 import numpy as np
 
+from .._params import Plugin
 from .._validation import check_positive_int, check_positive_real
 from ._geometry import project_to_ball
 
 
-class GaussianVariation:
+class GaussianVariation(Plugin):
     """c' = c + s·N(0, I); optionally projected back into the ball of ``radius``."""
 
     def __init__(self, scale: float = 0.1, per_point: int = 2, radius: float | None = None, center=0.0):
@@ -30,11 +31,9 @@ class GaussianVariation:
         out = np.repeat(points, k, axis=0) + scale * rng.standard_normal((len(points) * k, points.shape[1]))
         return out if self.radius is None else project_to_ball(out, self.radius, self.center)
 
-    def __repr__(self) -> str:
-        return f"GaussianVariation(scale={self.scale}, per_point={self.per_point})"
 
 
-class MultiScaleVariation:
+class MultiScaleVariation(Plugin):
     """GAPE's multi-scale variation: draws at s² = 2^−ℓ for ℓ = ℓ_min … ℓ*.
 
     ℓ_min = ⌈−log₂ R²⌉ (the coarsest scale has s ≤ R, the cluster separation);
@@ -76,8 +75,6 @@ class MultiScaleVariation:
         out = np.repeat(points, k, axis=0) + noise * np.tile(scales, len(points))[:, None]
         return out if self.radius is None else project_to_ball(out, self.radius, self.center)
 
-    def __repr__(self) -> str:
-        return f"MultiScaleVariation(R={self.R}, max_level={self.max_level}, per_scale={self.per_scale})"
 
 
 def mantegna_sigma(beta: float) -> float:
@@ -96,7 +93,7 @@ def levy_steps(shape: tuple[int, int], beta: float, rng: np.random.Generator) ->
     return u / np.abs(v) ** (1 / beta)
 
 
-class LevyVariation:
+class LevyVariation(Plugin):
     """PE-means' Lévy-flight mutation: c' = c + γ·R·s, s by Mantegna's method.
 
     Points leaving the ball of ``radius`` R (around ``center``) are scaled back
@@ -119,5 +116,3 @@ class LevyVariation:
         out = np.repeat(points, k, axis=0) + gamma * radius * steps
         return project_to_ball(out, radius, self.center)
 
-    def __repr__(self) -> str:
-        return f"LevyVariation(gamma={self.gamma}, beta={self.beta}, per_point={self.per_point}, radius={self.radius})"
