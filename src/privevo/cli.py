@@ -321,7 +321,8 @@ def _audit_parser(sub) -> None:
 def _audit(args) -> int:
     from .audit import cli_audit
 
-    return cli_audit(args)
+    with _heartbeat(args):
+        return cli_audit(args)
 
 
 def _demo_parser(sub) -> None:
@@ -954,8 +955,9 @@ def _demo(args) -> int:
         if out.exists() and not out.is_dir():
             raise ValueError(f"--out {out} exists and is not a folder; choose another --out")
         out.mkdir(parents=True, exist_ok=True)
-    result = run_demo(seed=0 if args.seed is None else args.seed, out_dir=out,
-                      progress=_progress(args))
+    with _heartbeat(args):
+        result = run_demo(seed=0 if args.seed is None else args.seed, out_dir=out,
+                          progress=_progress(args))
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
