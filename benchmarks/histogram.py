@@ -4,7 +4,11 @@ GFLOP/s are counted as 2·n·m·d for every method. The ceiling is the same
 float32 matrix products (n×d by d×m) done in chunks into a reused buffer with
 all BLAS threads and nothing else: no argmin, no counting. Every method runs
 on the same data in the same process, so ratios are comparable even on a
-shared machine.
+shared machine. **privevo** is ``backend="auto"`` (the fused kernel for
+d ≤ 32, the GEMM kernel above); **numpy** is the GEMM kernel alone (the only
+kernel before the fused one). The small-call section times whole releases
+(``noisy_nn_histogram``); the crossover sections measure the thresholds that
+``backend="auto"`` uses.
 
     python benchmarks/histogram.py            # full table
     python benchmarks/histogram.py --quick    # small shapes
@@ -18,18 +22,24 @@ import time
 
 import numpy as np
 
-from privevo.histogram import available_backends, nn_histogram, reference_assign
+from privevo import _lowd_kernel
+from privevo.histogram import available_backends, nn_histogram, noisy_nn_histogram, reference_assign
 
-FULL = [(1_000_000, 100, 2), (200_000, 2_000, 64), (200_000, 20_000, 16), (100_000, 2_000, 768), (50_000, 20_000, 128), (1_000_000, 1_000, 32)]
-QUICK = [(100_000, 100, 2), (50_000, 2_000, 64), (20_000, 2_000, 768)]
+LOW_D = [(200_000, m, d) for d in (2, 4, 16) for m in (100, 2_000, 20_000)]
+FULL = LOW_D + [(200_000, 1_000, 32), (200_000, 2_000, 64), (100_000, 2_000, 768), (50_000, 20_000, 128)]
+QUICK = [(100_000, 100, 2), (50_000, 2_000, 4), (50_000, 2_000, 16), (50_000, 2_000, 64), (20_000, 2_000, 768)]
+
+
+CLOCK = time.perf_counter  # --one-core: time.process_time (CPU seconds of the one thread)
+THREADS: int | None = None  # --one-core: 1 (privevo, faiss and BLAS)
 
 
 def best_of(fn, repeats: int) -> float:
     times = []
     for _ in range(repeats):
-        tic = time.perf_counter()
+        tic = CLOCK()
         fn()
-        times.append(time.perf_counter() - tic)
+        times.append(CLOCK() - tic)
     return min(times)
 
 
@@ -46,6 +56,8 @@ def faiss_flat(X32: np.ndarray, C32: np.ndarray) -> np.ndarray:
 
     index = faiss.IndexFlatL2(C32.shape[1])
     index.add(C32)
+    if THREADS:
+        faiss.omp_set_num_threads(THREADS)
     return np.bincount(index.search(X32, 1)[1][:, 0], minlength=len(C32))
 
 
@@ -55,60 +67,163 @@ def sklearn_argmin(X: np.ndarray, C: np.ndarray) -> np.ndarray:
     return np.bincount(pairwise_distances_argmin(X, C), minlength=len(C))
 
 
-def reference_counts(X: np.ndarray, C: np.ndarray, sample: int) -> tuple[np.ndarray, np.ndarray]:
+def reference_counts(X: np.ndarray, C: np.ndarray, sample: int) -> np.ndarray:
     """float64 brute force on the first ``sample`` rows (differences, ties → lowest index)."""
     return np.bincount(reference_assign(X[:sample], C), minlength=len(C))
 
 
-def run(shapes, repeats: int, check_rows: int) -> list[dict]:
+def data(rng, n: int, m: int, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Clustered data, candidates near the data: the PE regime (many near-ties)."""
+    centers = rng.standard_normal((64, d))
+    X = centers[rng.integers(64, size=n)] + 0.3 * rng.standard_normal((n, d))
+    C = centers[rng.integers(64, size=m)] + 0.3 * rng.standard_normal((m, d))
+    return X, C
+
+
+def run(shapes, repeats: int) -> list[dict]:
+    """Each shape: every method timed in turn, ``repeats`` rounds interleaved, best round kept."""
     rng = np.random.default_rng(0)
     rows = []
     for n, m, d in shapes:
-        # clustered data, candidates near the data: the PE regime (many near-ties)
-        centers = rng.standard_normal((64, d))
-        X = centers[rng.integers(64, size=n)] + 0.3 * rng.standard_normal((n, d))
-        C = centers[rng.integers(64, size=m)] + 0.3 * rng.standard_normal((m, d))
+        X, C = data(rng, n, m, d)
         X32, C32 = X.astype(np.float32), C.astype(np.float32)
-        flops = 2.0 * n * m * d
         ours = nn_histogram(X, C)
-        exact = bool(np.array_equal(nn_histogram(X[:check_rows], C), reference_counts(X, C, check_rows)))
-        row = {"n": n, "m": m, "d": d, "ceiling": flops / best_of(lambda: ceiling(X32, C32), repeats) / 1e9}
-        row["privevo"] = flops / best_of(lambda: nn_histogram(X, C), repeats) / 1e9
-        row["privevo f32 in"] = flops / best_of(lambda: nn_histogram(X32, C32), repeats) / 1e9
+        check = min(20_000, int(2e8 // m))
+        same = [np.array_equal(nn_histogram(X[:check], C), reference_counts(X, C, check)), int(ours.sum()) == n]
+        same.append(np.array_equal(nn_histogram(X, C, backend="numpy"), ours))
+        row = {"n": n, "m": m, "d": d, "auto": "lowd" if _lowd_kernel.uses_lowd(d) else "numpy"}
+        methods = {
+            "ceiling": lambda: ceiling(X32, C32),
+            "privevo": lambda: nn_histogram(X, C, n_threads=THREADS),
+            "numpy": lambda: nn_histogram(X, C, backend="numpy", n_threads=THREADS),
+            "privevo f32 in": lambda: nn_histogram(X32, C32, n_threads=THREADS),
+        }
+        once = {}  # slow, or not the point: one round
         if "faiss" in available_backends():
-            row["faiss flat"] = flops / best_of(lambda: faiss_flat(X32, C32), repeats) / 1e9
-            row["privevo faiss"] = flops / best_of(lambda: nn_histogram(X, C, backend="faiss"), 1) / 1e9
-        if n * m <= 5e9:
-            row["sklearn"] = flops / best_of(lambda: sklearn_argmin(X, C), 1) / 1e9
-        row["% of ceiling"] = 100 * row["privevo"] / row["ceiling"]
-        row["exact (float64 ref)"] = exact and int(ours.sum()) == n
+            methods["faiss flat"] = lambda: faiss_flat(X32, C32)
+            once["privevo faiss"] = lambda: nn_histogram(X, C, backend="faiss", n_threads=THREADS)
+            same.append(np.array_equal(nn_histogram(X, C, backend="faiss"), ours))
+        if n * m <= 1e9:
+            once["sklearn"] = lambda: sklearn_argmin(X, C)
+        best = {name: np.inf for name in [*methods, *once]}
+        for r in range(repeats):
+            for name, fn in [*methods.items(), *(once.items() if r == 0 else [])]:
+                best[name] = min(best[name], best_of(fn, 1))
+        row.update({name: 2.0 * n * m * d / t / 1e9 for name, t in best.items()})
+        if "faiss flat" in row:
+            row["privevo / faiss"] = row["privevo"] / row["faiss flat"]
+        row["exact (float64 ref, all backends)"] = all(same)
         rows.append(row)
-        print(_table([row], header=len(rows) == 1), flush=True)
+        print(_table([row], COLUMNS, header=len(rows) == 1), flush=True)
     return rows
 
 
-COLUMNS = ["n", "m", "d", "ceiling", "privevo", "privevo f32 in", "faiss flat", "privevo faiss", "sklearn", "% of ceiling", "exact (float64 ref)"]
+COLUMNS = ["n", "m", "d", "auto", "ceiling", "privevo", "numpy", "privevo f32 in", "faiss flat", "privevo faiss",
+           "sklearn", "privevo / faiss", "exact (float64 ref, all backends)"]
 
 
-def _table(rows: list[dict], header: bool = True) -> str:
-    keys = COLUMNS
-    fmt = lambda v: f"{v:.1f}" if isinstance(v, float) else str(v)
+def _table(rows: list[dict], keys: list[str], header: bool = True) -> str:
+    fmt = lambda v: (f"{v:.2f}" if abs(v) < 10 else f"{v:.1f}") if isinstance(v, float) else str(v)  # noqa: E731
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)] if header else []
     lines += ["| " + " | ".join(fmt(r.get(k, "")) for k in keys) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def _median_ms(fn, calls: int) -> float:
+    times = []
+    for _ in range(calls):
+        tic = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - tic)
+    return 1e3 * float(np.median(times))
+
+
+def small_calls(calls: int) -> None:
+    """One release (noisy_nn_histogram) on n = 200, m = 2, d = 2: median over ``calls``."""
+    rng = np.random.default_rng(1)
+    X, C = rng.standard_normal((200, 2)), rng.standard_normal((2, 2))
+    g = np.random.default_rng(2)
+    rows = [{"path": "auto (small-call path)", "median ms": _median_ms(lambda: noisy_nn_histogram(X, C, 1.0, g), calls)}]
+    rows.append({"path": "numpy, small-call path", "median ms":
+                 _median_ms(lambda: noisy_nn_histogram(X, C, 1.0, g, backend="numpy"), calls)})
+    saved, _lowd_kernel.SMALL_WORK = _lowd_kernel.SMALL_WORK, 0
+    try:
+        rows.append({"path": "numpy, chunked + thread pool (before)", "median ms":
+                     _median_ms(lambda: noisy_nn_histogram(X, C, 1.0, g, backend="numpy"), calls)})
+    finally:
+        _lowd_kernel.SMALL_WORK = saved
+    print(f"\nRelease on n = 200, m = 2, d = 2 (median of {calls} calls)\n")
+    print(_table(rows, ["path", "median ms"]))
+
+
+def small_crossover(calls: int) -> None:
+    """Single-threaded vs threaded, per kernel, as n·m·d grows (the SMALL_WORK threshold)."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for n in (500, 2_000, 8_000, 32_000, 128_000):
+        X, C = data(rng, n, 32, 4)
+        row = {"n·m·d": f"{n * 32 * 4:.0e}"}
+        for backend in ("lowd", "numpy") if _lowd_kernel.available() else ("numpy",):
+            for label, threshold in (("1 thread", float("inf")), ("threads", 0)):
+                saved, _lowd_kernel.SMALL_WORK = _lowd_kernel.SMALL_WORK, threshold
+                try:
+                    row[f"{backend} {label} ms"] = _median_ms(lambda: nn_histogram(X, C, backend=backend), calls)
+                finally:
+                    _lowd_kernel.SMALL_WORK = saved
+        rows.append(row)
+    print(f"\nSmall-call crossover (m = 32, d = 4; median ms of {calls} calls; "
+          f"threshold in use: n·m·d < {_lowd_kernel.SMALL_WORK:.0e})\n")
+    print(_table(rows, list(rows[0])))
+
+
+def dim_crossover(repeats: int) -> None:
+    """Fused vs GEMM kernel as d grows (the AUTO_MAX_DIM threshold)."""
+    if not _lowd_kernel.available():
+        return
+    rng = np.random.default_rng(4)
+    rows = []
+    for d in (8, 16, 24, 32):
+        for m in (200, 5_000):
+            n = 100_000
+            X, C = data(rng, n, m, d)
+            flops = 2.0 * n * m * d
+            row = {"d": d, "m": m}
+            for backend in ("lowd", "numpy"):
+                row[f"{backend} GFLOP/s"] = flops / best_of(lambda: nn_histogram(X, C, backend=backend), repeats) / 1e9
+            row["lowd / numpy"] = row["lowd GFLOP/s"] / row["numpy GFLOP/s"]
+            rows.append(row)
+    print(f"\nDimension crossover (n = 100 000; auto uses the fused kernel for d <= {_lowd_kernel.AUTO_MAX_DIM})\n")
+    print(_table(rows, list(rows[0])))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=2000, help="calls per small-release median")
+    parser.add_argument("--one-core", action="store_true",
+                        help="the table only, every method on one thread, timed in CPU seconds (robust to load)")
     args = parser.parse_args()
     from threadpoolctl import threadpool_info
 
     blas = [(i["internal_api"], i.get("architecture"), i["num_threads"]) for i in threadpool_info()]
-    print(f"cores: {os.cpu_count()}, BLAS: {blas}, OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}")
+    print(f"cores: {os.cpu_count()}, BLAS: {blas}, fused kernel: {_lowd_kernel.isa()}, "
+          f"load average: {os.getloadavg()}")
+    shapes = QUICK if args.quick else FULL
+    if args.one_core:
+        global CLOCK, THREADS
+        from threadpoolctl import threadpool_limits
+
+        CLOCK, THREADS = time.process_time, 1
+        print("GFLOP per CPU second, one thread each (2·n·m·d per call, best of repeats)")
+        with threadpool_limits(1):
+            run([s for s in shapes if s[2] <= 64], args.repeats)
+        return
     print("GFLOP/s (2·n·m·d per call, best of repeats)")
-    run(QUICK if args.quick else FULL, args.repeats, check_rows=20_000)
+    run(shapes, args.repeats)
+    small_calls(args.calls)
+    small_crossover(max(5, args.calls // 100))
+    dim_crossover(args.repeats)
 
 
 if __name__ == "__main__":

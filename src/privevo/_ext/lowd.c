@@ -28,10 +28,8 @@
 #define V_LOAD(p) (*(p))
 #define V_STORE(p, v) (*(p) = (v))
 #define V_FMA(a, b, c) ((a) * (b) + (c))
-#define V_MIN(a, b) ((b) < (a) ? (b) : (a))
 #define I_SET1(i) (i)
 #define I_STORE(p, v) (*(p) = (v))
-#define ANY_LT(a, b) ((a) < (b))
 #define UPDATE(s, jj, m1, m2, idx)                                                         \
     do {                                                                                   \
         float s_ = (s);                                                                    \
@@ -53,10 +51,8 @@
 #undef V_LOAD
 #undef V_STORE
 #undef V_FMA
-#undef V_MIN
 #undef I_SET1
 #undef I_STORE
-#undef ANY_LT
 #undef UPDATE
 #undef KBLOCK
 
@@ -71,10 +67,8 @@
 #define V_LOAD(p) _mm256_loadu_ps(p)
 #define V_STORE(p, v) _mm256_storeu_ps((p), (v))
 #define V_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
-#define V_MIN(a, b) _mm256_min_ps((a), (b))
 #define I_SET1(i) _mm256_set1_epi32(i)
 #define I_STORE(p, v) _mm256_storeu_si256((__m256i *)(p), (v))
-#define ANY_LT(a, b) (_mm256_movemask_ps(_mm256_cmp_ps((a), (b), _CMP_LT_OQ)) != 0)
 #define UPDATE(s, jj, m1, m2, idx)                                                         \
     do {                                                                                   \
         __m256 s_ = (s);                                                                   \
@@ -94,10 +88,8 @@
 #undef V_LOAD
 #undef V_STORE
 #undef V_FMA
-#undef V_MIN
 #undef I_SET1
 #undef I_STORE
-#undef ANY_LT
 #undef UPDATE
 #undef KBLOCK
 
@@ -111,10 +103,8 @@
 #define V_LOAD(p) _mm512_loadu_ps(p)
 #define V_STORE(p, v) _mm512_storeu_ps((p), (v))
 #define V_FMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
-#define V_MIN(a, b) _mm512_min_ps((a), (b))
 #define I_SET1(i) _mm512_set1_epi32(i)
 #define I_STORE(p, v) _mm512_storeu_si512((void *)(p), (v))
-#define ANY_LT(a, b) (_mm512_cmp_ps_mask((a), (b), _CMP_LT_OQ) != 0)
 #define UPDATE(s, jj, m1, m2, idx)                                                         \
     do {                                                                                   \
         __m512 s_ = (s);                                                                   \

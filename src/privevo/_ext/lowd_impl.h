@@ -4,17 +4,18 @@
  *   VF                 vector of W floats          VI     vector of W int32
  *   W                  lanes                        TARGET function attribute
  *   SUFFIX(name)       name ## _isa
- *   V_ZERO, V_SET1(f), V_LOAD(p), V_STORE(p, v), V_FMA(a, b, c) = a*b + c,
- *   V_MIN, V_MAX, I_SET1, I_LOAD, I_STORE, ANY_LT(a, b), UPDATE(s, j, m1, m2, idx).
+ *   V_SET1(f), V_LOAD(p), V_STORE(p, v), V_FMA(a, b, c) = a*b + c,
+ *   I_SET1, I_STORE, UPDATE(s, j, m1, m2, idx): the running minimum, index, second minimum.
  *
  * Rows live in the lanes: W private rows at a time, transposed to xt[k][lane]
  * (float32, shifted by the public candidate mean). Each candidate j is
  * [−2(c_j − shift), ‖c_j − shift‖²] in float32; its score for row x is
  * ‖c‖² − 2x·c (‖x − c‖² − ‖x‖²), accumulated with FMAs in the order k = 0..D−1.
  * Per lane we keep the smallest score m1, its candidate idx (first on equal
- * scores), and the second smallest m2. Candidates go in blocks of 8: the
- * block's lane-wise minimum is compared with m2 first and the block is skipped
- * when no lane has a score below its m2 (then no state can change).
+ * scores), and the second smallest m2. Candidates go in blocks of 8 (8
+ * independent FMA chains); the update is branch-free: skipping blocks whose
+ * lane-wise minimum is not below m2 was measured slower (mispredicted
+ * branches), and a branch-free loop takes the same time whatever the data.
  */
 
 #define KBLOCK 8
@@ -40,13 +41,8 @@ SUFFIX(kernel_body)(const int D, const float *xt, const float *cand, int64_t u,
 #pragma GCC unroll 8
             for (int t = 0; t < KBLOCK; t++)
                 s[t] = V_FMA(xv[k], V_SET1(c[t * stride + k]), s[t]);
-        VF b01 = V_MIN(s[0], s[1]), b23 = V_MIN(s[2], s[3]);
-        VF b45 = V_MIN(s[4], s[5]), b67 = V_MIN(s[6], s[7]);
-        VF bmin = V_MIN(V_MIN(b01, b23), V_MIN(b45, b67));
-        if (ANY_LT(bmin, m2)) {
 #pragma GCC unroll 8
-            for (int t = 0; t < KBLOCK; t++) UPDATE(s[t], (int32_t)(j + t), m1, m2, idx);
-        }
+        for (int t = 0; t < KBLOCK; t++) UPDATE(s[t], (int32_t)(j + t), m1, m2, idx);
     }
     for (; j < u; j++) {
         const float *c = cand + j * stride;
