@@ -233,3 +233,15 @@ def test_text_run_killed_mid_round_resumes_with_the_same_texts_and_epsilon(tmp_p
     assert len(resumed.engine_.releases_) == 4
     for a, b in zip(resumed.history_, want.history_):
         assert np.array_equal(a.noisy_counts, b.noisy_counts)
+
+
+def test_round_seconds_split_every_phase_and_the_cli_prints_them():
+    from privevo.text.cli import timing_line
+
+    model = _model().fit(PRIVATE)
+    rows = model.round_seconds_
+    assert [r["round"] for r in rows] == [0, 1, 2]
+    assert all(set(r) == {"round", "histogram", "selection", "generation", "embedding"} for r in rows)
+    assert rows[-1]["generation"] == 0.0  # no variation after the last round
+    line = timing_line(rows, model.population_.initial_seconds)
+    assert line.startswith("seconds: S_0 generation") and "per round gen/emb/hist/sel: 1: " in line

@@ -283,7 +283,19 @@ def _synth_text(args) -> int:
         write_outputs({paths["output"]: lambda tmp: write_texts(tmp, model.synthetic_texts_, args.column, paths["output"].suffix),
                        paths["report"]: lambda tmp: write_json(tmp, report)})
     _print_synth(args, model.synthetic_texts_, report, paths)
+    if not args.quiet and not args.json:
+        print(timing_line(model.round_seconds_, model.population_.initial_seconds), file=sys.stderr)
     return 0
+
+
+def timing_line(rounds: list[dict], initial: dict) -> str:
+    """Seconds per phase over the run: S_0, then every round's generation / embedding / histogram / selection."""
+    total = {k: sum(r[k] for r in rounds) for k in ("generation", "embedding", "histogram", "selection")}
+    per_round = "; ".join(f"{r['round'] + 1}: " + "/".join(f"{r[k]:.0f}" for k in total) for r in rounds)
+    return (f"seconds: S_0 generation {initial['generation']:.0f}, embedding {initial['embedding']:.0f}; "
+            f"rounds generation {total['generation']:.0f}, embedding {total['embedding']:.0f}, "
+            f"histogram {total['histogram']:.0f}, selection {total['selection']:.0f} "
+            f"(per round gen/emb/hist/sel: {per_round})")
 
 
 def _text_delta(args, n: int) -> float:
