@@ -30,7 +30,7 @@ from ..report import gaussian_release, privacy_report
 from ..selection import GAPE, Rank, Subsample
 from .apis import RoundTagged, TabPESelection, TabularRandomAPI, TabularVariationAPI
 from .encoding import TableEmbedding, decode_codes, encode_table
-from .marginals import cell_sampler, cells_of, noisy_marginals, probabilities, rake
+from .marginals import cell_sampler, cells_of, fit_pool, noisy_marginals, probabilities, rake
 from .metadata import TableMetadata, metadata_from_data
 
 __all__ = ["TabularPE", "DEFAULT_DELTA", "SELECTORS"]
@@ -72,9 +72,10 @@ class TabularPE:
     """
 
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, metadata=None, *,
-                 iterations: int = 3, n_synthetic: int = 3000, variations: int = 2, selector="tabpe",
+                 iterations: int = 2, n_synthetic="auto", variations: int = 2, selector="tabpe",
                  mutation: tuple[float, float] = (0.5, 0.01), threshold: float = 1.0,
-                 marginal_share: float = 0.5, bins: int = 10, rake: bool = True, smooth: float = 0.15,
+                 marginal_share: float = 0.5, bins: int = 10, rake: bool = True, smooth: float = 0.0,
+                 pool: int = 50_000,
                  adjacency: str = "add_remove", accountant=None, random_state=None, progress: bool = False):
         self.epsilon = epsilon
         self.delta = delta
@@ -89,6 +90,7 @@ class TabularPE:
         self.bins = bins
         self.rake = rake
         self.smooth = smooth
+        self.pool = pool
         self.adjacency = adjacency
         self.accountant = accountant
         self.random_state = random_state
@@ -118,7 +120,7 @@ class TabularPE:
         """``n`` rows (default ``n_synthetic``) drawn ∝ ``weights_`` from the final population."""
         if not hasattr(self, "weights_"):
             raise ValueError("this TabularPE is not fitted yet; call fit(df) first")
-        n = self.n_synthetic if n is None else check_positive_int(n, "n")
+        n = self.n_synthetic_ if n is None else check_positive_int(n, "n")
         rng = check_random_state(random_state) if random_state is not None else self._sample_rng
         idx = rng.choice(len(self.codes_), size=n, replace=True, p=self.weights_ / self.weights_.sum())
         codes = self.codes_[idx]
@@ -134,7 +136,9 @@ class TabularPE:
         if self.epsilon != math.inf:
             check_epsilon(self.epsilon)
         check_positive_int(self.iterations, "iterations")
-        check_positive_int(self.n_synthetic, "n_synthetic")
+        if self.n_synthetic != "auto":
+            check_positive_int(self.n_synthetic, "n_synthetic")
+        check_positive_int(self.pool, "pool", minimum=0)
         check_positive_int(self.variations, "variations")
         check_adjacency(self.adjacency)
         start, end = _check_mutation(self.mutation)
@@ -178,6 +182,13 @@ class TabularPE:
         mu = math.sqrt(1.0 - self.marginal_share) * accounting.mu_of_epsilon(self.epsilon, delta)
         return accounting.epsilon_of_mu(mu, delta)
 
+    def _population(self, metadata: TableMetadata) -> int:
+        """m: ``n_synthetic``, or for ``"auto"`` N/30 clipped to [50, 3000] with N the public
+        ``n_rows`` (else 300): about 10 votes per candidate of a round."""
+        if self.n_synthetic != "auto":
+            return self.n_synthetic
+        return int(np.clip(metadata.n_rows // 30, 50, 3000)) if metadata.n_rows else 300
+
     def _engine(self, embedding: TableEmbedding, metadata: TableMetadata, delta: float, rng, marginals):
         samplers = None
         if marginals is not None:
@@ -186,7 +197,7 @@ class TabularPE:
         random_api = TabularRandomAPI(embedding, samplers=samplers)
         start, end = self.mutation
         variation = TabularVariationAPI(random_api, per_point=self.variations, start=start, end=end)
-        m = self.n_synthetic
+        m = self.n_synthetic_ = self._population(metadata)
         return PrivateEvolution(
             random_api, variation, _make_selector(self.selector), m, self.iterations, self._pe_epsilon(delta), delta,
             self.adjacency, rng, population_size=m * (1 + self.variations), progress=self.progress,
@@ -204,6 +215,10 @@ class TabularPE:
             weights = weights if weights.sum() > 0 else np.ones(len(codes))
         if marginals is not None and self.rake:
             weights = rake(weights, cells_of(codes, embedding, self.bins), marginals["targets"])
+        if marginals is not None and self.pool > 0:
+            codes = np.vstack([codes, engine.random_api.sample_codes(self.pool, engine.final_state_.rng)])
+            rounds = [(r.candidates, r.noisy_counts) for r in engine.history_]
+            weights = fit_pool(codes, embedding, self.bins, marginals["targets"], rounds)
         self.engine_, self.metadata_, self.codes_, self.weights_ = engine, metadata, codes, weights
         self.samplers_ = engine.random_api.samplers
         self.embedding_ = embedding

@@ -117,3 +117,30 @@ def _integer_range(spec: ColumnSpec, bins: int) -> tuple[np.ndarray, np.ndarray]
     empty = lo > hi
     centre = np.round((edges[:-1] + edges[1:]) / 2)
     return np.where(empty, centre, lo), np.where(empty, centre, hi)
+
+
+def nearest(points: np.ndarray, candidates: np.ndarray, chunk: int = 2048) -> np.ndarray:
+    """Index of each point's nearest candidate (float64; ties → the lowest index, as the vote)."""
+    c_sq = np.einsum("ij,ij->i", candidates, candidates)
+    out = np.empty(len(points), dtype=np.int64)
+    for s in range(0, len(points), chunk):
+        out[s:s + chunk] = np.argmin(c_sq[None, :] - 2.0 * points[s:s + chunk] @ candidates.T, axis=1)
+    return out
+
+
+def fit_pool(pool_codes: np.ndarray, embedding: TableEmbedding, bins: int, marginals: list[np.ndarray],
+             rounds: list[tuple[np.ndarray, np.ndarray]], sweeps: int = 30) -> np.ndarray:
+    """Weights of a public pool of rows that match every noisy measurement at once (IPF).
+
+    Constraints: each column's noisy 1-way marginal and, for every PE round,
+    the pool's share in each candidate's Voronoi cell = that candidate's
+    clipped, normalised noisy votes (``rounds``: (candidates, noisy votes)).
+    Pure post-processing of the releases.
+    """
+    points = embedding.embed(pool_codes)
+    cells = [cells_of(pool_codes, embedding, bins)]
+    targets = list(marginals)
+    for candidates, votes in rounds:
+        cells.append(nearest(points, candidates)[:, None])
+        targets.append(probabilities(votes))
+    return rake(np.ones(len(pool_codes)), np.hstack(cells), targets, sweeps)
