@@ -90,7 +90,7 @@ def main(argv=None) -> None:
     texts, great = load_reviews()
     if args.quick:
         texts, great = texts[:500], great[:500]
-    lm, embedder = smollm2(batch_size=32), SentenceEmbedder(batch_size=64)
+    lm, embedder = smollm2(batch_size=32, threads=args.threads), SentenceEmbedder(batch_size=64)
     X = embedder.embed(texts, cache=False)
     probe, accuracy = great_probe(X, great)
     n, delta = len(texts), float(len(texts)) ** -1.1
