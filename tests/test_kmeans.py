@@ -393,3 +393,10 @@ def test_recover_step_moves_pe_means_towards_the_cell_means():
     refined = np.mean([kmeans_loss(X, fit(0.25, s).cluster_centers_) for s in range(2)])
     best = nonprivate_loss(X, 2)
     assert refined - best < 0.5 * (plain - best)
+
+
+def test_noisy_count_at_a_tiny_epsilon_keeps_the_population_bounded():
+    # at epsilon 1e-6 the noisy row count can be 10^5 times n; the default L is capped
+    X = unit_blobs(n=400, d=2, k=2)[0]
+    est = DPKMeans(2, epsilon=1e-6, radius=1.0, iterations=2, random_state=0).fit(X)
+    assert 4 <= est.variations_ <= 1000 and est.cluster_centers_.shape == (2, 2)

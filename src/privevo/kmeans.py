@@ -88,6 +88,7 @@ __all__ = ["DPKMeans", "paper_iterations", "paper_variations", "pca_basis", "rec
 METHODS = ("auto", "pe-means", "hdpe-means")
 PROJECTIONS = ("pca", "random")
 NOISES = tuple(_NOISES)
+MAX_VARIATIONS = 1000  # cap on the default L (the paper's n/(5k) is 1000 on blobs k=4, n = 20 000)
 PE_MEANS_RECOVER_SHARE = 0.25
 HDPE_RECOVER_SHARE = 0.55
 
@@ -166,8 +167,9 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         curve is .400 with it and .266 with T = ⌊4√d'⌋ (3 seeds,
         ``benchmarks/kmeans_hdpe.py``).
     population : int or None
-        L, variations per centre (population k·(L+1)); None → max(⌊n/(5k)⌋, 4)
-        with n exact under replace adjacency and a noisy count under add/remove.
+        L, variations per centre (population k·(L+1)); None → max(⌊n/(5k)⌋, 4),
+        at most 1000, with n exact under replace adjacency and a noisy count under
+        add/remove.
     adjacency : {"add_remove", "replace"}
     random_state : None, int or numpy.random.Generator
         Seeds every draw (population, noise, variation, k-means, projection).
@@ -406,11 +408,12 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         return pe.synthetic_, list(pe.releases_), times
 
     def _population(self, cfg: _Plan, n_hat: float | None) -> int:
-        """L: given, or max(⌊n/(5k)⌋, 4) with n public (replace) or the noisy count (add/remove)."""
+        """L: given, or max(⌊n/(5k)⌋, 4) with n public (replace) or the noisy count (add/remove),
+        at most MAX_VARIATIONS (a noisy count at a tiny ε can be far above n)."""
         if self.population is not None:
             return int(self.population)
         n = cfg.n_public if cfg.n_public is not None else max(n_hat, 1.0)
-        return paper_variations(int(n), cfg.k)
+        return min(paper_variations(int(min(n, 1e12)), cfg.k), MAX_VARIATIONS)
 
     def _open_checkpoint(self, X: np.ndarray, cfg: _Plan):
         """The run's checkpoint log, bound to X and every parameter (a null context without one)."""
