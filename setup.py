@@ -9,7 +9,7 @@ import sys
 
 from setuptools import Extension, setup
 
-ARGS = [] if sys.platform == "win32" else ["-O3", "-fno-strict-aliasing"]
+ARGS = [] if sys.platform == "win32" else ["-O3", "-fno-strict-aliasing", "-ffp-contract=off"]
 
 setup(
     ext_modules=[

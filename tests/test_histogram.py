@@ -204,3 +204,13 @@ def test_small_calls_equal_the_chunked_path(backend, monkeypatch):
     monkeypatch.setattr(_lowd_kernel, "SMALL_WORK", 0)  # force the threaded, chunked path
     np.testing.assert_array_equal(nn_histogram(X, C, backend=backend), small)
     np.testing.assert_array_equal(small, reference_counts(X, C))
+
+
+@pytest.mark.parametrize("rows", [3, 1000])  # few rows: exact among near pairs; many: the numpy fix-up
+def test_lowd_fix_up_with_hundreds_of_near_ties_per_row(rows):
+    angle = np.linspace(0, 2 * np.pi, 400, endpoint=False)
+    C = np.c_[np.cos(angle), np.sin(angle)]  # all (almost) equidistant from the origin
+    X = np.zeros((rows, 2))
+    X[::2] = 1e-9
+    for backend in LOCAL:
+        np.testing.assert_array_equal(nn_histogram(X, C, backend=backend), reference_counts(X, C))

@@ -73,21 +73,56 @@ def _contiguous_rows(chunk: np.ndarray) -> np.ndarray:
 
 def _assign_chunk(chunk, prepared, cand: np.ndarray, dp: int, which: int) -> np.ndarray:
     """Exact nearest unique candidate of each row of one chunk (extension + float64 fix-up)."""
-    from .histogram import _U32, _assign_rows
+    from .histogram import _U32
 
     x = _contiguous_rows(chunk)
     n, d = x.shape
     labels = np.empty(n, dtype=np.int64)
     unsure = np.empty(n, dtype=np.uint8)
+    m1 = np.empty(n, dtype=np.float32)
     gamma2 = 2.0 * 2.0 * (d + 8) * _U32  # twice the per-score bound's γ, as the numpy kernel
     n_unsure = _lowd.assign(
         x, int(x.dtype == np.float64), n, d, prepared.shift, cand, len(cand), dp,
-        gamma2, prepared.max_norm, labels, unsure, which, None, None,
+        gamma2, prepared.max_norm, labels, unsure, which, None, m1,
     )
     if n_unsure:
         rows = np.flatnonzero(unsure)
-        labels[rows] = _assign_rows(np.asarray(chunk)[rows], prepared)
+        labels[rows] = _fix_up(x, rows, m1[rows], prepared, cand, dp, gamma2)
     return labels
+
+
+def _fix_up(x: np.ndarray, rows: np.ndarray, m1: np.ndarray, prepared, cand, dp: int, gamma2: float):
+    """Exact labels of the unsure rows: float64 ‖x − c‖² over their possible winners.
+
+    The possible winners of a row are the candidates whose float32 score is within
+    the rounding bound of the row's smallest one (a superset of the exact nearest,
+    whatever the summation order); among them the float64 distances by differences
+    decide, ties → lowest index, as in the numpy kernel's fix-up. Rows too large
+    for float32, or not finite, take the numpy kernel's path (which reports them).
+    """
+    from .histogram import _assign_rows
+
+    nr = len(rows)
+    out = np.empty(nr, dtype=np.int64)
+    flag = np.empty(nr, dtype=np.uint8)
+    cap = min(nr * len(cand), max(1024, 32 * nr))
+    pair_row, pair_cand = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
+    count = _lowd.near_pairs(x, int(x.dtype == np.float64), x.shape[1], rows, nr, prepared.shift, cand,
+                             len(cand), dp, gamma2, prepared.max_norm, m1, pair_row, pair_cand, flag)
+    if count < 0:  # very many near ties: the numpy kernel's fix-up
+        return _assign_rows(x[rows], prepared)
+    pr, pc = pair_row[:count], pair_cand[:count]
+    has_pairs = np.bincount(pr, minlength=nr) > 0
+    slow = (flag > 0) | ~has_pairs
+    if count:
+        diff = np.asarray(x[rows[pr]], dtype=np.float64) - prepared.unique[pc]
+        dist = np.einsum("ij,ij->i", diff, diff)
+        order = np.lexsort((pc, dist, pr))
+        first = np.flatnonzero(np.r_[True, np.diff(pr[order]) > 0])
+        out[pr[order][first]] = pc[order][first]
+    if slow.any():
+        out[slow] = _assign_rows(x[rows[slow]], prepared)
+    return out
 
 
 def assign(block, prepared, chunk_size: int | None = None, n_threads: int | None = None,

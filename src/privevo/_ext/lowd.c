@@ -54,7 +54,11 @@
 #undef I_SET1
 #undef I_STORE
 #undef UPDATE
+#undef MINS
+#undef BLOCK_INDEX
+#undef S_FMA
 #undef KBLOCK
+#undef BLOCK_INDEX_MIN
 
 #ifdef PRIVEVO_X86
 /* ------------------------------------------------------------------ AVX2 + FMA */
@@ -78,6 +82,15 @@
         idx = _mm256_castps_si256(_mm256_blendv_ps(                                        \
             _mm256_castsi256_ps(idx), _mm256_castsi256_ps(_mm256_set1_epi32(jj)), lt_));   \
     } while (0)
+#define MINS(s, m1, m2)                                                                    \
+    do {                                                                                   \
+        m2 = _mm256_min_ps(m2, _mm256_max_ps(m1, (s)));                                    \
+        m1 = _mm256_min_ps(m1, (s));                                                       \
+    } while (0)
+#define BLOCK_INDEX(idx, m1, before, j)                                                    \
+    idx = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(idx),                   \
+        _mm256_castsi256_ps(_mm256_set1_epi32(j)), _mm256_cmp_ps((m1), (before), _CMP_LT_OQ)))
+#define S_FMA(a, b, c) fmaf((a), (b), (c))
 #include "lowd_impl.h"
 #undef VF
 #undef VI
@@ -91,13 +104,17 @@
 #undef I_SET1
 #undef I_STORE
 #undef UPDATE
+#undef MINS
+#undef BLOCK_INDEX
+#undef S_FMA
 #undef KBLOCK
+#undef BLOCK_INDEX_MIN
 
 /* ------------------------------------------------------------------ AVX-512F */
 #define VF __m512
 #define VI __m512i
 #define W 16
-#define TARGET __attribute__((target("avx512f")))
+#define TARGET __attribute__((target("avx512f,fma")))
 #define SUFFIX(name) name##_avx512
 #define V_SET1(f) _mm512_set1_ps(f)
 #define V_LOAD(p) _mm512_loadu_ps(p)
@@ -113,6 +130,15 @@
         m1 = _mm512_min_ps(m1, s_);                                                        \
         idx = _mm512_mask_mov_epi32(idx, lt_, _mm512_set1_epi32(jj));                      \
     } while (0)
+#define MINS(s, m1, m2)                                                                    \
+    do {                                                                                   \
+        m2 = _mm512_min_ps(m2, _mm512_max_ps(m1, (s)));                                    \
+        m1 = _mm512_min_ps(m1, (s));                                                       \
+    } while (0)
+#define BLOCK_INDEX(idx, m1, before, j)                                                    \
+    idx = _mm512_mask_mov_epi32((idx), _mm512_cmp_ps_mask((m1), (before), _CMP_LT_OQ),     \
+                                _mm512_set1_epi32(j))
+#define S_FMA(a, b, c) fmaf((a), (b), (c))
 #include "lowd_impl.h"
 #endif
 
@@ -122,7 +148,7 @@ static int best_isa(void)
 {
 #ifdef PRIVEVO_X86
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return ISA_AVX512;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma")) return ISA_AVX512;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return ISA_AVX2;
 #endif
     return ISA_SCALAR;
@@ -136,34 +162,34 @@ static PyObject *py_best_isa(PyObject *self, PyObject *args)
 }
 
 /* assign(x, x_is_double, n, d, shift, cand, u, dp, gamma2, max_norm, labels, unsure, isa,
- *        m2_init, m2_out) -> number of unsure rows.
+ *        m2_init, m1_out) -> number of unsure rows.
  * Buffers: x (n*d float64/float32), shift (d float64), cand (u*(dp+1) float32), labels
  * (n int64, written), unsure (n uint8, written); m2_init (n float32: an upper bound on each
- * row's second-smallest score, computed by this kernel on a subset of cand) and m2_out (n
- * float32, written) may be None. */
+ * row's second-smallest score, computed by this kernel on a subset of cand) and m1_out (n
+ * float32, written: each row's smallest float32 score) may be None. */
 static PyObject *py_assign(PyObject *self, PyObject *args)
 {
     (void)self;
-    Py_buffer x, shift, cand, labels, unsure, m2i = {0}, m2o = {0};
-    PyObject *m2i_obj, *m2o_obj;
+    Py_buffer x, shift, cand, labels, unsure, m2i = {0}, m1o = {0};
+    PyObject *m2i_obj, *m1o_obj;
     int x_is_double, d, dp, isa;
     long long n, u;
     double gamma2, max_norm;
     if (!PyArg_ParseTuple(args, "y*iLiy*y*Liddw*w*iOO", &x, &x_is_double, &n, &d, &shift,
                           &cand, &u, &dp, &gamma2, &max_norm, &labels, &unsure, &isa,
-                          &m2i_obj, &m2o_obj))
+                          &m2i_obj, &m1o_obj))
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t item = x_is_double ? 8 : 4;
     if ((m2i_obj != Py_None && PyObject_GetBuffer(m2i_obj, &m2i, PyBUF_SIMPLE) < 0) ||
-        (m2o_obj != Py_None && PyObject_GetBuffer(m2o_obj, &m2o, PyBUF_WRITABLE) < 0))
+        (m1o_obj != Py_None && PyObject_GetBuffer(m1o_obj, &m1o, PyBUF_WRITABLE) < 0))
         goto done;
-    if ((m2i.obj && m2i.len < (Py_ssize_t)(n * 4)) || (m2o.obj && m2o.len < (Py_ssize_t)(n * 4))) {
+    if ((m2i.obj && m2i.len < (Py_ssize_t)(n * 4)) || (m1o.obj && m1o.len < (Py_ssize_t)(n * 4))) {
         PyErr_SetString(PyExc_ValueError, "privevo._lowd.assign: short m2 buffer");
         goto done;
     }
     const float *m2i_p = m2i.obj ? m2i.buf : NULL;
-    float *m2o_p = m2o.obj ? m2o.buf : NULL;
+    float *m1o_p = m1o.obj ? m1o.buf : NULL;
     if (n < 0 || d < 1 || d > dp || dp > 32 || u < 1 || u >= (1LL << 31) ||
         x.len < (Py_ssize_t)(n * d * item) || shift.len < (Py_ssize_t)(d * 8) ||
         cand.len < (Py_ssize_t)(u * (dp + 1) * 4) || labels.len < (Py_ssize_t)(n * 8) ||
@@ -176,14 +202,14 @@ static PyObject *py_assign(PyObject *self, PyObject *args)
 #ifdef PRIVEVO_X86
     if (isa == ISA_AVX512)
         n_unsure = assign_rows_avx512(x.buf, x_is_double, n, d, shift.buf, cand.buf, u, dp, gamma2,
-                                      max_norm, labels.buf, unsure.buf, m2i_p, m2o_p);
+                                      max_norm, labels.buf, unsure.buf, m2i_p, m1o_p);
     else if (isa == ISA_AVX2)
         n_unsure = assign_rows_avx2(x.buf, x_is_double, n, d, shift.buf, cand.buf, u, dp, gamma2,
-                                    max_norm, labels.buf, unsure.buf, m2i_p, m2o_p);
+                                    max_norm, labels.buf, unsure.buf, m2i_p, m1o_p);
     else
 #endif
         n_unsure = assign_rows_scalar(x.buf, x_is_double, n, d, shift.buf, cand.buf, u, dp, gamma2,
-                                      max_norm, labels.buf, unsure.buf, m2i_p, m2o_p);
+                                      max_norm, labels.buf, unsure.buf, m2i_p, m1o_p);
     Py_END_ALLOW_THREADS
     if (n_unsure < 0)
         PyErr_SetString(PyExc_ValueError, "privevo._lowd.assign: unsupported padded dimension");
@@ -196,12 +222,97 @@ done:
     PyBuffer_Release(&labels);
     PyBuffer_Release(&unsure);
     if (m2i.obj) PyBuffer_Release(&m2i);
-    if (m2o.obj) PyBuffer_Release(&m2o);
+    if (m1o.obj) PyBuffer_Release(&m1o);
+    return result;
+}
+
+/* near_pairs(x, x_is_double, d, rows, nr, shift, cand, u, dp, gamma2, max_norm, m1, out_row,
+ *            out_cand, flag) -> number of pairs, or -1 when out_* are too short.
+ * For the unsure rows (indices rows[0..nr) into x, m1 their smallest float32 score from
+ * assign): every candidate whose float32 score, in any summation order, is within the
+ * rounding bound of m1 could be the exact nearest; (i, j) pairs with i in 0..nr. A row that
+ * assign flagged for its size or non-finite values gets flag[i] = 1 and no pairs. */
+static PyObject *py_near_pairs(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer x, rows, shift, cand, m1, orow, ocand, flag;
+    int x_is_double, d, dp;
+    long long nr, u;
+    double gamma2, max_norm;
+    if (!PyArg_ParseTuple(args, "y*iiy*Ly*y*Liddy*w*w*w*", &x, &x_is_double, &d, &rows, &nr, &shift,
+                          &cand, &u, &dp, &gamma2, &max_norm, &m1, &orow, &ocand, &flag))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t item = x_is_double ? 8 : 4;
+    int64_t cap = (int64_t)(orow.len / 8) < (int64_t)(ocand.len / 8) ? orow.len / 8 : ocand.len / 8;
+    if (d < 1 || d > dp || dp > 32 || u < 1 || rows.len < (Py_ssize_t)(nr * 8) ||
+        shift.len < (Py_ssize_t)(d * 8) || cand.len < (Py_ssize_t)(u * (dp + 1) * 4) ||
+        m1.len < (Py_ssize_t)(nr * 4) || flag.len < (Py_ssize_t)nr) {
+        PyErr_SetString(PyExc_ValueError, "privevo._lowd.near_pairs: inconsistent arguments");
+        goto done;
+    }
+    const int64_t *ri = rows.buf;
+    for (int64_t i = 0; i < nr; i++) {
+        if (ri[i] < 0 || (ri[i] + 1) * d * item > x.len) {
+            PyErr_SetString(PyExc_ValueError, "privevo._lowd.near_pairs: row index out of range");
+            goto done;
+        }
+    }
+    int64_t count = 0;
+    Py_BEGIN_ALLOW_THREADS
+    const float *c0 = cand.buf, *mf = m1.buf;
+    int64_t *outr = orow.buf, *outc = ocand.buf;
+    uint8_t *fl = flag.buf;
+    const double mm = max_norm * max_norm;
+    float xf[32];
+    for (int64_t i = 0; i < nr && count >= 0; i++) {
+        double norm2 = 0.0;
+        for (int k = 0; k < dp; k++) {
+            double v = 0.0;
+            if (k < d) {
+                size_t at = (size_t)ri[i] * d + k;
+                v = (x_is_double ? ((const double *)x.buf)[at] : (double)((const float *)x.buf)[at]) -
+                    ((const double *)shift.buf)[k];
+            }
+            xf[k] = (float)v;
+            norm2 += (double)xf[k] * (double)xf[k];
+        }
+        double rn = sqrt(norm2);
+        fl[i] = !((rn + max_norm) * (rn + max_norm) <= 1e37 && isfinite(mf[i]));
+        if (fl[i]) continue;
+        double thr = (double)mf[i] + gamma2 * (2.0 * rn * max_norm + mm + 1e-30);
+        for (int64_t j = 0; j < u; j++) {
+            const float *c = c0 + j * (dp + 1);
+            float s = c[dp];
+            for (int k = 0; k < dp; k++) s = xf[k] * c[k] + s;
+            if ((double)s <= thr) {
+                if (count >= cap) {
+                    count = -1;
+                    break;
+                }
+                outr[count] = i;
+                outc[count] = j;
+                count++;
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    result = PyLong_FromLongLong(count);
+done:
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&shift);
+    PyBuffer_Release(&cand);
+    PyBuffer_Release(&m1);
+    PyBuffer_Release(&orow);
+    PyBuffer_Release(&ocand);
+    PyBuffer_Release(&flag);
     return result;
 }
 
 static PyMethodDef methods[] = {
     {"assign", py_assign, METH_VARARGS, "Nearest candidate per row, with an unsure flag."},
+    {"near_pairs", py_near_pairs, METH_VARARGS, "Possible nearest candidates of unsure rows."},
     {"best_isa", py_best_isa, METH_NOARGS, "0 scalar, 1 AVX2+FMA, 2 AVX-512F."},
     {NULL, NULL, 0, NULL},
 };
