@@ -347,6 +347,14 @@ def test_a_long_run_off_a_terminal_is_never_silent(data, capsys, monkeypatch):
     import privevo.cli
 
     monkeypatch.setattr(privevo.cli, "_HEARTBEAT_SECONDS", 0.05)
+    real = privevo.cli._synth_model
+
+    def slow_model(*args, **kwargs):  # every round takes at least 20 ms: the run lasts >= 1.2 s
+        pe = real(*args, **kwargs)
+        pe.callbacks = [lambda record: time.sleep(0.02)]
+        return pe
+
+    monkeypatch.setattr(privevo.cli, "_synth_model", slow_model)
     argv = synth(data, "-o", str(data.parent / "beat.csv"))
     argv[argv.index("--iterations") + 1] = "60"
     code, _, err = run(argv, capsys)

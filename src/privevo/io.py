@@ -121,44 +121,55 @@ def _read_delimited(
     rows = _csv_rows(path, sep)
     if not rows:
         raise ValueError(f"{path} has no rows (only blank lines); it needs rows of numbers")
+    grid = _grid(rows)
+    parsed: dict[int, np.ndarray] = {}
     if header is None:
-        header = _has_header(path, rows, wanted)
+        header, parsed = _has_header(path, rows, grid, wanted)
     names = [c.strip() for c in rows[0]] if header else [str(j) for j in range(len(rows[0]))]
-    body = rows[1:] if header else rows
     first_line = 2 if header else 1
-    if not body:
+    if len(rows) < first_line:
         raise ValueError(f"{path} has a header but no data rows; add at least one row of numbers")
-    _check_ragged(path, body, len(names), first_line, header)
+    if grid is None:  # rows of different lengths: refused, naming the first odd line
+        _check_ragged(path, rows[first_line - 1 :], len(names), first_line, header)
     picked = _pick_columns(path, names, wanted)
-    cells = np.array(body, dtype=str)[:, picked]
-    data = np.column_stack(
-        [_numeric_column(path, cells[:, i], names[j], first_line) for i, j in enumerate(picked)]
-    )
+    cells = grid[first_line - 1 :]
+    data = np.column_stack([
+        _numeric_column(path, cells[:, j], names[j], first_line, parsed.get(j)) for j in picked
+    ])
     return data, [names[j] for j in picked]
 
 
-def _has_header(path: Path, rows: list[list[str]], wanted: list[str] | None) -> bool:
-    """The default header rule (see :func:`read_table`); refuses when it cannot tell."""
+def _grid(rows: list[list[str]]) -> np.ndarray | None:
+    """The cells, stripped, as a (lines, fields) string array; None if line lengths differ."""
+    width = len(rows[0])
+    if any(len(r) != width for r in rows):
+        return None
+    return np.char.strip(np.array(rows, dtype=str).reshape(len(rows), width))
+
+
+def _has_header(
+    path: Path, rows: list[list[str]], grid: np.ndarray | None, wanted: list[str] | None
+) -> tuple[bool, dict[int, np.ndarray]]:
+    """The default header rule (see :func:`read_table`), and the columns it parsed below line 1
+    (reused); refuses when it cannot tell."""
     if wanted is not None and not all(_is_index(w) for w in wanted):
-        return True  # column names were given: the file must have a header
+        return True, {}  # column names were given: the file must have a header
     first = [c.strip() for c in rows[0]]
     if not all(c and not _is_float(c) for c in first):
-        return False  # a number or an empty cell: the first line is data
-    body = rows[1:]
-    if not body or any(len(r) != len(first) for r in body):
-        return True  # header only, or ragged rows: both are refused next, quoting no cell
-    columns = list(range(len(first))) if wanted is None else [int(w) for w in wanted]
-    columns = [j for j in columns if 0 <= j < len(first)]
-    cells = np.char.strip(np.array(body, dtype=str)[:, columns])
+        return False, {}  # a number or an empty cell: the first line is data
+    if len(rows) == 1 or grid is None:
+        return True, {}  # header only, or ragged rows: both are refused next, quoting no cell
+    columns = range(len(first)) if wanted is None else [int(w) for w in wanted]
+    columns = sorted({j for j in columns if 0 <= j < len(first)})
+    cells = grid[1:, columns]
     try:  # numbers below (an empty cell is a missing number, refused next with its line)
-        np.where(cells == "", "0", cells).astype(np.float64)
-        return True
+        values = np.where(cells == "", "nan", cells).astype(np.float64)
     except ValueError:
-        pass
-    raise ValueError(
-        f"{path}: line 1 holds no numbers but the lines below are not all numbers either; "
-        "pass --header if line 1 holds column names (or --no-header if it is data)"
-    )
+        raise ValueError(
+            f"{path}: line 1 holds no numbers but the lines below are not all numbers either; "
+            "pass --header if line 1 holds column names (or --no-header if it is data)"
+        ) from None
+    return True, {j: values[:, i] for i, j in enumerate(columns)}
 
 
 def _is_index(name: str) -> bool:
@@ -217,23 +228,31 @@ def _pick_columns(path: Path, names: list[str], wanted: list[str] | None) -> lis
     return picked
 
 
-def _numeric_column(path: Path, cells: np.ndarray, name: str, first_line: int) -> np.ndarray:
-    try:
-        values = np.char.strip(cells).astype(np.float64)
-    except ValueError:  # the message names line and column, never the cell (it may be private)
-        stripped = np.char.strip(cells)
-        bad = next(i for i, c in enumerate(stripped) if not _is_float(c))
-        if stripped[bad] == "":
-            raise ValueError(
-                f"{path}: column {name!r} has an empty cell at line {first_line + bad}; "
-                "drop or impute missing values first"
-            ) from None
-        raise ValueError(
-            f"{path}: column {name!r} is not numeric (line {first_line + bad} holds a non-number); "
-            "choose numeric columns with --columns"
-        ) from None
+def _numeric_column(
+    path: Path, cells: np.ndarray, name: str, first_line: int, values: np.ndarray | None = None
+) -> np.ndarray:
+    """A column of stripped cells as floats (``values``: already parsed, empty cells as NaN)."""
+    if values is None:
+        try:
+            values = cells.astype(np.float64)
+        except ValueError:
+            raise _cell_error(path, cells, name, first_line) from None
+    else:
+        nan_rows = np.flatnonzero(np.isnan(values))
+        if (cells[nan_rows] == "").any():
+            raise _cell_error(path, cells, name, first_line)
     _check_finite(path, values, name, first_line)
     return values
+
+
+def _cell_error(path: Path, cells: np.ndarray, name: str, first_line: int) -> ValueError:
+    """The first cell that is not a number, by line and column, never by content."""
+    bad = next(i for i, c in enumerate(cells) if not _is_float(c))
+    if cells[bad] == "":
+        return ValueError(f"{path}: column {name!r} has an empty cell at line {first_line + bad}; "
+                          "drop or impute missing values first")
+    return ValueError(f"{path}: column {name!r} is not numeric (line {first_line + bad} holds a "
+                      "non-number); choose numeric columns with --columns")
 
 
 def _is_float(text: str) -> bool:
