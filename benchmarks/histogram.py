@@ -26,8 +26,19 @@ from privevo import _lowd_kernel
 from privevo.histogram import available_backends, nn_histogram, noisy_nn_histogram, reference_assign
 
 LOW_D = [(200_000, m, d) for d in (2, 4, 16) for m in (100, 2_000, 20_000)]
-FULL = LOW_D + [(200_000, 1_000, 32), (200_000, 2_000, 64), (100_000, 2_000, 768), (50_000, 20_000, 128)]
-QUICK = [(100_000, 100, 2), (50_000, 2_000, 4), (50_000, 2_000, 16), (50_000, 2_000, 64), (20_000, 2_000, 768)]
+FULL = LOW_D + [
+    (200_000, 1_000, 32),
+    (200_000, 2_000, 64),
+    (100_000, 2_000, 768),
+    (50_000, 20_000, 128),
+]
+QUICK = [
+    (100_000, 100, 2),
+    (50_000, 2_000, 4),
+    (50_000, 2_000, 16),
+    (50_000, 2_000, 64),
+    (20_000, 2_000, 768),
+]
 
 
 CLOCK = time.perf_counter  # --one-core: time.process_time (CPU seconds of the one thread)
@@ -89,7 +100,10 @@ def run(shapes, repeats: int) -> list[dict]:
         X32, C32 = X.astype(np.float32), C.astype(np.float32)
         ours = nn_histogram(X, C)
         check = min(20_000, int(2e8 // m))
-        same = [np.array_equal(nn_histogram(X[:check], C), reference_counts(X, C, check)), int(ours.sum()) == n]
+        same = [
+            np.array_equal(nn_histogram(X[:check], C), reference_counts(X, C, check)),
+            int(ours.sum()) == n,
+        ]
         same.append(np.array_equal(nn_histogram(X, C, backend="numpy"), ours))
         row = {"n": n, "m": m, "d": d, "auto": "lowd" if _lowd_kernel.uses_lowd(d) else "numpy"}
         methods = {
@@ -118,12 +132,29 @@ def run(shapes, repeats: int) -> list[dict]:
     return rows
 
 
-COLUMNS = ["n", "m", "d", "auto", "ceiling", "privevo", "numpy", "privevo f32 in", "faiss flat", "privevo faiss",
-           "sklearn", "privevo / faiss", "exact (float64 ref, all backends)"]
+COLUMNS = [
+    "n",
+    "m",
+    "d",
+    "auto",
+    "ceiling",
+    "privevo",
+    "numpy",
+    "privevo f32 in",
+    "faiss flat",
+    "privevo faiss",
+    "sklearn",
+    "privevo / faiss",
+    "exact (float64 ref, all backends)",
+]
 
 
 def _table(rows: list[dict], keys: list[str], header: bool = True) -> str:
-    fmt = lambda v: (f"{v:.2f}" if abs(v) < 10 else f"{v:.1f}") if isinstance(v, float) else str(v)  # noqa: E731
+    def fmt(v) -> str:
+        if not isinstance(v, float):
+            return str(v)
+        return f"{v:.2f}" if abs(v) < 10 else f"{v:.1f}"
+
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)] if header else []
     lines += ["| " + " | ".join(fmt(r.get(k, "")) for k in keys) + " |" for r in rows]
     return "\n".join(lines)
@@ -143,13 +174,30 @@ def small_calls(calls: int) -> None:
     rng = np.random.default_rng(1)
     X, C = rng.standard_normal((200, 2)), rng.standard_normal((2, 2))
     g = np.random.default_rng(2)
-    rows = [{"path": "auto (small-call path)", "median ms": _median_ms(lambda: noisy_nn_histogram(X, C, 1.0, g), calls)}]
-    rows.append({"path": "numpy, small-call path", "median ms":
-                 _median_ms(lambda: noisy_nn_histogram(X, C, 1.0, g, backend="numpy"), calls)})
+    rows = [
+        {
+            "path": "auto (small-call path)",
+            "median ms": _median_ms(lambda: noisy_nn_histogram(X, C, 1.0, g), calls),
+        }
+    ]
+    rows.append(
+        {
+            "path": "numpy, small-call path",
+            "median ms": _median_ms(
+                lambda: noisy_nn_histogram(X, C, 1.0, g, backend="numpy"), calls
+            ),
+        }
+    )
     saved, _lowd_kernel.SMALL_WORK = _lowd_kernel.SMALL_WORK, 0
     try:
-        rows.append({"path": "numpy, chunked + thread pool (before)", "median ms":
-                     _median_ms(lambda: noisy_nn_histogram(X, C, 1.0, g, backend="numpy"), calls)})
+        rows.append(
+            {
+                "path": "numpy, chunked + thread pool (before)",
+                "median ms": _median_ms(
+                    lambda: noisy_nn_histogram(X, C, 1.0, g, backend="numpy"), calls
+                ),
+            }
+        )
     finally:
         _lowd_kernel.SMALL_WORK = saved
     print(f"\nRelease on n = 200, m = 2, d = 2 (median of {calls} calls)\n")
@@ -167,12 +215,16 @@ def small_crossover(calls: int) -> None:
             for label, threshold in (("1 thread", float("inf")), ("threads", 0)):
                 saved, _lowd_kernel.SMALL_WORK = _lowd_kernel.SMALL_WORK, threshold
                 try:
-                    row[f"{backend} {label} ms"] = _median_ms(lambda: nn_histogram(X, C, backend=backend), calls)
+                    row[f"{backend} {label} ms"] = _median_ms(
+                        lambda: nn_histogram(X, C, backend=backend), calls
+                    )
                 finally:
                     _lowd_kernel.SMALL_WORK = saved
         rows.append(row)
-    print(f"\nSmall-call crossover (m = 32, d = 4; median ms of {calls} calls; "
-          f"threshold in use: n·m·d < {_lowd_kernel.SMALL_WORK:.0e})\n")
+    print(
+        f"\nSmall-call crossover (m = 32, d = 4; median ms of {calls} calls; "
+        f"threshold in use: n·m·d < {_lowd_kernel.SMALL_WORK:.0e})\n"
+    )
     print(_table(rows, list(rows[0])))
 
 
@@ -189,10 +241,15 @@ def dim_crossover(repeats: int) -> None:
             flops = 2.0 * n * m * d
             row = {"d": d, "m": m}
             for backend in ("lowd", "numpy"):
-                row[f"{backend} GFLOP/s"] = flops / best_of(lambda: nn_histogram(X, C, backend=backend), repeats) / 1e9
+                row[f"{backend} GFLOP/s"] = (
+                    flops / best_of(lambda: nn_histogram(X, C, backend=backend), repeats) / 1e9
+                )
             row["lowd / numpy"] = row["lowd GFLOP/s"] / row["numpy GFLOP/s"]
             rows.append(row)
-    print(f"\nDimension crossover (n = 100 000; auto uses the fused kernel for d <= {_lowd_kernel.AUTO_MAX_DIM})\n")
+    print(
+        "\nDimension crossover (n = 100 000; auto uses the fused kernel for "
+        f"d <= {_lowd_kernel.AUTO_MAX_DIM})\n"
+    )
     print(_table(rows, list(rows[0])))
 
 
@@ -201,14 +258,19 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--calls", type=int, default=2000, help="calls per small-release median")
-    parser.add_argument("--one-core", action="store_true",
-                        help="the table only, every method on one thread, timed in CPU seconds (robust to load)")
+    parser.add_argument(
+        "--one-core",
+        action="store_true",
+        help="the table only, every method on one thread, timed in CPU seconds (robust to load)",
+    )
     args = parser.parse_args()
     from threadpoolctl import threadpool_info
 
     blas = [(i["internal_api"], i.get("architecture"), i["num_threads"]) for i in threadpool_info()]
-    print(f"cores: {os.cpu_count()}, BLAS: {blas}, fused kernel: {_lowd_kernel.isa()}, "
-          f"load average: {os.getloadavg()}")
+    print(
+        f"cores: {os.cpu_count()}, BLAS: {blas}, fused kernel: {_lowd_kernel.isa()}, "
+        f"load average: {os.getloadavg()}"
+    )
     shapes = QUICK if args.quick else FULL
     if args.one_core:
         global CLOCK, THREADS

@@ -35,8 +35,14 @@ def fit(X: np.ndarray, k: int, seed: int, kernel: str) -> tuple[float, float, fl
     if kernel == "old":
         _lowd_kernel.SMALL_WORK = 0
     try:
-        est = DPKMeans(k, epsilon=1.0, delta=len(X) ** -1.1, radius=1.0, random_state=seed,
-                       backend="numpy" if kernel == "old" else "auto")
+        est = DPKMeans(
+            k,
+            epsilon=1.0,
+            delta=len(X) ** -1.1,
+            radius=1.0,
+            random_state=seed,
+            backend="numpy" if kernel == "old" else "auto",
+        )
         tic, cpu = time.perf_counter(), time.process_time()
         est.fit(X)
         wall, cpu = time.perf_counter() - tic, time.process_time() - cpu
@@ -51,9 +57,23 @@ def main() -> None:
     args = parser.parse_args()
     data = datasets(quick=True)
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
-    print(f"cores allowed: {cores}; fused kernel: {_lowd_kernel.isa()}; load average: {os.getloadavg()}")
-    head = ["data set", "n", "d", "k", "kernel", "median wall s / fit", "median CPU s / fit",
-            "histogram share", "speed-up (wall)", "speed-up (CPU)", "identical centres"]
+    print(
+        f"cores allowed: {cores}; fused kernel: {_lowd_kernel.isa()}; "
+        f"load average: {os.getloadavg()}"
+    )
+    head = [
+        "data set",
+        "n",
+        "d",
+        "k",
+        "kernel",
+        "median wall s / fit",
+        "median CPU s / fit",
+        "histogram share",
+        "speed-up (wall)",
+        "speed-up (CPU)",
+        "identical centres",
+    ]
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
     for name in SETS:
         if name not in data:
@@ -70,9 +90,17 @@ def main() -> None:
         med = {kn: np.median(np.array([r[:3] for r in rs]), axis=0) for kn, rs in runs.items()}
         for kernel in ("old", "new"):
             wall, cpu, share = med[kernel]
-            ratio = (f"{med['old'][0] / wall:.2f}×", f"{med['old'][1] / cpu:.2f}×") if kernel == "new" else ("", "")
-            print(f"| {name} | {len(X)} | {X.shape[1]} | {k} | {kernel} | {wall:.3f} | {cpu:.3f} | {share:.0%} "
-                  f"| {ratio[0]} | {ratio[1]} | {same if kernel == 'new' else ''} |", flush=True)
+            ratio = (
+                (f"{med['old'][0] / wall:.2f}×", f"{med['old'][1] / cpu:.2f}×")
+                if kernel == "new"
+                else ("", "")
+            )
+            print(
+                f"| {name} | {len(X)} | {X.shape[1]} | {k} | {kernel} | {wall:.3f} | {cpu:.3f} "
+                f"| {share:.0%} "
+                f"| {ratio[0]} | {ratio[1]} | {same if kernel == 'new' else ''} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

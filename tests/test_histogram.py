@@ -6,7 +6,11 @@ from privevo.histogram import nn_histogram, noisy_nn_histogram, reference_assign
 
 BACKENDS = histogram.available_backends()
 LOCAL = [b for b in BACKENDS if b in ("numpy", "faiss", "lowd")]
-ISAS = ["scalar", "avx2", "avx512"][: _lowd_kernel._ISAS.index(_lowd_kernel.isa()) + 1] if _lowd_kernel.available() else []
+ISAS = (
+    ["scalar", "avx2", "avx512"][: _lowd_kernel._ISAS.index(_lowd_kernel.isa()) + 1]
+    if _lowd_kernel.available()
+    else []
+)
 needs_lowd = pytest.mark.skipif(not _lowd_kernel.available(), reason="compiled kernel not built")
 
 
@@ -63,7 +67,9 @@ def test_chunk_size_and_threads_do_not_change_counts(chunk_size):
     X, C = clustered(np.random.default_rng(1), 1000, 40, 5)
     expected = reference_counts(X, C)
     for threads in (1, 2, 3):
-        np.testing.assert_array_equal(nn_histogram(X, C, chunk_size=chunk_size, n_threads=threads), expected)
+        np.testing.assert_array_equal(
+            nn_histogram(X, C, chunk_size=chunk_size, n_threads=threads), expected
+        )
 
 
 def test_memmap_and_float32_inputs(tmp_path):
@@ -167,13 +173,17 @@ def test_lowd_kernel_ties_float32_input_and_threads(isa):
     prepared = histogram.prepare_candidates(C)
     expected = reference_assign(X.astype(float), prepared.unique)
     for chunk, threads in [(None, 1), (333, 3)]:
-        np.testing.assert_array_equal(_lowd_kernel.assign(X, prepared, chunk, threads, which_isa=isa), expected)
+        np.testing.assert_array_equal(
+            _lowd_kernel.assign(X, prepared, chunk, threads, which_isa=isa), expected
+        )
 
 
 @needs_lowd
 def test_auto_picks_the_fused_kernel_by_dimension(monkeypatch):
     calls = []
-    monkeypatch.setitem(histogram._BACKENDS, "lowd", lambda *a: calls.append(a) or histogram._numpy_kernel(*a))
+    monkeypatch.setitem(
+        histogram._BACKENDS, "lowd", lambda *a: calls.append(a) or histogram._numpy_kernel(*a)
+    )
     monkeypatch.setattr(_lowd_kernel, "lowd_kernel", histogram._BACKENDS["lowd"])
     X, C = clustered(np.random.default_rng(0), 50, 5, 3)
     nn_histogram(X, C)
@@ -206,7 +216,9 @@ def test_small_calls_equal_the_chunked_path(backend, monkeypatch):
     np.testing.assert_array_equal(small, reference_counts(X, C))
 
 
-@pytest.mark.parametrize("rows", [3, 1000])  # few rows: exact among near pairs; many: the numpy fix-up
+@pytest.mark.parametrize(
+    "rows", [3, 1000]
+)  # few rows: exact among near pairs; many: the numpy fix-up
 def test_lowd_fix_up_with_hundreds_of_near_ties_per_row(rows):
     angle = np.linspace(0, 2 * np.pi, 400, endpoint=False)
     C = np.c_[np.cos(angle), np.sin(angle)]  # all (almost) equidistant from the origin

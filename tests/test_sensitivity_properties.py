@@ -29,7 +29,9 @@ from privevo._votes import reference_votes
 from privevo.histogram import available_backends, nn_histogram, reference_assign
 
 BACKENDS = [b for b in available_backends() if b in ("numpy", "faiss", "lowd")]
-SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])  # same examples every run (reproducible CI); explore with derandomize=False and more examples
+SETTINGS = settings(
+    max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)  # same examples every run (reproducible CI); explore with derandomize=False and more examples
 
 
 @st.composite
@@ -47,7 +49,11 @@ def scenario(draw, metric: str = "euclidean"):
     D = np.array(draw(st.lists(row, min_size=2, max_size=30)), dtype=np.float64)
     x = np.array(draw(row), dtype=np.float64)
     if metric == "cosine":
-        assume(np.linalg.norm(cands, axis=1).min() > 0 and np.linalg.norm(D, axis=1).min() > 0 and np.linalg.norm(x) > 0)
+        assume(
+            np.linalg.norm(cands, axis=1).min() > 0
+            and np.linalg.norm(D, axis=1).min() > 0
+            and np.linalg.norm(x) > 0
+        )
     return D, cands, x, draw(st.integers(1, 8))
 
 
@@ -58,7 +64,7 @@ def _counts(points, cands, backend, chunk, metric="euclidean"):
 
 
 def _first_copy_nearest(x, cands, backend) -> int:
-    """The candidate a point votes for on its own: nearest, ties → lowest index (a duplicate's first copy).
+    """The candidate a point votes for on its own: nearest, ties → lowest index (first copy).
 
     This is the backend's vote for x alone, so the property checked is that a
     point's vote does not depend on the rest of the data. It equals the float64
@@ -83,7 +89,9 @@ def test_add_or_remove_one_point_changes_one_count_by_one(backend, s, where):
     diff = _counts(D_plus, cands, backend, chunk) - _counts(D, cands, backend, chunk)
     expected = np.zeros(len(cands), dtype=np.int64)
     expected[_first_copy_nearest(x, cands, backend)] = 1
-    np.testing.assert_array_equal(diff, expected)  # add: +1 once; remove is the same pair read backwards
+    np.testing.assert_array_equal(
+        diff, expected
+    )  # add: +1 once; remove is the same pair read backwards
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -108,7 +116,9 @@ def test_replace_one_point_changes_at_most_two_counts_by_one(backend, s, which):
 def test_counts_equal_the_float64_reference_and_duplicates_get_no_votes(backend, s):
     D, cands, _, chunk = s
     counts = _counts(D, cands, backend, chunk)
-    votes = [_first_copy_nearest(row, cands, backend) for row in D]  # each checked against the reference
+    votes = [
+        _first_copy_nearest(row, cands, backend) for row in D
+    ]  # each checked against the reference
     np.testing.assert_array_equal(counts, np.bincount(votes, minlength=len(cands)))
     _, first = np.unique(cands, axis=0, return_index=True)
     later_copies = np.setdiff1d(np.arange(len(cands)), first)
@@ -120,7 +130,9 @@ def test_counts_equal_the_float64_reference_and_duplicates_get_no_votes(backend,
 @given(s=scenario(metric="cosine"))
 def test_cosine_metric_add_one_point(backend, s):
     D, cands, x, chunk = s
-    diff = _counts(np.vstack([D, x]), cands, backend, chunk, "cosine") - _counts(D, cands, backend, chunk, "cosine")
+    diff = _counts(np.vstack([D, x]), cands, backend, chunk, "cosine") - _counts(
+        D, cands, backend, chunk, "cosine"
+    )
     unit = lambda a: a / np.linalg.norm(a, axis=-1, keepdims=True)
     expected = np.zeros(len(cands), dtype=np.int64)
     expected[_first_copy_nearest(unit(x), unit(cands), backend)] = 1
@@ -138,9 +150,19 @@ def vote_scenario(draw):
     D, cands, x, _ = draw(scenario())
     k = draw(st.integers(1, 4))
     groups = np.array(draw(st.lists(st.integers(0, 4), min_size=len(D), max_size=len(D))))
-    extra = draw(st.lists(st.floats(-0.25, 0.25, allow_nan=False, width=32), min_size=D.shape[1], max_size=D.shape[1] * 4))
+    extra = draw(
+        st.lists(
+            st.floats(-0.25, 0.25, allow_nan=False, width=32),
+            min_size=D.shape[1],
+            max_size=D.shape[1] * 4,
+        )
+    )
     offsets = np.array(extra[: len(extra) // D.shape[1] * D.shape[1]]).reshape(-1, D.shape[1])
-    user_rows = np.vstack([x, x + offsets]) if draw(st.booleans()) else np.repeat(x[None, :], len(offsets) + 1, axis=0)
+    user_rows = (
+        np.vstack([x, x + offsets])
+        if draw(st.booleans())
+        else np.repeat(x[None, :], len(offsets) + 1, axis=0)
+    )
     return D, groups, cands, k, user_rows
 
 
@@ -163,11 +185,15 @@ def test_k_neighbour_votes_add_one_row_adds_its_own_votes(fused, s, where):
     D, _, cands, k, rows = s
     x = rows[0]
     where = min(where, len(D))
-    diff = _votes(np.insert(D, where, x, axis=0), cands, k, None, fused) - _votes(D, cands, k, None, fused)
+    diff = _votes(np.insert(D, where, x, axis=0), cands, k, None, fused) - _votes(
+        D, cands, k, None, fused
+    )
     own = reference_votes(x[None, :], cands, k)  # 1/√k on its k nearest distinct candidates
     np.testing.assert_allclose(diff, own, atol=TOL)
     assert np.linalg.norm(diff) <= 1.0 + TOL
-    np.testing.assert_allclose(_votes(D, cands, k, None, fused), reference_votes(D, cands, k), atol=TOL)
+    np.testing.assert_allclose(
+        _votes(D, cands, k, None, fused), reference_votes(D, cands, k), atol=TOL
+    )
 
 
 @pytest.mark.parametrize("fused", FUSED)
@@ -190,7 +216,9 @@ def test_user_votes_add_one_user_with_several_rows_changes_at_most_one(fused, s)
     new = np.full(len(rows), groups.max() + 1)
     before = _votes(D, cands, k, groups, fused)
     diff = _votes(np.vstack([D, rows]), cands, k, np.r_[groups, new], fused) - before
-    np.testing.assert_allclose(diff, reference_votes(rows, cands, k, new), atol=TOL)  # the user's scaled votes
+    np.testing.assert_allclose(
+        diff, reference_votes(rows, cands, k, new), atol=TOL
+    )  # the user's scaled votes
     assert np.linalg.norm(diff) <= 1.0 + TOL
     np.testing.assert_allclose(before, reference_votes(D, cands, k, groups), atol=TOL)
 

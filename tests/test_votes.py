@@ -22,7 +22,9 @@ def test_k_neighbour_votes_equal_the_float64_brute_force(k, d):
     X, C = clustered(np.random.default_rng(k + d), 600, 80, d)
     C = np.vstack([C, C[:5]])  # duplicates take no neighbour slot
     votes = nn_histogram(X, C, n_neighbors=k)
-    np.testing.assert_array_equal(np.rint(votes * np.sqrt(k)), np.rint(_votes.reference_votes(X, C, k) * np.sqrt(k)))
+    np.testing.assert_array_equal(
+        np.rint(votes * np.sqrt(k)), np.rint(_votes.reference_votes(X, C, k) * np.sqrt(k))
+    )
     assert votes.sum() == pytest.approx(len(X) * k / np.sqrt(k))
     assert votes[-5:].sum() == 0
 
@@ -32,7 +34,9 @@ def test_k_neighbour_ties_on_a_grid_go_to_the_lowest_indices():
     X = rng.integers(-2, 3, size=(700, 2)).astype(float)
     C = rng.integers(-2, 3, size=(30, 2)).astype(float)
     for k in (2, 3, 7):
-        np.testing.assert_allclose(nn_histogram(X, C, n_neighbors=k), _votes.reference_votes(X, C, k), atol=1e-9)
+        np.testing.assert_allclose(
+            nn_histogram(X, C, n_neighbors=k), _votes.reference_votes(X, C, k), atol=1e-9
+        )
 
 
 def test_more_neighbours_than_candidates_votes_for_all():
@@ -50,7 +54,9 @@ def test_user_votes_scale_each_user_to_norm_one(k):
     by_name = nn_histogram(X, C, n_neighbors=k, groups=np.array([f"user-{g}" for g in groups]))
     np.testing.assert_allclose(by_name, votes, atol=1e-12)  # any hashable ids
     one_each = nn_histogram(X, C, n_neighbors=k, groups=np.arange(len(X)))
-    np.testing.assert_allclose(one_each, nn_histogram(X, C, n_neighbors=k))  # a user per row: row-level
+    np.testing.assert_allclose(
+        one_each, nn_histogram(X, C, n_neighbors=k)
+    )  # a user per row: row-level
 
 
 def test_user_with_many_rows_on_one_candidate_counts_once():
@@ -65,8 +71,12 @@ def test_block_sources_and_memmaps_give_the_same_k_votes(tmp_path):
     X, C = clustered(np.random.default_rng(4), 3000, 40, 4)
     np.save(tmp_path / "x.npy", X)
     expected = nn_histogram(X, C, n_neighbors=3)
-    np.testing.assert_allclose(nn_histogram(NpySource(tmp_path / "x.npy", block_rows=700), C, n_neighbors=3), expected)
-    np.testing.assert_allclose(nn_histogram(np.load(tmp_path / "x.npy", mmap_mode="r"), C, n_neighbors=3), expected)
+    np.testing.assert_allclose(
+        nn_histogram(NpySource(tmp_path / "x.npy", block_rows=700), C, n_neighbors=3), expected
+    )
+    np.testing.assert_allclose(
+        nn_histogram(np.load(tmp_path / "x.npy", mmap_mode="r"), C, n_neighbors=3), expected
+    )
     with pytest.raises(ValueError, match="in-memory"):
         nn_histogram(NpySource(tmp_path / "x.npy"), C, groups=np.zeros(len(X)))
 
@@ -92,9 +102,13 @@ def test_noisy_release_with_votes_is_votes_plus_seeded_gaussian():
     noisy = noisy_nn_histogram(X, C, 2.0, np.random.default_rng(9), n_neighbors=2, groups=groups)
     np.testing.assert_allclose(noisy - votes, np.random.default_rng(9).normal(0, 2.0, 20))
     with pytest.raises(ValueError, match="integer counts"):
-        noisy_nn_histogram(X, C, 2.0, np.random.default_rng(9), noise="discrete_gaussian", groups=groups)
+        noisy_nn_histogram(
+            X, C, 2.0, np.random.default_rng(9), noise="discrete_gaussian", groups=groups
+        )
     with pytest.raises(ValueError, match="integer counts"):
-        noisy_nn_histogram(X, C, 2.0, np.random.default_rng(9), noise="discrete_gaussian", n_neighbors=2)
+        noisy_nn_histogram(
+            X, C, 2.0, np.random.default_rng(9), noise="discrete_gaussian", n_neighbors=2
+        )
 
 
 @pytest.mark.parametrize(
@@ -128,6 +142,11 @@ def test_user_level_audit_lower_bound_stays_below_the_claim(k, adjacency):
 
 
 def test_user_level_audit_catches_row_level_votes_for_a_multi_row_user():
-    broken = audit_user_votes(1.0, rows_per_user=4, n_releases=20_000, random_state=0,
-                              histogram=lambda x, c, g: nn_histogram(x, c))  # groups ignored
+    broken = audit_user_votes(
+        1.0,
+        rows_per_user=4,
+        n_releases=20_000,
+        random_state=0,
+        histogram=lambda x, c, g: nn_histogram(x, c),
+    )  # groups ignored
     assert not broken.consistent and broken.epsilon_lower > 1.5

@@ -5,14 +5,17 @@ passes over the n × m score matrix dominate. The compiled extension
 ``privevo._lowd`` (``src/privevo/_ext/lowd.c``) instead keeps W private rows in
 the lanes of a vector register (W = 16 with AVX-512, 8 with AVX2) and streams
 the candidates through them: score_j = ‖c_j‖² − 2x·c_j (float32 FMAs, rows and
-candidates shifted by the public candidate mean), the running minimum, its
-index and the second minimum per row. No score buffer exists.
+candidates shifted by the public candidate mean), the running minimum, the
+block of 8 candidates it came from and the second minimum per row. No score
+buffer exists.
 
 Exactness is the numpy kernel's: a row whose best and second-best float32
 scores differ by at most the rounding bound 2·γ·(2‖x‖·max‖c‖ + max‖c‖²),
-γ = 2(d + 8)·2⁻²⁴ (or whose scores could overflow, or that is not finite), is
-decided again by :func:`privevo.histogram._assign_rows` (float64 fix-up, ties
-→ lowest index), so counts equal the float64 brute force and every backend.
+γ = 2(d + 8)·2⁻²⁴, is decided again in float64 (‖x − c‖² by differences among
+the candidates whose float32 score is within that bound of its best, ties →
+lowest index, as :func:`privevo.histogram._exact_assign_among`); rows whose
+scores could overflow, or that are not finite, go through the numpy kernel's
+own path. Counts equal the float64 brute force and every other backend.
 
 Small calls (n·m·d below ``SMALL_WORK``) run on the calling thread with no
 chunking, thread pool or threadpoolctl context; larger ones split rows over
@@ -82,8 +85,21 @@ def _assign_chunk(chunk, prepared, cand: np.ndarray, dp: int, which: int) -> np.
     m1 = np.empty(n, dtype=np.float32)
     gamma2 = 2.0 * 2.0 * (d + 8) * _U32  # twice the per-score bound's γ, as the numpy kernel
     n_unsure = _lowd.assign(
-        x, int(x.dtype == np.float64), n, d, prepared.shift, cand, len(cand), dp,
-        gamma2, prepared.max_norm, labels, unsure, which, None, m1,
+        x,
+        int(x.dtype == np.float64),
+        n,
+        d,
+        prepared.shift,
+        cand,
+        len(cand),
+        dp,
+        gamma2,
+        prepared.max_norm,
+        labels,
+        unsure,
+        which,
+        None,
+        m1,
     )
     if n_unsure:
         rows = np.flatnonzero(unsure)
@@ -91,7 +107,9 @@ def _assign_chunk(chunk, prepared, cand: np.ndarray, dp: int, which: int) -> np.
     return labels
 
 
-def _fix_up(x: np.ndarray, rows: np.ndarray, m1: np.ndarray, prepared, cand, dp: int, gamma2: float):
+def _fix_up(
+    x: np.ndarray, rows: np.ndarray, m1: np.ndarray, prepared, cand, dp: int, gamma2: float
+):
     """Exact labels of the unsure rows: float64 ‖x − c‖² over their possible winners.
 
     The possible winners of a row are the candidates whose float32 score is within
@@ -107,8 +125,23 @@ def _fix_up(x: np.ndarray, rows: np.ndarray, m1: np.ndarray, prepared, cand, dp:
     flag = np.empty(nr, dtype=np.uint8)
     cap = min(nr * len(cand), max(1024, 32 * nr))
     pair_row, pair_cand = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
-    count = _lowd.near_pairs(x, int(x.dtype == np.float64), x.shape[1], rows, nr, prepared.shift, cand,
-                             len(cand), dp, gamma2, prepared.max_norm, m1, pair_row, pair_cand, flag)
+    count = _lowd.near_pairs(
+        x,
+        int(x.dtype == np.float64),
+        x.shape[1],
+        rows,
+        nr,
+        prepared.shift,
+        cand,
+        len(cand),
+        dp,
+        gamma2,
+        prepared.max_norm,
+        m1,
+        pair_row,
+        pair_cand,
+        flag,
+    )
     if count < 0:  # very many near ties: the numpy kernel's fix-up
         return _assign_rows(x[rows], prepared)
     pr, pc = pair_row[:count], pair_cand[:count]
@@ -125,8 +158,13 @@ def _fix_up(x: np.ndarray, rows: np.ndarray, m1: np.ndarray, prepared, cand, dp:
     return out
 
 
-def assign(block, prepared, chunk_size: int | None = None, n_threads: int | None = None,
-           which_isa: str | None = None) -> np.ndarray:
+def assign(
+    block,
+    prepared,
+    chunk_size: int | None = None,
+    n_threads: int | None = None,
+    which_isa: str | None = None,
+) -> np.ndarray:
     """Exact nearest unique candidate (index into ``prepared.unique``) of every row of ``block``."""
     from .histogram import _chunk
 
@@ -158,7 +196,9 @@ def assign(block, prepared, chunk_size: int | None = None, n_threads: int | None
 
 def lowd_kernel(block, prepared, chunk_size=None, n_threads=None) -> np.ndarray:
     """Counts over ``prepared.unique`` (the registry's kernel signature)."""
-    return np.bincount(assign(block, prepared, chunk_size, n_threads), minlength=len(prepared.unique))
+    return np.bincount(
+        assign(block, prepared, chunk_size, n_threads), minlength=len(prepared.unique)
+    )
 
 
 def auto_kernel(block, prepared, chunk_size=None, n_threads=None) -> np.ndarray:
@@ -177,6 +217,10 @@ def uses_lowd(d: int) -> bool:
 
 def _check(prepared) -> None:
     if _lowd is None:
-        raise ImportError("backend='lowd' needs the compiled extension: reinstall privevo with a C compiler")
+        raise ImportError(
+            "backend='lowd' needs the compiled extension: reinstall privevo with a C compiler"
+        )
     if prepared.dim > MAX_DIM:
-        raise ValueError(f"backend='lowd' handles d <= {MAX_DIM}, got d = {prepared.dim}; use backend='numpy'")
+        raise ValueError(
+            f"backend='lowd' handles d <= {MAX_DIM}, got d = {prepared.dim}; use backend='numpy'"
+        )

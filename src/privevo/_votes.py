@@ -45,7 +45,11 @@ def vote_sensitivity(adjacency: str) -> float:
 
 def check_vote_arguments(n_neighbors, groups, n_rows: int | None = None):
     """Validated (k, groups as a 1-D array or None)."""
-    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, (int, np.integer)) or n_neighbors < 1:
+    if (
+        isinstance(n_neighbors, bool)
+        or not isinstance(n_neighbors, (int, np.integer))
+        or n_neighbors < 1
+    ):
         raise ValueError(f"n_neighbors must be an integer >= 1, got {n_neighbors!r}")
     if groups is None:
         return int(n_neighbors), None
@@ -53,7 +57,9 @@ def check_vote_arguments(n_neighbors, groups, n_rows: int | None = None):
     if groups.ndim != 1:
         raise ValueError(f"groups must be 1-D (one user id per row), got shape {groups.shape}")
     if n_rows is not None and len(groups) != n_rows:
-        raise ValueError(f"groups has {len(groups)} entries but the data has {n_rows} rows; pass one per row")
+        raise ValueError(
+            f"groups has {len(groups)} entries but the data has {n_rows} rows; pass one per row"
+        )
     if groups.dtype.kind == "f" and not np.isfinite(groups).all():
         raise ValueError("groups contains NaN or infinite ids; give every row a user id")
     return int(n_neighbors), groups
@@ -70,13 +76,20 @@ def neighbour_labels(block, prepared, k: int, chunk_size: int | None = None) -> 
             return _lowd_kernel.assign(block, prepared, chunk_size)[:, None]
         rows = chunk_size or max(64, _CHUNK_BYTES // (4 * max(u, 1)))
         return np.concatenate(
-            [_assign_rows(_chunk(block, s, min(n, s + rows), prepared), prepared) for s in range(0, n, rows)]
+            [
+                _assign_rows(_chunk(block, s, min(n, s + rows), prepared), prepared)
+                for s in range(0, n, rows)
+            ]
         )[:, None]
     if k >= u:
         return np.broadcast_to(np.arange(u), (n, u))
     rows = chunk_size or max(64, _CHUNK_BYTES // (4 * u))
-    return np.concatenate([_topk_chunk(_chunk(block, s, min(n, s + rows), prepared), prepared, k)
-                           for s in range(0, n, rows)])
+    return np.concatenate(
+        [
+            _topk_chunk(_chunk(block, s, min(n, s + rows), prepared), prepared, k)
+            for s in range(0, n, rows)
+        ]
+    )
 
 
 def _topk_chunk(chunk: np.ndarray, prepared, k: int) -> np.ndarray:
@@ -96,7 +109,9 @@ def _topk_chunk(chunk: np.ndarray, prepared, k: int) -> np.ndarray:
     kth = scores[r, top].max(axis=1)
     next_ = scores[r[:, 0], part[:, k]]
     xs = x[:, :-1].astype(np.float64)
-    bound = 2 * _rounding_bound(prepared.dim, np.sqrt(np.einsum("ij,ij->i", xs, xs)), prepared.max_norm)
+    bound = 2 * _rounding_bound(
+        prepared.dim, np.sqrt(np.einsum("ij,ij->i", xs, xs)), prepared.max_norm
+    )
     with np.errstate(invalid="ignore"):
         unsure = np.flatnonzero(~(next_ - kth > bound))
     top = np.sort(top, axis=1)
@@ -117,20 +132,26 @@ def _exact_topk(rows: np.ndarray, unique: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def vote_totals(private, prepared, n_neighbors: int, groups, chunk_size: int | None = None) -> np.ndarray:
+def vote_totals(
+    private, prepared, n_neighbors: int, groups, chunk_size: int | None = None
+) -> np.ndarray:
     """float64 votes over ``prepared.unique`` (row- or user-level, see the module docstring)."""
     from .histogram import _as_private_block, _is_dask_collection
 
     if _is_dask_collection(private) or (groups is not None and hasattr(private, "iter_blocks")):
-        raise ValueError("n_neighbors > 1 and groups need in-memory (or memory-mapped) private arrays"
-                         + ("" if groups is not None else " or block sources"))
+        raise ValueError(
+            "n_neighbors > 1 and groups need in-memory (or memory-mapped) private arrays"
+            + ("" if groups is not None else " or block sources")
+        )
     u = len(prepared.unique)
     k = n_neighbors
     if hasattr(private, "iter_blocks"):
         total = np.zeros(u, dtype=np.int64)
         for b in private.iter_blocks():
             if len(b):
-                labels = neighbour_labels(_as_private_block(b, prepared.dim), prepared, k, chunk_size)
+                labels = neighbour_labels(
+                    _as_private_block(b, prepared.dim), prepared, k, chunk_size
+                )
                 total += np.bincount(labels.ravel(), minlength=u)
         return total / math.sqrt(k)
     block = _as_private_block(private, prepared.dim)
@@ -174,7 +195,9 @@ def reference_votes(private, candidates, n_neighbors: int = 1, groups=None) -> n
         votes = np.zeros(len(unique))
         groups = np.asarray(groups)
         for g in np.unique(groups):
-            v = np.bincount(labels[groups == g].ravel(), minlength=len(unique)) / math.sqrt(n_neighbors)
+            v = np.bincount(labels[groups == g].ravel(), minlength=len(unique)) / math.sqrt(
+                n_neighbors
+            )
             votes += v * min(1.0, 1.0 / np.linalg.norm(v))
     out = np.zeros(len(cands))
     out[first] = votes

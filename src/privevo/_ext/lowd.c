@@ -271,8 +271,8 @@ static PyObject *py_near_pairs(PyObject *self, PyObject *args)
             double v = 0.0;
             if (k < d) {
                 size_t at = (size_t)ri[i] * d + k;
-                v = (x_is_double ? ((const double *)x.buf)[at] : (double)((const float *)x.buf)[at]) -
-                    ((const double *)shift.buf)[k];
+                v = x_is_double ? ((const double *)x.buf)[at] : (double)((const float *)x.buf)[at];
+                v -= ((const double *)shift.buf)[k];
             }
             xf[k] = (float)v;
             norm2 += (double)xf[k] * (double)xf[k];
