@@ -43,7 +43,12 @@ import tabular_data  # noqa: E402
 from privevo import TabularPE, accounting  # noqa: E402
 from privevo.metrics import downstream_accuracy, marginal_tvd  # noqa: E402
 from privevo.tabular import TableEmbedding, decode_codes, encode_table  # noqa: E402
-from privevo.tabular.marginals import cell_sampler, cells_of, noisy_marginals, probabilities  # noqa: E402
+from privevo.tabular.marginals import (  # noqa: E402
+    cell_sampler,
+    cells_of,
+    noisy_marginals,
+    probabilities,
+)
 
 BINS = 10
 METHODS = ("real", "independent", "privevo", "mst", "aim")
@@ -62,8 +67,12 @@ def independent(train, meta, epsilon, delta, seed):
     emb = TableEmbedding(meta)
     sigma = math.sqrt(len(meta.columns)) / accounting.mu_of_epsilon(epsilon, delta)
     noisy = noisy_marginals(emb.embed(encode_table(train, meta)), emb, BINS, sigma, rng)
-    codes = np.column_stack([cell_sampler(s, BINS, probabilities(h))(len(train), rng)
-                             for s, h in zip(meta.columns, noisy)])
+    codes = np.column_stack(
+        [
+            cell_sampler(s, BINS, probabilities(h))(len(train), rng)
+            for s, h in zip(meta.columns, noisy)
+        ]
+    )
     return decode_codes(codes, meta, {c: str(train[c].dtype) for c in train.columns})
 
 
@@ -83,12 +92,15 @@ def smartnoise(kind: str):
         synth.fit(cells, categorical_columns=meta.names, preprocessor_eps=0.0)
         out = _sample_iid(synth, len(train))
         return _fill_bins(out[meta.names].to_numpy(), meta, train, seed)
+
     return run
 
 
 def _sample_iid(synth, n: int):
-    """Rows drawn i.i.d. from the fitted graphical model (mbi ``method="sample"``) where supported."""
-    cls = type(synth.synthesizer)  # mbi's MarkovRandomField: its default method="round" fabricates correlations
+    """Rows drawn i.i.d. from the fitted graphical model (mbi's ``method="sample"``)."""
+    cls = type(
+        synth.synthesizer
+    )  # mbi's MarkovRandomField: its default method="round" fabricates correlations
     draw = cls.synthetic_data
     cls.synthetic_data = lambda self, rows=None: draw(self, rows=rows, method="sample")
     try:
@@ -111,18 +123,30 @@ def _fill_bins(cells: np.ndarray, meta, train, seed: int):
     return decode_codes(codes, meta, {c: str(train[c].dtype) for c in train.columns})
 
 
-RUNNERS = {"independent": independent, "privevo": privevo, "mst": smartnoise("mst"), "aim": smartnoise("aim")}
+RUNNERS = {
+    "independent": independent,
+    "privevo": privevo,
+    "mst": smartnoise("mst"),
+    "aim": smartnoise("aim"),
+}
 
 
 DOWNSTREAM_ROWS = 10_000  # training rows of the downstream classifier (synthetic and real alike)
 
 
 def evaluate(syn, train, test, meta, target) -> dict:
-    acc = downstream_accuracy(syn.iloc[:DOWNSTREAM_ROWS], train.iloc[:DOWNSTREAM_ROWS], test, target, meta)
+    acc = downstream_accuracy(
+        syn.iloc[:DOWNSTREAM_ROWS], train.iloc[:DOWNSTREAM_ROWS], test, target, meta
+    )
     if syn is test:  # the "real" row: the classifier trained on real rows
         acc["synthetic"] = acc["real"]
-    return {"tvd1": marginal_tvd(train, syn, meta, 1, BINS), "tvd2": marginal_tvd(train, syn, meta, 2, BINS),
-            "accuracy": acc["synthetic"], "real_accuracy": acc["real"], "majority": acc["majority"]}
+    return {
+        "tvd1": marginal_tvd(train, syn, meta, 1, BINS),
+        "tvd2": marginal_tvd(train, syn, meta, 2, BINS),
+        "accuracy": acc["synthetic"],
+        "real_accuracy": acc["real"],
+        "majority": acc["majority"],
+    }
 
 
 def run(args) -> None:
@@ -134,12 +158,22 @@ def run(args) -> None:
         delta = 1.0 / (len(train) * math.log(len(train)))
         for seed in args.seeds:
             for method in args.methods:
-                for eps in ([None] if method == "real" else args.epsilons):
-                    row = {"table": table, "rows": len(train), "method": method, "epsilon": eps,
-                           "delta": delta, "seed": seed}
+                for eps in [None] if method == "real" else args.epsilons:
+                    row = {
+                        "table": table,
+                        "rows": len(train),
+                        "method": method,
+                        "epsilon": eps,
+                        "delta": delta,
+                        "seed": seed,
+                    }
                     tic = time.perf_counter()
                     try:
-                        syn = test if method == "real" else RUNNERS[method](train, meta, eps, delta, seed)
+                        syn = (
+                            test
+                            if method == "real"
+                            else RUNNERS[method](train, meta, eps, delta, seed)
+                        )
                     except ImportError as err:
                         print(f"skip {method}: {err}", file=sys.stderr)
                         break
@@ -158,14 +192,23 @@ def table(path) -> str:
             latest[(r["table"], r["method"], r["epsilon"], r["seed"])] = r
     groups: dict = {}
     for r in latest.values():
-        groups.setdefault((r["table"], r["epsilon"] or 0, METHODS.index(r["method"]), r["method"]), []).append(r)
-    lines = ["| table | ε | method | 1-way TVD | 2-way TVD | accuracy (real-trained) | fit s | seeds |",
-             "|---|---|---|---|---|---|---|---|"]
+        groups.setdefault(
+            (r["table"], r["epsilon"] or 0, METHODS.index(r["method"]), r["method"]), []
+        ).append(r)
+    lines = [
+        "| table | ε | method | 1-way TVD | 2-way TVD | accuracy (real-trained) | fit s | seeds |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for (tab, eps, _, method), rs in sorted(groups.items()):
-        mean = lambda k: float(np.mean([r[k] for r in rs]))
-        lines.append(f"| {tab} | {eps or '—'} | {method} | {mean('tvd1'):.3f} | {mean('tvd2'):.3f} | "
-                     f"{mean('accuracy'):.3f} ({mean('real_accuracy'):.3f}) | "
-                     f"{mean('fit_seconds'):.1f} | {len(rs)} |")
+
+        def mean(key: str, rs=rs) -> float:
+            return float(np.mean([r[key] for r in rs]))
+
+        lines.append(
+            f"| {tab} | {eps or '—'} | {method} | {mean('tvd1'):.3f} | {mean('tvd2'):.3f} | "
+            f"{mean('accuracy'):.3f} ({mean('real_accuracy'):.3f}) | "
+            f"{mean('fit_seconds'):.1f} | {len(rs)} |"
+        )
     return "\n".join(lines)
 
 

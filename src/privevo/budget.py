@@ -81,12 +81,20 @@ class BudgetAccountant:
         self.ledger: list[Charge] = []
 
     def __repr__(self) -> str:
-        return f"BudgetAccountant(epsilon={self.epsilon}, delta={self.delta}, charges={len(self.ledger)})"
+        charges = len(self.ledger)
+        return f"BudgetAccountant(epsilon={self.epsilon}, delta={self.delta}, charges={charges})"
 
     # -- the two calls an estimator makes ------------------------------------
 
-    def check(self, mu: float | None = None, *, epsilon: float | None = None, delta: float | None = None,
-              rho: float = 0.0, name: str = "fit") -> float:
+    def check(
+        self,
+        mu: float | None = None,
+        *,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        rho: float = 0.0,
+        name: str = "fit",
+    ) -> float:
         """Refuse a planned fit that would exceed the budget; return the ε it would leave spent.
 
         Give the fit's cost as ``mu`` (μ-GDP), as the (``epsilon``, ``delta``) its
@@ -98,9 +106,11 @@ class BudgetAccountant:
         if after > self.epsilon * (1 + _TOLERANCE):
             spent = self.spent()[0]
             raise BudgetExceededError(
-                f"{name} would bring the spent epsilon to {after:.4g} > the budget {self.epsilon:g} "
-                f"(spent {spent:.4g}, remaining {self.remaining()[0]:.4g} at delta={self.delta:g}); "
-                "lower its epsilon or raise the budget")
+                f"{name} would bring the spent epsilon to {after:.4g} > the budget "
+                f"{self.epsilon:g} (spent {spent:.4g}, remaining {self.remaining()[0]:.4g} "
+                f"at delta={self.delta:g}); "
+                "lower its epsilon or raise the budget"
+            )
         return after
 
     def charge(self, releases, name: str = "fit") -> Charge:
@@ -112,8 +122,10 @@ class BudgetAccountant:
         entry = Charge(name, *_cost(releases))
         self.ledger.append(entry)
         if self.spent()[0] > self.epsilon * (1 + _TOLERANCE):
-            raise BudgetExceededError(f"{name} spent more than the remaining budget: spent epsilon "
-                                      f"{self.spent()[0]:.4g} > {self.epsilon:g}; call check() before a fit")
+            raise BudgetExceededError(
+                f"{name} spent more than the remaining budget: spent epsilon "
+                f"{self.spent()[0]:.4g} > {self.epsilon:g}; call check() before a fit"
+            )
         return entry
 
     # -- reading the budget -------------------------------------------------
@@ -126,10 +138,12 @@ class BudgetAccountant:
     @property
     def mu_spent(self) -> float | None:
         """μ of the composed charges (GDP); None once a charge is zCDP."""
-        return math.sqrt(sum(c.mu_squared for c in self.ledger)) if self.accountant == "gdp" else None
+        return (
+            math.sqrt(sum(c.mu_squared for c in self.ledger)) if self.accountant == "gdp" else None
+        )
 
     def spent(self) -> tuple[float, float]:
-        """(ε, δ) spent so far: ε of the exact composition at the budget's δ ((0, 0) before any charge)."""
+        """(ε, δ) spent: ε of the exact composition at the budget's δ ((0, 0) before any charge)."""
         if not self.ledger:
             return 0.0, 0.0
         return self._epsilon_of(self.ledger), self.delta
@@ -153,7 +167,9 @@ class BudgetAccountant:
         events = []
         for c in self.ledger:
             if c.mu_squared > 0:
-                events.append(dp_accounting.GaussianDpEvent(noise_multiplier=1 / math.sqrt(c.mu_squared)))
+                events.append(
+                    dp_accounting.GaussianDpEvent(noise_multiplier=1 / math.sqrt(c.mu_squared))
+                )
             if c.rho > 0:
                 events.append(dp_accounting.ZCDpEvent(rho=c.rho))
         return dp_accounting.ComposedDpEvent(events)
@@ -186,8 +202,10 @@ def _rho_budget(epsilon: float, delta: float) -> float:
     """The largest ρ whose CKS20 conversion stays within (ε, δ)."""
     from scipy import optimize
 
-    f = lambda log_rho: accounting.epsilon_of_rho(math.exp(log_rho), delta) - epsilon
-    return math.exp(optimize.brentq(f, math.log(1e-12), math.log(1e6), xtol=1e-12))
+    def excess(log_rho: float) -> float:
+        return accounting.epsilon_of_rho(math.exp(log_rho), delta) - epsilon
+
+    return math.exp(optimize.brentq(excess, math.log(1e-12), math.log(1e6), xtol=1e-12))
 
 
 def _cost(releases) -> tuple[float, float]:
@@ -199,8 +217,10 @@ def _cost(releases) -> tuple[float, float]:
     mu_sq = rho = 0.0
     for r in _as_dicts(releases):
         if not r["sigma"] > 0:
-            raise ValueError(f"release {r.get('name', '?')!r} has sigma={r['sigma']}; only noisy releases "
-                             "can be charged")
+            raise ValueError(
+                f"release {r.get('name', '?')!r} has sigma={r['sigma']}; only noisy releases "
+                "can be charged"
+            )
         if accounting.is_discrete_gaussian(r.get("noise") or "gaussian"):
             rho += accounting.zcdp_rho(r["sigma"], int(r["count"]), r["sensitivity"])
         else:

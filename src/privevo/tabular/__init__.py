@@ -8,7 +8,13 @@
 pandas is needed (``pip install 'privevo[tabular]'``). See ``docs/tabular.md``.
 """
 
-from .apis import RoundTagged, TabPESelection, TabularRandomAPI, TabularVariationAPI, mutation_probability
+from .apis import (
+    RoundTagged,
+    TabPESelection,
+    TabularRandomAPI,
+    TabularVariationAPI,
+    mutation_probability,
+)
 from .encoding import TableEmbedding, decode_codes, encode_table
 from .estimator import SELECTORS, TabularPE
 from .metadata import ColumnSpec, TableMetadata, metadata_from_data, metadata_from_description

@@ -34,13 +34,21 @@ from ..selection import Rank, Selection, SelectionContext, Subsample
 from .encoding import TableEmbedding
 from .metadata import ColumnSpec
 
-__all__ = ["TabularRandomAPI", "TabularVariationAPI", "TabPESelection", "RoundTagged", "mutation_probability"]
+__all__ = [
+    "TabularRandomAPI",
+    "TabularVariationAPI",
+    "TabPESelection",
+    "RoundTagged",
+    "mutation_probability",
+]
 
 
 class TabularRandomAPI:
     """Rows drawn from the public domain (module docstring); ``sample`` returns embedded rows."""
 
-    def __init__(self, embedding: TableEmbedding, missing_share: float = 0.1, samplers: dict | None = None):
+    def __init__(
+        self, embedding: TableEmbedding, missing_share: float = 0.1, samplers: dict | None = None
+    ):
         self.embedding = embedding
         self.missing_share = missing_share
         self.samplers = samplers or {}
@@ -50,7 +58,9 @@ class TabularRandomAPI:
         return f"TabularRandomAPI(missing_share={self.missing_share}{prior})"
 
     def sample_codes(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        return np.column_stack([self.column(spec, n, rng) for spec in self.embedding.metadata.columns])
+        return np.column_stack(
+            [self.column(spec, n, rng) for spec in self.embedding.metadata.columns]
+        )
 
     def sample(self, n: int, dim: int, rng: np.random.Generator) -> np.ndarray:
         return self.embedding.embed(self.sample_codes(n, rng))
@@ -64,7 +74,11 @@ class TabularRandomAPI:
             return rng.choice(spec.n_codes, size=n, p=p).astype(float)
         if spec.integer:
             lo, hi = math.ceil(spec.lower), math.floor(spec.upper)
-            values = rng.integers(lo, hi + 1, size=n).astype(float) if lo <= hi else np.full(n, spec.lower)
+            values = (
+                rng.integers(lo, hi + 1, size=n).astype(float)
+                if lo <= hi
+                else np.full(n, spec.lower)
+            )
         else:
             values = rng.uniform(spec.lower, spec.upper, size=n)
         if spec.nullable:
@@ -82,8 +96,14 @@ def mutation_probability(round_: int, rounds: int, start: float, end: float) -> 
 class TabularVariationAPI:
     """Column-wise mutation with a decaying probability (module docstring)."""
 
-    def __init__(self, random_api: TabularRandomAPI, per_point: int = 2, start: float = 0.5,
-                 end: float = 0.01, resample_share: float = 0.1):
+    def __init__(
+        self,
+        random_api: TabularRandomAPI,
+        per_point: int = 2,
+        start: float = 0.5,
+        end: float = 0.01,
+        resample_share: float = 0.1,
+    ):
         self.random_api = random_api
         self.per_point = per_point
         self.start = start
@@ -91,14 +111,17 @@ class TabularVariationAPI:
         self.resample_share = resample_share
 
     def __repr__(self) -> str:
-        return (f"TabularVariationAPI(per_point={self.per_point}, start={self.start}, end={self.end}, "
-                f"resample_share={self.resample_share})")
+        return (
+            f"TabularVariationAPI(per_point={self.per_point}, start={self.start}, end={self.end}, "
+            f"resample_share={self.resample_share})"
+        )
 
     def vary_selection(self, selection: Selection, rng: np.random.Generator) -> np.ndarray:
         """Children of the selected rows (engine seam); the round comes from ``selection.info``."""
         k = selection.variations_per_point or self.per_point
-        p = mutation_probability(selection.info.get("round", 0), selection.info.get("rounds", 2),
-                                 self.start, self.end)
+        p = mutation_probability(
+            selection.info.get("round", 0), selection.info.get("rounds", 2), self.start, self.end
+        )
         embedding = self.random_api.embedding
         parents = embedding.decode(selection.points)
         return embedding.embed(self.mutate(np.repeat(parents, k, axis=0), p, rng))
@@ -119,7 +142,9 @@ class TabularVariationAPI:
         if not spec.is_numeric:
             return fresh
         width = spec.upper - spec.lower
-        moved = np.clip(values + rng.normal(0.0, p * width, size=len(values)), spec.lower, spec.upper)
+        moved = np.clip(
+            values + rng.normal(0.0, p * width, size=len(values)), spec.lower, spec.upper
+        )
         if spec.integer:
             moved = np.round(moved)
         return np.where(rng.random(len(values)) < self.resample_share, fresh, moved)
@@ -137,7 +162,9 @@ class TabPESelection:
     def __repr__(self) -> str:
         return f"TabPESelection(sample_rounds={self.sample_rounds})"
 
-    def select(self, candidates: np.ndarray, noisy_counts: np.ndarray, context: SelectionContext) -> Selection:
+    def select(
+        self, candidates: np.ndarray, noisy_counts: np.ndarray, context: SelectionContext
+    ) -> Selection:
         cut = context.iterations // 2 if self.sample_rounds is None else self.sample_rounds
         inner = Subsample() if context.iteration < cut else Rank()
         return RoundTagged(inner).select(candidates, noisy_counts, context)
@@ -152,7 +179,9 @@ class RoundTagged:
     def __repr__(self) -> str:
         return repr(self.selector)
 
-    def select(self, candidates: np.ndarray, noisy_counts: np.ndarray, context: SelectionContext) -> Selection:
+    def select(
+        self, candidates: np.ndarray, noisy_counts: np.ndarray, context: SelectionContext
+    ) -> Selection:
         chosen = self.selector.select(candidates, noisy_counts, context)
         info = {**chosen.info, "round": context.iteration, "rounds": context.iterations}
         return dataclasses.replace(chosen, info=info)

@@ -54,11 +54,15 @@ def _check_columns(df, metadata: TableMetadata) -> None:
     columns = [str(c) for c in df.columns]
     unknown = [c for c in metadata.names if c not in columns]
     if unknown:
-        raise ValueError(f"metadata column(s) {unknown} are not in the table (columns: {columns}); "
-                         "fix the names in the metadata")
+        raise ValueError(
+            f"metadata column(s) {unknown} are not in the table (columns: {columns}); "
+            "fix the names in the metadata"
+        )
     undescribed = [c for c in columns if c not in metadata.names]
     if undescribed:
-        raise ValueError(f"table column(s) {undescribed} have no metadata; describe them or drop them")
+        raise ValueError(
+            f"table column(s) {undescribed} have no metadata; describe them or drop them"
+        )
 
 
 def _encode_column(series, spec: ColumnSpec) -> np.ndarray:
@@ -67,8 +71,10 @@ def _encode_column(series, spec: ColumnSpec) -> np.ndarray:
         raise ValueError(f"column {spec.name!r} is all missing; drop it or fill it")
     if missing.any() and not spec.nullable:
         row = int(np.flatnonzero(missing)[0])
-        raise ValueError(f"column {spec.name!r} row {row} is missing but the metadata says nullable: false; "
-                         "declare it nullable or impute the column")
+        raise ValueError(
+            f"column {spec.name!r} row {row} is missing but the metadata says nullable: false; "
+            "declare it nullable or impute the column"
+        )
     if spec.is_numeric:
         return _encode_numeric(series, spec, missing)
     return _encode_categorical(series, spec, missing)
@@ -80,8 +86,10 @@ def _encode_numeric(series, spec: ColumnSpec, missing: np.ndarray) -> np.ndarray
     values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     bad = np.isnan(values) & ~missing | np.isinf(values)
     if bad.any():
-        raise ValueError(f"column {spec.name!r} row {int(np.flatnonzero(bad)[0])} is not a finite number "
-                         "but the metadata says numeric; fix the cell or declare the column categorical")
+        raise ValueError(
+            f"column {spec.name!r} row {int(np.flatnonzero(bad)[0])} is not a finite number "
+            "but the metadata says numeric; fix the cell or declare the column categorical"
+        )
     values = np.clip(values, spec.lower, spec.upper)  # the documented out-of-domain rule
     return np.round(values) if spec.integer else values
 
@@ -91,19 +99,23 @@ def _encode_categorical(series, spec: ColumnSpec, missing: np.ndarray) -> np.nda
 
     lookup = _lookup(spec)
     index, uniques = pd.factorize(series.astype(object), use_na_sentinel=True)  # missing → −1
-    per_value = [lookup.get(_key(v), -1) for v in uniques] + [len(spec.levels)]  # [−1] = missing code
+    per_value = [lookup.get(_key(v), -1) for v in uniques] + [
+        len(spec.levels)
+    ]  # [−1] = missing code
     codes = np.asarray(per_value, dtype=float)[index]
     unknown = codes < 0
     if unknown.any():
         if spec.other is None:
-            raise ValueError(f"column {spec.name!r} row {int(np.flatnonzero(unknown)[0])} holds a value that is "
-                             "not among its declared categories; add it or declare an 'other' category")
+            raise ValueError(
+                f"column {spec.name!r} row {int(np.flatnonzero(unknown)[0])} holds a value that is "
+                "not among its declared categories; add it or declare an 'other' category"
+            )
         codes[unknown] = spec.levels.index(spec.other)  # the documented out-of-domain rule
     return codes
 
 
 def _lookup(spec: ColumnSpec) -> dict:
-    """Cell value → code; values match by themselves or by their text (a CSV's '1' is category 1)."""
+    """Cell value → code; values match by their text (a CSV's '1' is category 1)."""
     if spec.kind == "boolean":
         table = {}
         for code, words in enumerate((("false", "0", "no", "f"), ("true", "1", "yes", "t"))):
@@ -128,8 +140,10 @@ def decode_codes(codes: np.ndarray, metadata: TableMetadata, dtypes: dict | None
     import pandas as pd
 
     dtypes = dtypes or {}
-    data = {spec.name: _decode_column(codes[:, j], spec, spec.dtype or dtypes.get(spec.name))
-            for j, spec in enumerate(metadata.columns)}
+    data = {
+        spec.name: _decode_column(codes[:, j], spec, spec.dtype or dtypes.get(spec.name))
+        for j, spec in enumerate(metadata.columns)
+    }
     return pd.DataFrame(data, columns=metadata.names)
 
 
@@ -192,8 +206,12 @@ class TableEmbedding:
 
     def decode(self, points: np.ndarray) -> np.ndarray:
         points = np.asarray(points, dtype=float)
-        return np.column_stack([_decode_block(points[:, cols], spec)
-                                for spec, cols in zip(self.metadata.columns, self.slices)])
+        return np.column_stack(
+            [
+                _decode_block(points[:, cols], spec)
+                for spec, cols in zip(self.metadata.columns, self.slices)
+            ]
+        )
 
 
 def _embed_column(block: np.ndarray, codes: np.ndarray, spec: ColumnSpec) -> None:

@@ -6,13 +6,17 @@ histogram, the run's only private access; rows come from
 :class:`~privevo.tabular.apis.TabularRandomAPI` and
 :class:`~privevo.tabular.apis.TabularVariationAPI`, selection is
 Tab-PE's schedule (:class:`~privevo.tabular.apis.TabPESelection`) or any
-privevo selector. Everything after the votes is post-processing::
+privevo selector. Noisy 1-way marginals (the same vote histogram, per
+column) seed the random API and calibrate the output. Everything after the
+votes is post-processing (docs/tabular.md)::
 
     X   = embed(encode(df, metadata))          # per-row map under public metadata
-    S_0 = random rows from the public domain
+    q_j = noisy 1-way marginal of column j     # share of μ²: marginal_share
+    S_0 = rows drawn from the q_j
     T rounds: noisy votes of X over S_{t-1} → select → parents + mutated children
-    population_ = the last round's candidates, weights_ = their votes thresholded at c·σ
-    sample(n)   = n draws from population_ ∝ weights_ (PE's output is a multiset)
+    pool = last candidates + rows drawn from the q_j, weights_ fitted (IPF) to the q_j and
+           to every round's votes per Voronoi cell
+    sample(n) = n draws from the pool ∝ weights_ (PE's output is a multiset)
 """
 
 from __future__ import annotations
@@ -23,7 +27,13 @@ import warnings
 import numpy as np
 
 from .. import accounting
-from .._validation import check_adjacency, check_delta, check_epsilon, check_positive_int, check_random_state
+from .._validation import (
+    check_adjacency,
+    check_delta,
+    check_epsilon,
+    check_positive_int,
+    check_random_state,
+)
 from ..evolution import PrivateEvolution
 from ..exceptions import PrivacyLeakWarning
 from ..report import gaussian_release, privacy_report
@@ -37,8 +47,20 @@ __all__ = ["TabularPE", "DEFAULT_DELTA", "SELECTORS"]
 
 DEFAULT_DELTA = 1e-6  # δ when neither delta nor the metadata's public n_rows is given
 SELECTORS = ("tabpe", "rank", "subsample", "gape")
-_COMPOSED_KEYS = ("epsilon", "epsilon_target", "mu", "rho", "accountant", "releases", "dp_event", "mechanism")
-_LEAK_NOTE = "metadata derived from the private data: the synthetic table is not differentially private"
+_COMPOSED_KEYS = (
+    "epsilon",
+    "epsilon_target",
+    "mu",
+    "rho",
+    "accountant",
+    "releases",
+    "dp_event",
+    "mechanism",
+)
+_MECHANISM = "noisy nearest-neighbour vote histograms (PE rounds) + noisy 1-way marginals"
+_LEAK_NOTE = (
+    "metadata derived from the private data: the synthetic table is not differentially private"
+)
 
 
 class TabularPE:
@@ -52,31 +74,52 @@ class TabularPE:
     metadata : :class:`TableMetadata`, a path to its JSON, a dict, or None (derived from
         the data with a :class:`PrivacyLeakWarning`; the report says the guarantee fails)
     iterations : T, the number of private releases
-    n_synthetic : m, rows selected per round; also ``sample()``'s default size
+    n_synthetic : m, rows selected per round, also ``sample()``'s default size; ``"auto"``:
+        N/30 clipped to [50, 3000], N the metadata's public ``n_rows`` (else 300)
     variations : children per selected row (the population is m·(1 + variations))
     selector : ``"tabpe"`` (subsample, then rank), ``"rank"``, ``"subsample"``,
         ``"gape"`` or a selector object
     mutation : (start, end) of the per-column mutation probability schedule
-    threshold : the final weights keep noisy votes above ``threshold``·σ
+    marginal_share : share of μ² spent on the 1-way marginals (0: none, pure Tab-PE)
+    bins : equal-width bins of a numeric column's public domain in its marginal
+    pool : rows of the output pool (0: Tab-PE's output, the last candidates weighted by
+        their votes above ``threshold``·σ, raked to the marginals if ``rake``, each cell
+        redrawn from its marginal with probability ``smooth`` in ``sample``)
     adjacency : ``"add_remove"`` or ``"replace"``
     accountant : a :class:`privevo.BudgetAccountant`; checked before any data access
     random_state : None, int or ``numpy.random.Generator``
 
     Attributes
     ----------
-    metadata_ : the metadata used; population_ : DataFrame of the last round's
-    candidates; weights_ : their thresholded noisy votes; privacy_report_ ;
+    metadata_ : the metadata used; population_ : DataFrame of the output pool (or the
+    last round's candidates); weights_ : their weights; n_synthetic_ : m; privacy_report_ ;
     engine_ : the fitted :class:`privevo.PrivateEvolution` (its ``history_`` holds every
     round's candidates and noisy votes); marginal_counts_ : the noisy 1-way marginals
     (per column, over :func:`~privevo.tabular.marginals.cell_candidates`); embedding_
     """
 
-    def __init__(self, epsilon: float = 1.0, delta: float | None = None, metadata=None, *,
-                 iterations: int = 2, n_synthetic="auto", variations: int = 2, selector="tabpe",
-                 mutation: tuple[float, float] = (0.5, 0.01), threshold: float = 1.0,
-                 marginal_share: float = 0.5, bins: int = 10, rake: bool = True, smooth: float = 0.0,
-                 pool: int = 50_000,
-                 adjacency: str = "add_remove", accountant=None, random_state=None, progress: bool = False):
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        delta: float | None = None,
+        metadata=None,
+        *,
+        iterations: int = 2,
+        n_synthetic="auto",
+        variations: int = 2,
+        selector="tabpe",
+        mutation: tuple[float, float] = (0.5, 0.01),
+        threshold: float = 1.0,
+        marginal_share: float = 0.5,
+        bins: int = 10,
+        rake: bool = True,
+        smooth: float = 0.0,
+        pool: int = 50_000,
+        adjacency: str = "add_remove",
+        accountant=None,
+        random_state=None,
+        progress: bool = False,
+    ):
         self.epsilon = epsilon
         self.delta = delta
         self.metadata = metadata
@@ -122,7 +165,9 @@ class TabularPE:
             raise ValueError("this TabularPE is not fitted yet; call fit(df) first")
         n = self.n_synthetic_ if n is None else check_positive_int(n, "n")
         rng = check_random_state(random_state) if random_state is not None else self._sample_rng
-        idx = rng.choice(len(self.codes_), size=n, replace=True, p=self.weights_ / self.weights_.sum())
+        idx = rng.choice(
+            len(self.codes_), size=n, replace=True, p=self.weights_ / self.weights_.sum()
+        )
         codes = self.codes_[idx]
         if self.smooth > 0 and self.samplers_:
             for j, spec in enumerate(self.metadata_.columns):
@@ -143,10 +188,15 @@ class TabularPE:
         check_adjacency(self.adjacency)
         start, end = _check_mutation(self.mutation)
         if not (isinstance(self.marginal_share, (int, float)) and 0 <= self.marginal_share < 1):
-            raise ValueError(f"marginal_share must be in [0, 1) (0: no 1-way marginals), got {self.marginal_share!r}")
+            raise ValueError(
+                "marginal_share must be in [0, 1) (0: no 1-way marginals), "
+                f"got {self.marginal_share!r}"
+            )
         check_positive_int(self.bins, "bins")
         if not (isinstance(self.threshold, (int, float)) and self.threshold >= 0):
-            raise ValueError(f"threshold must be a number >= 0 (in units of sigma), got {self.threshold!r}")
+            raise ValueError(
+                f"threshold must be a number >= 0 (in units of sigma), got {self.threshold!r}"
+            )
         metadata = _as_metadata(self.metadata)
         return metadata, self._delta(metadata)
 
@@ -160,7 +210,9 @@ class TabularPE:
     def _measures_marginals(self) -> bool:
         return self.marginal_share > 0 and self.epsilon != math.inf
 
-    def _marginals(self, X: np.ndarray, embedding: TableEmbedding, delta: float, rng) -> dict | None:
+    def _marginals(
+        self, X: np.ndarray, embedding: TableEmbedding, delta: float, rng
+    ) -> dict | None:
         """Noisy 1-way marginals with ``marginal_share`` of μ² (None if not measured)."""
         if not self._measures_marginals:
             return None
@@ -189,61 +241,104 @@ class TabularPE:
             return self.n_synthetic
         return int(np.clip(metadata.n_rows // 30, 50, 3000)) if metadata.n_rows else 300
 
-    def _engine(self, embedding: TableEmbedding, metadata: TableMetadata, delta: float, rng, marginals):
+    def _engine(
+        self, embedding: TableEmbedding, metadata: TableMetadata, delta: float, rng, marginals
+    ):
         samplers = None
         if marginals is not None:
-            samplers = {spec.name: cell_sampler(spec, self.bins, p)
-                        for spec, p in zip(metadata.columns, marginals["targets"])}
+            samplers = {
+                spec.name: cell_sampler(spec, self.bins, p)
+                for spec, p in zip(metadata.columns, marginals["targets"])
+            }
         random_api = TabularRandomAPI(embedding, samplers=samplers)
         start, end = self.mutation
         variation = TabularVariationAPI(random_api, per_point=self.variations, start=start, end=end)
         m = self.n_synthetic_ = self._population(metadata)
         return PrivateEvolution(
-            random_api, variation, _make_selector(self.selector), m, self.iterations, self._pe_epsilon(delta), delta,
-            self.adjacency, rng, population_size=m * (1 + self.variations), progress=self.progress,
-            public_parameters={"metadata": metadata.as_dict(), "embedding": repr(embedding),
-                               "variations": self.variations, "threshold_sigmas": self.threshold,
-                               "marginal_share": self.marginal_share, "bins": self.bins, "rake": self.rake})
+            random_api,
+            variation,
+            _make_selector(self.selector),
+            m,
+            self.iterations,
+            self._pe_epsilon(delta),
+            delta,
+            self.adjacency,
+            rng,
+            population_size=m * (1 + self.variations),
+            progress=self.progress,
+            public_parameters={
+                "metadata": metadata.as_dict(),
+                "embedding": repr(embedding),
+                "variations": self.variations,
+                "threshold_sigmas": self.threshold,
+                "marginal_share": self.marginal_share,
+                "bins": self.bins,
+                "rake": self.rake,
+            },
+        )
 
-    def _finish(self, engine: PrivateEvolution, embedding: TableEmbedding, metadata: TableMetadata,
-                marginals: dict | None, delta: float) -> None:
-        last = engine.history_[-1]
-        codes = embedding.decode(engine.final_state_.population)
-        weights = np.where(last.noisy_counts > self.threshold * last.sigma, last.noisy_counts, 0.0)
-        if not weights.sum() > 0:  # nothing above the threshold: fall back to the positive votes, then uniform
-            weights = np.clip(last.noisy_counts, 0.0, None)
-            weights = weights if weights.sum() > 0 else np.ones(len(codes))
-        if marginals is not None and self.rake:
-            weights = rake(weights, cells_of(codes, embedding, self.bins), marginals["targets"])
-        if marginals is not None and self.pool > 0:
-            codes = np.vstack([codes, engine.random_api.sample_codes(self.pool, engine.final_state_.rng)])
-            rounds = [(r.candidates, r.noisy_counts) for r in engine.history_]
-            weights = fit_pool(codes, embedding, self.bins, marginals["targets"], rounds)
+    def _finish(
+        self,
+        engine: PrivateEvolution,
+        embedding: TableEmbedding,
+        metadata: TableMetadata,
+        marginals: dict | None,
+        delta: float,
+    ) -> None:
+        codes, weights = self._output(engine, embedding, marginals)
         self.engine_, self.metadata_, self.codes_, self.weights_ = engine, metadata, codes, weights
         self.samplers_ = engine.random_api.samplers
         self.embedding_ = embedding
-        self.marginal_counts_ = None if marginals is None else marginals["noisy"]  # the DP release itself
+        self.marginal_counts_ = (
+            None if marginals is None else marginals["noisy"]
+        )  # the DP release itself
         self.population_ = decode_codes(codes, metadata, self.dtypes_)
         self.history_ = engine.history_
         self._sample_rng = engine.final_state_.rng
         report = dict(engine.privacy_report_)
-        if marginals is not None:  # the engine's report, its privacy figures recomputed with the marginals
+        if (
+            marginals is not None
+        ):  # the engine's report, its privacy figures recomputed with the marginals
             composed = privacy_report(
-                epsilon_target=self.epsilon, delta=delta, adjacency=self.adjacency,
+                epsilon_target=self.epsilon,
+                delta=delta,
+                adjacency=self.adjacency,
                 releases=[*report["releases"], marginals["release"]],
-                mechanism="noisy nearest-neighbour vote histograms (PE rounds) + noisy 1-way marginals",
-                public_parameters=report["public_parameters"], warnings=report["warnings"])
+                mechanism=_MECHANISM,
+                public_parameters=report["public_parameters"],
+                warnings=report["warnings"],
+            )
             report.update({k: composed[k] for k in _COMPOSED_KEYS if k in composed})
         if metadata.derived_from_data:
             report.update(guarantee_holds=False, warnings=[*report["warnings"], _LEAK_NOTE])
         self.privacy_report_ = report
+
+    def _output(self, engine: PrivateEvolution, embedding: TableEmbedding, marginals: dict | None):
+        """(codes, weights) of the output: the fitted pool, or the last candidates' votes."""
+        codes = embedding.decode(engine.final_state_.population)
+        if marginals is not None and self.pool > 0:
+            codes = np.vstack(
+                [codes, engine.random_api.sample_codes(self.pool, engine.final_state_.rng)]
+            )
+            rounds = [(r.candidates, r.noisy_counts) for r in engine.history_]
+            return codes, fit_pool(codes, embedding, self.bins, marginals["targets"], rounds)
+        last = engine.history_[-1]
+        weights = np.where(last.noisy_counts > self.threshold * last.sigma, last.noisy_counts, 0.0)
+        if not weights.sum() > 0:  # nothing above the threshold: the positive votes, else uniform
+            weights = np.clip(last.noisy_counts, 0.0, None)
+            weights = weights if weights.sum() > 0 else np.ones(len(codes))
+        if marginals is not None and self.rake:
+            weights = rake(weights, cells_of(codes, embedding, self.bins), marginals["targets"])
+        return codes, weights
 
 
 def _check_mutation(mutation) -> tuple[float, float]:
     try:
         start, end = (float(v) for v in mutation)
     except (TypeError, ValueError):
-        raise ValueError(f"mutation must be a pair (start, end) of probabilities, got {mutation!r}") from None
+        raise ValueError(
+            f"mutation must be a pair (start, end) of probabilities, got {mutation!r}"
+        ) from None
     if not (0 < end <= 1 and 0 < start <= 1):
         raise ValueError(f"mutation probabilities must be in (0, 1], got {mutation!r}")
     return start, end
@@ -262,8 +357,15 @@ def _as_metadata(metadata) -> TableMetadata | None:
 def _make_selector(selector):
     if not isinstance(selector, str):
         return RoundTagged(selector)
-    choices = {"tabpe": TabPESelection, "rank": Rank, "subsample": Subsample, "gape": lambda: GAPE(refill=True)}
+    choices = {
+        "tabpe": TabPESelection,
+        "rank": Rank,
+        "subsample": Subsample,
+        "gape": lambda: GAPE(refill=True),
+    }
     if selector not in choices:
-        raise ValueError(f"selector must be one of {SELECTORS} or a selector object, got {selector!r}")
+        raise ValueError(
+            f"selector must be one of {SELECTORS} or a selector object, got {selector!r}"
+        )
     made = choices[selector]()
     return made if selector == "tabpe" else RoundTagged(made)

@@ -60,13 +60,16 @@ def cells_of(codes: np.ndarray, embedding: TableEmbedding, bins: int) -> np.ndar
     return out
 
 
-def noisy_marginals(X: np.ndarray, embedding: TableEmbedding, bins: int, sigma: float,
-                    rng: np.random.Generator) -> list[np.ndarray]:
+def noisy_marginals(
+    X: np.ndarray, embedding: TableEmbedding, bins: int, sigma: float, rng: np.random.Generator
+) -> list[np.ndarray]:
     """Per column: the noisy vote counts of the embedded private rows ``X`` over its cells."""
     from ..histogram import noisy_nn_histogram
 
-    return [noisy_nn_histogram(X[:, cols], cell_candidates(spec, bins), sigma, rng)
-            for spec, cols in zip(embedding.metadata.columns, embedding.slices)]
+    return [
+        noisy_nn_histogram(X[:, cols], cell_candidates(spec, bins), sigma, rng)
+        for spec, cols in zip(embedding.metadata.columns, embedding.slices)
+    ]
 
 
 def probabilities(noisy: np.ndarray) -> np.ndarray:
@@ -75,7 +78,9 @@ def probabilities(noisy: np.ndarray) -> np.ndarray:
     return p / p.sum() if p.sum() > 0 else np.full(len(p), 1.0 / len(p))
 
 
-def rake(weights: np.ndarray, cells: np.ndarray, targets: list[np.ndarray], sweeps: int = 30) -> np.ndarray:
+def rake(
+    weights: np.ndarray, cells: np.ndarray, targets: list[np.ndarray], sweeps: int = 30
+) -> np.ndarray:
     """Weights rescaled so each column's weighted cell shares approach ``targets`` (IPF)."""
     w = np.asarray(weights, dtype=float).copy()
     if not w.sum() > 0:
@@ -93,6 +98,7 @@ def rake(weights: np.ndarray, cells: np.ndarray, targets: list[np.ndarray], swee
 
 def cell_sampler(spec: ColumnSpec, bins: int, p: np.ndarray):
     """A function ``(n, rng) → codes`` drawing a cell ∝ ``p``, then a value uniformly inside it."""
+
     def draw(n: int, rng: np.random.Generator) -> np.ndarray:
         cell = rng.choice(len(p), size=n, p=p)
         if not spec.is_numeric:
@@ -104,6 +110,7 @@ def cell_sampler(spec: ColumnSpec, bins: int, p: np.ndarray):
         else:
             values = spec.lower + (b + rng.random(n)) * (spec.upper - spec.lower) / bins
         return np.where(cell == bins, np.nan, values)
+
     return draw
 
 
@@ -124,12 +131,20 @@ def nearest(points: np.ndarray, candidates: np.ndarray, chunk: int = 2048) -> np
     c_sq = np.einsum("ij,ij->i", candidates, candidates)
     out = np.empty(len(points), dtype=np.int64)
     for s in range(0, len(points), chunk):
-        out[s:s + chunk] = np.argmin(c_sq[None, :] - 2.0 * points[s:s + chunk] @ candidates.T, axis=1)
+        out[s : s + chunk] = np.argmin(
+            c_sq[None, :] - 2.0 * points[s : s + chunk] @ candidates.T, axis=1
+        )
     return out
 
 
-def fit_pool(pool_codes: np.ndarray, embedding: TableEmbedding, bins: int, marginals: list[np.ndarray],
-             rounds: list[tuple[np.ndarray, np.ndarray]], sweeps: int = 30) -> np.ndarray:
+def fit_pool(
+    pool_codes: np.ndarray,
+    embedding: TableEmbedding,
+    bins: int,
+    marginals: list[np.ndarray],
+    rounds: list[tuple[np.ndarray, np.ndarray]],
+    sweeps: int = 30,
+) -> np.ndarray:
     """Weights of a public pool of rows that match every noisy measurement at once (IPF).
 
     Constraints: each column's noisy 1-way marginal and, for every PE round,

@@ -100,8 +100,11 @@ class ColumnSpec:
 
     def as_dict(self) -> dict:
         defaults = {"categories": (), "integer": False, "nullable": False}
-        out = {k: v for k, v in asdict(self).items()
-               if v is not None and not (k in defaults and v == defaults[k])}
+        out = {
+            k: v
+            for k, v in asdict(self).items()
+            if v is not None and not (k in defaults and v == defaults[k])
+        }
         for key in ("categories", "prior"):
             if key in out:
                 out[key] = list(out[key])
@@ -129,7 +132,9 @@ def _check_categories(spec: ColumnSpec, where: str) -> None:
     if len({str(c) for c in cats}) != len(cats):
         raise ValueError(f"{where}: 'categories' has duplicates; list each category once")
     if spec.other is not None and spec.other not in cats:
-        raise ValueError(f"{where}: other={spec.other!r} is not one of its categories; add it to 'categories'")
+        raise ValueError(
+            f"{where}: other={spec.other!r} is not one of its categories; add it to 'categories'"
+        )
 
 
 def _check_bounds(spec: ColumnSpec, where: str) -> None:
@@ -145,8 +150,10 @@ def _check_prior(spec: ColumnSpec, where: str) -> None:
         raise ValueError(f"{where}: 'prior' is for categorical and boolean columns")
     p = np.asarray(spec.prior, dtype=float)
     if p.shape != (spec.n_codes,) or (p < 0).any() or not p.sum() > 0:
-        raise ValueError(f"{where}: 'prior' needs {spec.n_codes} non-negative weights "
-                         "(one per category, then one for missing if nullable)")
+        raise ValueError(
+            f"{where}: 'prior' needs {spec.n_codes} non-negative weights "
+            "(one per category, then one for missing if nullable)"
+        )
 
 
 @dataclass(frozen=True)
@@ -195,8 +202,10 @@ class TableMetadata:
             raise ValueError("metadata must be a JSON object with a 'columns' list")
         unknown = set(data) - {"columns", "n_rows", "derived_from_data"}
         if unknown:
-            raise ValueError(f"metadata has unknown key(s) {sorted(unknown)}; allowed: columns, n_rows, "
-                             "derived_from_data")
+            raise ValueError(
+                f"metadata has unknown key(s) {sorted(unknown)}; allowed: columns, n_rows, "
+                "derived_from_data"
+            )
         cols = tuple(_spec_from_dict(c, i) for i, c in enumerate(data["columns"]))
         return cls(cols, data.get("n_rows"), bool(data.get("derived_from_data", False)))
 
@@ -217,8 +226,10 @@ def _spec_from_dict(entry, i: int) -> ColumnSpec:
         raise ValueError(f"metadata column #{i} must be an object with 'name' and 'kind'")
     unknown = set(entry) - _SPEC_KEYS
     if unknown:
-        raise ValueError(f"metadata column {entry['name']!r} has unknown key(s) {sorted(unknown)}; "
-                         f"allowed: {sorted(_SPEC_KEYS)}")
+        raise ValueError(
+            f"metadata column {entry['name']!r} has unknown key(s) {sorted(unknown)}; "
+            f"allowed: {sorted(_SPEC_KEYS)}"
+        )
     entry = dict(entry)
     for key in ("categories", "prior"):
         if entry.get(key) is not None:
@@ -251,7 +262,10 @@ def metadata_from_description(text: str, columns: Sequence[str] | None = None) -
             continue
         name, sep, rest = line.partition(":")
         if not sep or not name.strip():
-            raise ValueError(f"description line {line_no}: expected 'NAME: kind ...'; syntax:\n{DESCRIPTION_SYNTAX}")
+            raise ValueError(
+                f"description line {line_no}: expected 'NAME: kind ...'; "
+                f"syntax:\n{DESCRIPTION_SYNTAX}"
+            )
         if name.strip() == "n_rows":
             n_rows = _parse_int(rest, line_no)
             continue
@@ -278,7 +292,10 @@ def _parse_column(name: str, rest: str, line_no: int) -> ColumnSpec:
         elif key.strip() == "other" and value.strip():
             opts["other"] = value.strip()
         else:
-            raise ValueError(f"description line {line_no}: unknown option {opt!r}; use 'nullable' or 'other=NAME'")
+            raise ValueError(
+                f"description line {line_no}: unknown option {opt!r}; "
+                "use 'nullable' or 'other=NAME'"
+            )
     try:
         return _spec_of(name, kind, domain, opts)
     except ValueError as err:
@@ -287,19 +304,31 @@ def _parse_column(name: str, rest: str, line_no: int) -> ColumnSpec:
 
 def _spec_of(name: str, kind: str, domain: str, opts: dict) -> ColumnSpec:
     if kind == "categorical":
-        cats = tuple(c.strip() for c in next(csv.reader([domain], skipinitialspace=True)) if c.strip())
+        cats = tuple(
+            c.strip() for c in next(csv.reader([domain], skipinitialspace=True)) if c.strip()
+        )
         return ColumnSpec(name, "categorical", categories=cats, **opts)
     if kind in ("integer", "numeric", "float"):
         lo, sep, hi = domain.partition("..")
         try:
             lower, upper = float(lo), float(hi)
         except ValueError:
-            raise ValueError(f"column {name!r}: write its domain as LO..HI, got {domain!r}") from None
-        return ColumnSpec(name, "numeric", lower=lower, upper=upper, integer=kind == "integer",
-                          nullable=opts["nullable"])
+            raise ValueError(
+                f"column {name!r}: write its domain as LO..HI, got {domain!r}"
+            ) from None
+        return ColumnSpec(
+            name,
+            "numeric",
+            lower=lower,
+            upper=upper,
+            integer=kind == "integer",
+            nullable=opts["nullable"],
+        )
     if kind == "boolean":
         return ColumnSpec(name, "boolean", nullable=opts["nullable"])
-    raise ValueError(f"column {name!r}: kind must be categorical, integer, numeric or boolean, got {kind!r}")
+    raise ValueError(
+        f"column {name!r}: kind must be categorical, integer, numeric or boolean, got {kind!r}"
+    )
 
 
 def _ordered(meta: TableMetadata, columns: Sequence[str] | None) -> TableMetadata:
@@ -309,9 +338,13 @@ def _ordered(meta: TableMetadata, columns: Sequence[str] | None) -> TableMetadat
     missing = [c for c in columns if c not in meta.names]
     extra = [c for c in meta.names if c not in columns]
     if missing:
-        raise ValueError(f"the description does not describe column(s) {missing}; add a line for each")
+        raise ValueError(
+            f"the description does not describe column(s) {missing}; add a line for each"
+        )
     if extra:
-        raise ValueError(f"the description names column(s) {extra} that the table does not have; fix the names")
+        raise ValueError(
+            f"the description names column(s) {extra} that the table does not have; fix the names"
+        )
     return replace(meta, columns=tuple(meta[c] for c in columns))
 
 
@@ -329,12 +362,17 @@ def metadata_from_data(df, *, categorical: Sequence[str] = (), warn: bool = True
     ``guarantee_holds: false``. Prefer :func:`metadata_from_description`.
     """
     if warn:
-        warnings.warn("metadata derived from the private data (categories, min/max): the synthetic data "
-                      "is not differentially private; describe the columns publicly instead",
-                      PrivacyLeakWarning, stacklevel=2)
+        warnings.warn(
+            "metadata derived from the private data (categories, min/max): the synthetic data "
+            "is not differentially private; describe the columns publicly instead",
+            PrivacyLeakWarning,
+            stacklevel=2,
+        )
     if len(df) == 0:
         raise ValueError("the table has no rows; metadata cannot be derived from an empty table")
-    specs = tuple(_spec_from_column(str(name), df[name], name in categorical) for name in df.columns)
+    specs = tuple(
+        _spec_from_column(str(name), df[name], name in categorical) for name in df.columns
+    )
     return TableMetadata(specs, derived_from_data=True)
 
 
@@ -350,10 +388,18 @@ def _spec_from_column(name: str, series, force_categorical: bool) -> ColumnSpec:
     values = pd.to_numeric(present, errors="coerce") if not force_categorical else None
     if values is None or values.isna().any() or _looks_categorical(values):
         cats = tuple(sorted(present.unique().tolist(), key=lambda v: (str(type(v)), v)))
-        return ColumnSpec(name, "categorical", categories=tuple(_plain(c) for c in cats), nullable=nullable)
+        return ColumnSpec(
+            name, "categorical", categories=tuple(_plain(c) for c in cats), nullable=nullable
+        )
     lo, hi = float(values.min()), float(values.max())
-    return ColumnSpec(name, "numeric", lower=lo, upper=hi if hi > lo else lo + 1.0,
-                      integer=bool((values == np.round(values)).all()), nullable=nullable)
+    return ColumnSpec(
+        name,
+        "numeric",
+        lower=lo,
+        upper=hi if hi > lo else lo + 1.0,
+        integer=bool((values == np.round(values)).all()),
+        nullable=nullable,
+    )
 
 
 def _looks_categorical(values) -> bool:
