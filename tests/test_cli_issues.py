@@ -121,6 +121,22 @@ def test_huge_finite_values_synth_agrees(data, capsys):
     assert np.isfinite(points).all() and np.all(np.linalg.norm(points, axis=1) <= 10 + 1e-9)
 
 
+def test_huge_finite_values_in_a_streamed_folder(tmp_path, capsys):
+    # a folder with --radius and no --plot is streamed: its blocks are clipped as they are read
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    X = mixture_2d(400, np.random.default_rng(0))[0] * 1e300
+    np.save(parts / "a.npy", X[:200])
+    np.save(parts / "b.npy", X[200:])
+    argv = ["synth", parts, "--m", "2", "--selector", "rank", "--epsilon", "4", "--radius", "10",
+            "--iterations", "5", "--seed", "0", "--json", "-q"]
+    code, out, err = run(argv, capsys)
+    assert code == 0, err
+    points = np.asarray(json.loads(out)["points"])
+    assert np.isfinite(points).all() and np.all(np.linalg.norm(points, axis=1) <= 10 + 1e-9)
+    assert np.abs(points[:, 0]).max() > 5  # the modes at ±1e300·(1, 0) clip to ±10, not to 0
+
+
 # -- item 6: GAPE may deliver fewer than m points: say so, or --fill ---------------------------
 
 

@@ -856,8 +856,11 @@ def _clipped(args, X, center, radius: float):
 
     from ._clip import clip_to_ball
 
-    if not isinstance(X, np.ndarray):  # a streamed folder: counted block by block as it is
-        return X
+    if not isinstance(X, np.ndarray):  # a streamed folder: clipped block by block as it is read
+        from .streaming import ClippedSource
+
+        bounds = None if args.bounds is None else tuple(args.bounds)
+        return ClippedSource(X, center=center, radius=radius, bounds=bounds)
     if args.bounds is not None:
         return np.clip(X, args.bounds[0], args.bounds[1])
     return clip_to_ball(X, radius, center)

@@ -515,9 +515,9 @@ def cluster_sums(private, centers, assign_by=None, radius: float = 1.0, chunk_si
 
 def _clipped_rows(block, start: int, stop: int, radius: float) -> np.ndarray:
     """Rows start:stop of a private block in float64, each clipped to the L2 ball of ``radius``."""
-    rows = np.asarray(block[start:stop], dtype=np.float64)
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    return rows * np.minimum(1.0, radius / np.maximum(norms, 1e-300))
+    from ._clip import clip_to_ball
+
+    return clip_to_ball(np.asarray(block[start:stop], dtype=np.float64), radius)  # no overflow near 1e300
 
 
 def noisy_cluster_sums(

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -302,3 +302,46 @@ def as_private_source(X):
     if is_dask_collection(X):
         return as_dask_array(X)
     return None
+
+
+# ---------------------------------------------------------------- a public per-row map
+
+
+@dataclass(frozen=True)
+class ClippedRef:
+    """A block reference whose rows are moved into a public box or L2 ball when read."""
+
+    ref: Any
+    center: tuple[float, ...] | None
+    radius: float | None
+    bounds: tuple[float, float] | None
+
+    @property
+    def rows(self) -> int:
+        return self.ref.rows
+
+    def read(self) -> np.ndarray:
+        from ._clip import clip_to_ball
+
+        block = np.asarray(self.ref.read(), dtype=np.float64)
+        if self.bounds is not None:
+            return np.clip(block, self.bounds[0], self.bounds[1])
+        return clip_to_ball(block, self.radius, np.asarray(self.center))
+
+
+class ClippedSource(BlockSource):
+    """``source`` with every row clipped into the public domain as it is read (block by block).
+
+    The same public per-row map the in-memory paths apply (each row still votes
+    once); it keeps huge finite values finite.
+    """
+
+    def __init__(self, source: BlockSource, *, center=None, radius: float | None = None,
+                 bounds: tuple[float, float] | None = None):
+        self.source, self.path = source, getattr(source, "path", "")
+        self.shape, self.dtype = source.shape, np.dtype(np.float64)
+        c = None if center is None else tuple(float(v) for v in np.ravel(center))
+        self._refs = [ClippedRef(ref, c, radius, bounds) for ref in source.block_refs()]
+
+    def block_refs(self) -> list[ClippedRef]:
+        return list(self._refs)
