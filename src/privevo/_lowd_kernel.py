@@ -11,8 +11,10 @@ buffer exists.
 
 Exactness is the numpy kernel's: a row whose best and second-best float32
 scores differ by at most the rounding bound 2·γ·(2‖x‖·max‖c‖ + max‖c‖²),
-γ = 2(d + 8)·2⁻²⁴, is decided again in float64 (‖x − c‖² by differences among
-the candidates whose float32 score is within that bound of its best, ties →
+γ = (d + 4)·2⁻²⁴ (this kernel's arithmetic, see :func:`_assign_chunk`; the
+numpy kernel's γ = 2(d + 8)·2⁻²⁴ also covers its GEMM), is decided again in
+float64 (‖x − c‖² by differences among the candidates whose float32 score is
+within the numpy kernel's bound of its best, ties →
 lowest index, as :func:`privevo.histogram._exact_assign_among`); rows whose
 scores could overflow, or that are not finite, go through the numpy kernel's
 own path. Counts equal the float64 brute force and every other backend.
@@ -83,7 +85,10 @@ def _assign_chunk(chunk, prepared, cand: np.ndarray, dp: int, which: int) -> np.
     labels = np.empty(n, dtype=np.int64)
     unsure = np.empty(n, dtype=np.uint8)
     m1 = np.empty(n, dtype=np.float32)
-    gamma2 = 2.0 * 2.0 * (d + 8) * _U32  # twice the per-score bound's γ, as the numpy kernel
+    # |float32 score − exact score| ≤ (d + 3)·u·(max‖c‖² + 2‖x‖·max‖c‖) + O(u²) for this
+    # kernel's arithmetic (x, −2c and ‖c‖² rounded to float32: 3u; a chain of d FMAs: d·u,
+    # Higham Thm 3.5; zero padding adds exact zeros); a gap above twice (d + 4)·u·(…) is safe.
+    gamma2 = 2.0 * (d + 4) * _U32
     n_unsure = _lowd.assign(
         x,
         int(x.dtype == np.float64),
@@ -103,13 +108,13 @@ def _assign_chunk(chunk, prepared, cand: np.ndarray, dp: int, which: int) -> np.
     )
     if n_unsure:
         rows = np.flatnonzero(unsure)
-        labels[rows] = _fix_up(x, rows, m1[rows], prepared, cand, dp, gamma2)
+        # possible winners: float32 score (any order, two roundings a term: (2d + 3)·u·(…))
+        # within both errors of the best, (3d + 8)·u·(…) ≤ the numpy kernel's 4(d + 8)·u·(…)
+        labels[rows] = _fix_up(x, rows, m1[rows], prepared, cand, 4.0 * (d + 8) * _U32)
     return labels
 
 
-def _fix_up(
-    x: np.ndarray, rows: np.ndarray, m1: np.ndarray, prepared, cand, dp: int, gamma2: float
-):
+def _fix_up(x: np.ndarray, rows: np.ndarray, m1: np.ndarray, prepared, cand, gamma2: float):
     """Exact labels of the unsure rows: float64 ‖x − c‖² over their possible winners.
 
     The possible winners of a row are the candidates whose float32 score is within
@@ -132,9 +137,8 @@ def _fix_up(
         rows,
         nr,
         prepared.shift,
-        cand,
+        prepared.scores_t,
         len(cand),
-        dp,
         gamma2,
         prepared.max_norm,
         m1,

@@ -226,27 +226,68 @@ done:
     return result;
 }
 
-/* near_pairs(x, x_is_double, d, rows, nr, shift, cand, u, dp, gamma2, max_norm, m1, out_row,
+#if defined(PRIVEVO_X86) && defined(__linux__)
+#define SCAN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define SCAN_CLONES
+#endif
+#define SCAN_BLOCK 256
+
+/* Candidates j of ct ((d + 1) x u float32: rows -2(c - shift), then |c - shift|^2) with
+ * score(x, j) <= thr, appended to out[count..cap); returns the new count or -1 when full.
+ * Scores by blocks of SCAN_BLOCK candidates (vectorised by the compiler). */
+static SCAN_CLONES int64_t scan_row(const float *xf, int d, const float *ct, int64_t u, double thr,
+                                    int64_t i, int64_t *outr, int64_t *outc, int64_t count,
+                                    int64_t cap)
+{
+    float s[SCAN_BLOCK];
+    const float thrf = nextafterf((float)thr, INFINITY); /* rounded up: still a superset */
+    for (int64_t j0 = 0; j0 < u; j0 += SCAN_BLOCK) {
+        int nb = u - j0 < SCAN_BLOCK ? (int)(u - j0) : SCAN_BLOCK;
+        const float *sq = ct + (int64_t)d * u + j0;
+        for (int t = 0; t < nb; t++) s[t] = sq[t];
+        for (int k = 0; k < d; k++) {
+            const float *row = ct + (int64_t)k * u + j0;
+            const float xk = xf[k];
+            for (int t = 0; t < nb; t++) s[t] = xk * row[t] + s[t];
+        }
+        int any = 0;
+        for (int t = 0; t < nb; t++) any |= s[t] <= thrf;
+        if (!any) continue;
+        for (int t = 0; t < nb; t++) {
+            if (s[t] <= thrf) {
+                if (count >= cap) return -1;
+                outr[count] = i;
+                outc[count] = j0 + t;
+                count++;
+            }
+        }
+    }
+    return count;
+}
+
+/* near_pairs(x, x_is_double, d, rows, nr, shift, ct, u, gamma2, max_norm, m1, out_row,
  *            out_cand, flag) -> number of pairs, or -1 when out_* are too short.
  * For the unsure rows (indices rows[0..nr) into x, m1 their smallest float32 score from
  * assign): every candidate whose float32 score, in any summation order, is within the
- * rounding bound of m1 could be the exact nearest; (i, j) pairs with i in 0..nr. A row that
+ * bound gamma2 * (2|x| max|c| + max|c|^2) of m1 could be the exact nearest; (i, j) pairs
+ * with i in 0..nr. ct is the (d + 1) x u transposed float32 candidate table. A row that
  * assign flagged for its size or non-finite values gets flag[i] = 1 and no pairs. */
 static PyObject *py_near_pairs(PyObject *self, PyObject *args)
 {
     (void)self;
     Py_buffer x, rows, shift, cand, m1, orow, ocand, flag;
-    int x_is_double, d, dp;
+    int x_is_double, d;
     long long nr, u;
     double gamma2, max_norm;
-    if (!PyArg_ParseTuple(args, "y*iiy*Ly*y*Liddy*w*w*w*", &x, &x_is_double, &d, &rows, &nr, &shift,
-                          &cand, &u, &dp, &gamma2, &max_norm, &m1, &orow, &ocand, &flag))
+    if (!PyArg_ParseTuple(args, "y*iiy*Ly*y*Lddy*w*w*w*", &x, &x_is_double, &d, &rows, &nr, &shift,
+                          &cand, &u, &gamma2, &max_norm, &m1, &orow, &ocand, &flag))
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t item = x_is_double ? 8 : 4;
     int64_t cap = (int64_t)(orow.len / 8) < (int64_t)(ocand.len / 8) ? orow.len / 8 : ocand.len / 8;
-    if (d < 1 || d > dp || dp > 32 || u < 1 || rows.len < (Py_ssize_t)(nr * 8) ||
-        shift.len < (Py_ssize_t)(d * 8) || cand.len < (Py_ssize_t)(u * (dp + 1) * 4) ||
+    if (d < 1 || d > 32 || u < 1 || rows.len < (Py_ssize_t)(nr * 8) ||
+        shift.len < (Py_ssize_t)(d * 8) || cand.len < (Py_ssize_t)(u * (d + 1) * 4) ||
         m1.len < (Py_ssize_t)(nr * 4) || flag.len < (Py_ssize_t)nr) {
         PyErr_SetString(PyExc_ValueError, "privevo._lowd.near_pairs: inconsistent arguments");
         goto done;
@@ -267,13 +308,11 @@ static PyObject *py_near_pairs(PyObject *self, PyObject *args)
     float xf[32];
     for (int64_t i = 0; i < nr && count >= 0; i++) {
         double norm2 = 0.0;
-        for (int k = 0; k < dp; k++) {
-            double v = 0.0;
-            if (k < d) {
-                size_t at = (size_t)ri[i] * d + k;
-                v = x_is_double ? ((const double *)x.buf)[at] : (double)((const float *)x.buf)[at];
-                v -= ((const double *)shift.buf)[k];
-            }
+        for (int k = 0; k < d; k++) {
+            size_t at = (size_t)ri[i] * d + k;
+            const double *xd = x.buf;
+            const float *xs = x.buf;
+            double v = (x_is_double ? xd[at] : (double)xs[at]) - ((const double *)shift.buf)[k];
             xf[k] = (float)v;
             norm2 += (double)xf[k] * (double)xf[k];
         }
@@ -281,20 +320,7 @@ static PyObject *py_near_pairs(PyObject *self, PyObject *args)
         fl[i] = !((rn + max_norm) * (rn + max_norm) <= 1e37 && isfinite(mf[i]));
         if (fl[i]) continue;
         double thr = (double)mf[i] + gamma2 * (2.0 * rn * max_norm + mm + 1e-30);
-        for (int64_t j = 0; j < u; j++) {
-            const float *c = c0 + j * (dp + 1);
-            float s = c[dp];
-            for (int k = 0; k < dp; k++) s = xf[k] * c[k] + s;
-            if ((double)s <= thr) {
-                if (count >= cap) {
-                    count = -1;
-                    break;
-                }
-                outr[count] = i;
-                outc[count] = j;
-                count++;
-            }
-        }
+        count = scan_row(xf, d, c0, u, thr, i, outr, outc, count, cap);
     }
     Py_END_ALLOW_THREADS
     result = PyLong_FromLongLong(count);
