@@ -326,7 +326,8 @@ def test_delta_default_is_left_to_an_estimator_that_derives_it():
     from argparse import Namespace
 
     from privevo import DPKMeans
-    from privevo.cli import _delta, _kmeans_model
+    from privevo.cli._common import _delta
+    from privevo.cli.kmeans import _kmeans_model
 
     args = Namespace(delta=None, adjacency="add_remove")
     public = Namespace(delta=None, adjacency="replace")
@@ -360,17 +361,18 @@ def test_the_ends_of_the_epsilon_range_run(data, capsys, epsilon):
 
 def test_a_long_run_off_a_terminal_is_never_silent(data, capsys, monkeypatch):
     # item 2: no progress bar off a terminal, but a line every _HEARTBEAT_SECONDS
-    import privevo.cli
+    import privevo.cli._common
+    import privevo.cli.synth
 
-    monkeypatch.setattr(privevo.cli, "_HEARTBEAT_SECONDS", 0.05)
-    real = privevo.cli._synth_model
+    monkeypatch.setattr(privevo.cli._common, "_HEARTBEAT_SECONDS", 0.05)
+    real = privevo.cli.synth._synth_model
 
     def slow_model(*args, **kwargs):  # every round takes at least 20 ms: the run lasts >= 1.2 s
         pe = real(*args, **kwargs)
         pe.callbacks = [lambda record: time.sleep(0.02)]
         return pe
 
-    monkeypatch.setattr(privevo.cli, "_synth_model", slow_model)
+    monkeypatch.setattr(privevo.cli.synth, "_synth_model", slow_model)
     argv = synth(data, "-o", str(data.parent / "beat.csv"))
     argv[argv.index("--iterations") + 1] = "60"
     code, _, err = run(argv, capsys)

@@ -77,7 +77,6 @@ __all__ = [
     "CanaryScenario",
     "default_model",
     "format_table",
-    "cli_audit",
 ]
 
 
@@ -715,33 +714,6 @@ def format_table(results: Sequence[AuditResult]) -> str:
 def _test_text(r: AuditResult) -> str:
     name = r.statistic.replace(" (reversed)", "")
     return f"{name} {'≤' if name != r.statistic else '≥'} {r.threshold:.4g} ⇒ D′"
-
-
-def cli_audit(args) -> int:
-    """``privevo audit``: run the audit, print the table (or JSON); exit 1 if a bound exceeds its claim."""
-    import json
-    import sys
-
-    results = run_audit(
-        epsilons=args.epsilon,
-        delta=args.delta,
-        noises=args.noise,
-        adjacencies=args.adjacency,
-        n_releases=args.releases,
-        n_runs=args.runs,
-        iterations=args.iterations,
-        alpha=args.alpha,
-        seed=0 if args.seed is None else args.seed,
-        progress=not args.quiet and not args.json and sys.stderr.isatty(),  # bars on a terminal only
-    )
-    if args.json:
-        print(json.dumps([r.as_dict() for r in results], indent=2))
-    else:
-        print(format_table(results))
-        bad = [r for r in results if not r.consistent]
-        print(f"\n{len(results) - len(bad)} of {len(results)} settings: lower bound <= claimed epsilon"
-              + (f"; VIOLATED in {len(bad)}" if bad else ""))
-    return 0 if all(r.consistent for r in results) else 1
 
 
 # ---------------------------------------------------------------- user-level and k-neighbour votes

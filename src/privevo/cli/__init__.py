@@ -1,0 +1,132 @@
+"""The ``privevo`` command line.
+
+Commands: ``kmeans`` (DP k-means centres), ``synth`` (DP synthetic points by
+Private Evolution), ``account`` (σ ↔ ε of T Gaussian releases), ``demo`` and
+``audit`` (empirical lower bounds on ε, :mod:`privevo.audit`).
+
+Every error ends the command with a non-zero exit status and one line on
+stderr that says what to fix; no traceback (set ``PRIVEVO_DEBUG=1`` to get
+one) and no partial output file (outputs are written atomically, and output
+paths are checked before any private computation runs: none may be the input,
+lie inside an input folder or be another output of the run). Ctrl-C (SIGINT)
+and SIGTERM stop a run cleanly (exit 130 / 143); with ``--checkpoint`` the same
+command resumes it. Next to every output file the JSON privacy report is
+written (``OUT.privacy.json``); no output carries the seed's value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import sys
+import warnings
+
+from ._common import _one_line
+
+EXIT_ERROR = 2
+
+
+EXIT_INTERRUPTED = 130
+
+
+EXIT_TERMINATED = 143
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage block)."""
+
+    def error(self, message: str):
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that a run stops as on Ctrl-C."""
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    def handler(signum, frame):
+        raise _Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "func"):
+        parser.print_help()
+        return EXIT_ERROR
+    prog = f"privevo {args.command}"
+    with warnings.catch_warnings(), _sigterm_as_interrupt():
+        warnings.showwarning = _one_line_warning
+        try:
+            _check_seed(args)
+            return args.func(args) or 0
+        except BrokenPipeError:  # e.g. `privevo ... | head`: stop quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
+        except KeyboardInterrupt as stop:
+            term = isinstance(stop, _Terminated)
+            hint = ""
+            if getattr(args, "checkpoint", None):
+                hint = "; rerun the same command to resume from the checkpoint"
+            what = "terminated (SIGTERM)" if term else "interrupted"
+            print(f"{prog}: {what}{hint}", file=sys.stderr)
+            return EXIT_TERMINATED if term else EXIT_INTERRUPTED
+        except (ValueError, OSError, ImportError) as err:
+            if os.environ.get("PRIVEVO_DEBUG"):
+                raise
+            print(f"{prog}: error: {_one_line(err)}", file=sys.stderr)
+            return EXIT_ERROR
+        except Exception as err:  # a bug: still one line, with a way to see more
+            if os.environ.get("PRIVEVO_DEBUG"):
+                raise
+            print(
+                f"{prog}: internal error: {type(err).__name__}: {_one_line(err)} "
+                "(set PRIVEVO_DEBUG=1 for a traceback)",
+                file=sys.stderr,
+            )
+            return 1
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"privevo: warning: {category.__name__}: {_one_line(message)}", file=sys.stderr)
+
+
+def _check_seed(args) -> None:
+    seed = getattr(args, "seed", None)
+    if seed is not None and seed < 0:
+        raise ValueError(f"--seed must be an integer >= 0, got {seed}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="privevo",
+        description="Differentially private clustering and synthetic data by Private Evolution.",
+    )
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"privevo {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    from . import account, audit, demo, kmeans, synth
+
+    for command in (kmeans, synth, account, demo, audit):
+        command.add_parser(sub)
+    from ..text.cli import add_text_commands  # synth-text, intrinsic-dim (stdlib-only import)
+
+    add_text_commands(sub)
+    __import__("privevo.tabular.cli", fromlist=["cli"]).add_tabular_commands(
+        sub
+    )  # synth-table, metadata
+    return parser

@@ -1,0 +1,245 @@
+"""``privevo synth``: DP synthetic points by Private Evolution."""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+
+from ._common import (
+    _add_run_options,
+    _center,
+    _check_common,
+    _cluster,
+    _command,
+    _delta,
+    _finish,
+    _heartbeat,
+    _naming_the_file,
+    _plan_paths,
+    _progress,
+    _publishable,
+    _read,
+)
+
+SELECTORS = ("gape", "rank", "subsample", "weighted_kmeans")
+
+
+def add_parser(sub) -> None:
+    p = _command(
+        sub,
+        "synth",
+        "DP synthetic points by Private Evolution",
+        "Differentially private synthetic points by Private Evolution; writes the points and a "
+        "JSON privacy report.\nThe gape selector may deliver fewer than --m points (only points "
+        "that pass its noise threshold);\nit says so on stderr and in --json (m_requested, "
+        "m_delivered); --fill tops the selection up to exactly m.",
+        "  privevo synth data.csv --m 200 --selector gape --epsilon 1 --radius 5 -o synthetic.csv\n"
+        "  privevo synth data.npy --m 50 --selector rank --epsilon 4 --iterations 20 --radius 3 "
+        "--plot -o syn.npy\n"
+        "  privevo synth data.csv --m 100 --epsilon 1 --radius 5 --checkpoint run.ckpt -o syn.csv"
+        "   # resumable",
+    )
+    p.add_argument("--m", type=int, required=True, help="number of synthetic points (>= 1)")
+    p.add_argument(
+        "--selector", choices=SELECTORS, default="gape", help="selection step (default gape)"
+    )
+    p.add_argument(
+        "--fill",
+        action="store_true",
+        help="gape: top the selection up to exactly "
+        "--m points with the next best candidates (the other selectors always give m)",
+    )
+    p.add_argument(
+        "--R",
+        type=float,
+        dest="R",
+        help="gape: public lower bound on the separation of clusters (default radius/4)",
+    )
+    p.add_argument(
+        "--scale", type=float, help="rank/subsample: Gaussian variation scale (default radius/20)"
+    )
+    p.add_argument(
+        "--variations", type=int, default=4, help="variations per selected point (default 4)"
+    )
+    _add_run_options(p)
+    p.set_defaults(func=_synth, iterations_default=10)
+
+
+def _synth(args) -> int:
+    from .._validation import check_positive_int
+
+    check_positive_int(args.m, "--m")
+    check_positive_int(args.variations, "--variations")
+    _check_common(args)
+    for name in ("R", "scale"):
+        value = getattr(args, name)
+        if value is not None and not (value > 0 and math.isfinite(value)):
+            raise ValueError(f"--{name} must be a finite number > 0, got {value}")
+    selector = _selector(args.selector)  # fails early if the selector is not installed
+    paths = _plan_paths(args)
+    table = _read(args)
+    X = table.data
+    n, d = X.shape
+    center, radius, leak = _synth_domain(args, X)
+    X = _clipped(args, X, center, radius)
+    pe = _synth_model(args, selector, center, radius, n)
+    with _cluster(args), _naming_the_file(args.data), _heartbeat(args, pe.iterations) as beat:
+        pe.callbacks = [*pe.callbacks, lambda record: beat.update(done=record.iteration + 1)]
+        pe.fit(X)
+    points = pe.synthetic_
+    if args.bounds is not None:  # post-processing: keep the output inside the public box
+        points = points.clip(args.bounds[0], args.bounds[1])
+    report = _synth_report(args, pe, table, leak)
+    figure = None
+    if args.plot:
+        from ..plots import plot_trajectories
+
+        figure = plot_trajectories(
+            pe.history_,
+            X,
+            columns=table.columns,
+            title=f"PE ({args.selector}), m={args.m}, ε={args.epsilon:g}",
+        )
+    delivered = len(points)
+    if delivered < args.m and not args.quiet:
+        print(
+            f"privevo synth: note: the {args.selector} selector delivered {delivered} of the "
+            f"{args.m} points asked for (it keeps only points that pass its noise threshold); "
+            "pass --fill to get exactly --m",
+            file=sys.stderr,
+        )
+    _finish(
+        args,
+        paths,
+        points,
+        table.columns,
+        report,
+        figure,
+        {"m_requested": args.m, "m_delivered": delivered, "selector": args.selector},
+    )
+    return 0
+
+
+def _selector(name: str):
+    if name == "rank":
+        from ..selection import Rank
+
+        return Rank()
+    if name == "subsample":
+        from ..selection import Subsample
+
+        return Subsample()
+    try:
+        if name == "gape":
+            from ..selection.gape import GAPE
+
+            return GAPE
+        from ..selection.weighted_kmeans import WeightedKMeans
+
+        return WeightedKMeans()
+    except ImportError as err:
+        raise ImportError(
+            f"selector {name!r} is not available in this installation ({err}); use --selector rank"
+        ) from None
+
+
+def _synth_domain(args, X):
+    """(center, radius, leak): the public ball the population lives in.
+
+    --radius (and --center) or --bounds are public; with neither, the data's
+    own extent is used, a PrivacyLeakWarning is raised and the report says the
+    guarantee does not hold.
+    """
+    import numpy as np
+
+    from .._clip import row_norms
+    from ..exceptions import PrivacyLeakWarning
+
+    d = X.shape[1]
+    if args.bounds is not None:
+        lo, hi = args.bounds
+        return np.full(d, (lo + hi) / 2), (hi - lo) / 2 * math.sqrt(d), False
+    center = _center(args, d)
+    center = np.zeros(d) if center is None else center
+    if args.radius is not None:
+        return center, float(args.radius), False
+    radius = float(row_norms(X, center).max()) or 1.0
+    if not math.isfinite(radius):
+        raise ValueError(
+            "the data's extent is beyond the float range; pass a public --radius or --bounds"
+        )
+    warnings.warn(
+        "no --radius or --bounds given: the radius was taken from the private data, so the "
+        "result is not DP; pass a public --radius or --bounds",
+        PrivacyLeakWarning,
+        stacklevel=2,
+    )
+    return center, radius, True
+
+
+def _clipped(args, X, center, radius: float):
+    """In-memory rows moved into the public domain (box or ball), as DPKMeans does: a public
+    per-row map (each row still votes once) that keeps huge finite values finite."""
+    import numpy as np
+
+    from .._clip import clip_to_ball
+
+    if not isinstance(X, np.ndarray):  # a streamed folder: clipped block by block as it is read
+        from ..streaming import ClippedSource
+
+        bounds = None if args.bounds is None else tuple(args.bounds)
+        return ClippedSource(X, center=center, radius=radius, bounds=bounds)
+    if args.bounds is not None:
+        return np.clip(X, args.bounds[0], args.bounds[1])
+    return clip_to_ball(X, radius, center)
+
+
+def _synth_model(args, selector, center, radius: float, n: int):
+    import inspect
+
+    from .. import PrivateEvolution
+    from ..variation import GaussianVariation, LevyVariation, MultiScaleVariation, UniformBall
+
+    R = args.R if args.R is not None else radius / 4
+    if args.selector == "gape":
+        variation = MultiScaleVariation(R, radius=radius, center=center)
+        selector = selector(R=R, fill=args.fill)
+    elif args.selector == "weighted_kmeans":
+        variation = LevyVariation(per_point=args.variations, radius=radius, center=center)
+    else:
+        scale = args.scale if args.scale is not None else radius / 20
+        variation = GaussianVariation(scale, args.variations, radius=radius, center=center)
+    delta_param = inspect.signature(PrivateEvolution).parameters["delta"]
+    return PrivateEvolution(
+        UniformBall(radius, center=center),
+        variation,
+        selector,
+        n_synthetic=args.m,
+        iterations=args.iterations or args.iterations_default,
+        epsilon=args.epsilon,
+        delta=_delta(args, n, library_default=delta_param.default is None),
+        adjacency=args.adjacency,
+        random_state=args.seed,
+        progress=_progress(args),
+        checkpoint=args.checkpoint,
+        backend=args.backend,
+        noise=args.noise,
+        public_parameters={
+            "radius": radius,
+            "center": center,
+            "bounds": args.bounds,
+            "R": R if args.selector == "gape" else None,
+        },
+    )
+
+
+def _synth_report(args, pe, table, leak: bool) -> dict:
+    report = _publishable(pe.privacy_report_, args, table)
+    if leak:
+        report["warnings"] = [
+            *report["warnings"],
+            "radius taken from the private data (no --radius/--bounds): not DP",
+        ]
+        report["guarantee_holds"] = False
+    return report
