@@ -212,7 +212,7 @@ def test_gaussian_report_unchanged_and_unknown_noise_rejected():
     pe = PrivateEvolution(*args, n_synthetic=3, iterations=2, epsilon=1.0, delta=1e-5, random_state=0).fit(X)
     assert pe.privacy_report_["accountant"] == "gdp" and pe.privacy_report_["rho"] is None
     assert "noise" not in pe.privacy_report_["releases"][0]
-    with pytest.raises(ValueError, match="noise must be one of"):
+    with pytest.raises(ValueError, match="The 'noise' parameter of PrivateEvolution must be a str among"):
         PrivateEvolution(*args, n_synthetic=3, iterations=2, epsilon=1.0, delta=1e-5, noise="laplace").fit(X)
 
 
