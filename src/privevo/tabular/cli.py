@@ -57,13 +57,14 @@ def _synth_table_parser(sub) -> None:
         type=float,
         help="delta in (0, 1); default 1/(N ln N) with N the metadata's public n_rows, else 1e-6",
     )
-    p.add_argument("--rows", type=int, help="synthetic rows to write (default: --population)")
+    p.add_argument("--rows", type=int, help="synthetic rows to write (default: m)")
     p.add_argument(
-        "--population", type=int, default=3000, help="m, rows selected per PE round (default 3000)"
+        "--population",
+        type=int,
+        help="m, rows selected per PE round (default: N/30 in [50, 3000] with N the metadata's "
+        "public n_rows, else 300)",
     )
-    p.add_argument(
-        "--iterations", type=int, default=3, help="T, the number of PE rounds (default 3)"
-    )
+    p.add_argument("--iterations", type=int, default=2, help="T, the PE rounds (default 2)")
     p.add_argument("--selector", choices=["tabpe", "rank", "subsample", "gape"], default="tabpe")
     p.add_argument("--adjacency", choices=["add_remove", "replace"], default="add_remove")
     p.add_argument(
@@ -164,7 +165,7 @@ def _synth_table(args) -> int:
         args.delta,
         metadata,
         iterations=args.iterations,
-        n_synthetic=args.population,
+        n_synthetic="auto" if args.population is None else args.population,
         selector=args.selector,
         adjacency=args.adjacency,
         random_state=args.seed,
