@@ -17,14 +17,15 @@ Rules (docs/privacy.md, "The checkpoint"):
 
 - **Bound to its data.** The header stores a SHA-256 digest of the private
   rows (:func:`data_digest`) and the run's fingerprint (every public
-  parameter, :func:`privevo._params.fingerprint`). Opening it with other data,
+  parameter of the run and its plug-ins, :func:`privevo._params.describe`). Opening it with other data,
   other parameters or from another kind of run is refused with one line.
 - **A release is never redrawn.** A step found in the log is replayed from its
   record (value and RNG state); only steps missing from the log run, so a
   checkpoint of a finished run returns the finished result and releases
   nothing new.
 - **One run at a time.** The file is held under an exclusive ``flock`` while
-  a run uses it; a second run on it is refused.
+  a run uses it; a second run on it is refused (POSIX systems; where ``fcntl``
+  is missing the lock is skipped).
 
 The checkpoint is the one *private* artefact of a run: its RNG states
 reproduce the noise and its digest identifies the data. It is written
@@ -34,7 +35,6 @@ owner-only (mode 0600); delete it once the run is finished.
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import io
 import json
@@ -184,6 +184,10 @@ def _open_locked(path: Path):
     except IsADirectoryError:
         raise ValueError(f"checkpoint {path} is a directory; choose a file path") from None
     handle = os.fdopen(fd, "r+b")
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        return handle
     try:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as err:
