@@ -133,6 +133,29 @@ class PrivateEvolution:
     sigma_ : noise standard deviation of every round
     """
 
+    _parameter_constraints: dict = {
+        "random_api": [HasMethods(["sample"]), "array-like"],
+        "variation_api": [HasMethods(["vary"]), HasMethods(["vary_selection"])],
+        "selector": [HasMethods(["select"])],
+        "n_synthetic": [Interval(Integral, 1, None, closed="left")],
+        "iterations": [Interval(Integral, 1, MAX_ROUNDS, closed="both")],
+        "epsilon": [Interval(Real, EPSILON_MIN, EPSILON_MAX, closed="both"), Options(Real, {math.inf})],
+        "delta": [Interval(Real, DELTA_MIN, 1, closed="left")],
+        "adjacency": [StrOptions({"add_remove", "replace"})],
+        "random_state": [Integral, np.random.Generator, None],
+        "population_size": [Interval(Integral, 1, None, closed="left"), None],
+        "metric": [StrOptions(set(METRICS))],
+        "backend": [str],
+        "noise": [StrOptions(set(_NOISES))],
+        "callbacks": [list, tuple],
+        "keep_candidates": ["boolean"],
+        "progress": ["boolean"],
+        "public_parameters": [dict, None],
+        "checkpoint": [str, os.PathLike, HasMethods(["find", "append"]), None],
+        "noise_scale": [Interval(Real, 0, None, closed="neither"), None],
+        "n_private": [Real, None],
+    }
+
     def __init__(
         self,
         random_api,
@@ -257,29 +280,6 @@ class PrivateEvolution:
                 for callback in self.callbacks:
                     callback(record)
         return self._finish(state)
-
-    _parameter_constraints: dict = {
-        "random_api": [HasMethods(["sample"]), "array-like"],
-        "variation_api": [HasMethods(["vary"]), HasMethods(["vary_selection"])],
-        "selector": [HasMethods(["select"])],
-        "n_synthetic": [Interval(Integral, 1, None, closed="left")],
-        "iterations": [Interval(Integral, 1, MAX_ROUNDS, closed="both")],
-        "epsilon": [Interval(Real, EPSILON_MIN, EPSILON_MAX, closed="both"), Options(Real, {math.inf})],
-        "delta": [Interval(Real, DELTA_MIN, 1, closed="left")],
-        "adjacency": [StrOptions({"add_remove", "replace"})],
-        "random_state": [Integral, np.random.Generator, None],
-        "population_size": [Interval(Integral, 1, None, closed="left"), None],
-        "metric": [StrOptions(set(METRICS))],
-        "backend": [str],
-        "noise": [StrOptions(set(_NOISES))],
-        "callbacks": [list, tuple],
-        "keep_candidates": ["boolean"],
-        "progress": ["boolean"],
-        "public_parameters": [dict, None],
-        "checkpoint": [str, os.PathLike, HasMethods(["find", "append"]), None],
-        "noise_scale": [Interval(Real, 0, None, closed="neither"), None],
-        "n_private": [Real, None],
-    }
 
     def _validate_params(self) -> None:
         """The declared constraints (scikit-learn's validator), then σ."""
