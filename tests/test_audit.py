@@ -166,7 +166,8 @@ def test_cli_audit_json(capsys):
     rows = json.loads(capsys.readouterr().out)
     assert code == 0
     settings = [r["setting"] for r in rows]
-    assert settings == ["single release", "noisy row count", "DPLloyd iteration (box without 0)"]
+    assert settings == ["single release", "noisy row count", "user-level votes (k = 1, 4 rows per user)",
+                        "user-level votes (k = 3, 4 rows per user)", "DPLloyd iteration (box without 0)"]
     for row in rows:
         assert row["epsilon_lower"] <= row["claimed_epsilon"] == pytest.approx(1.0)
 
@@ -178,7 +179,7 @@ def test_cli_audit_table_and_failing_exit_status(capsys, monkeypatch):
                  "--adjacency", "replace", "-q"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "| single release | discrete_gaussian | replace |" in out and "2 of 2 settings" in out
+    assert "| single release | discrete_gaussian | replace |" in out and "4 of 4 settings" in out
 
     broken = audit_release(1.0, DELTA, n_releases=20_000, random_state=1, add_noise=_quarter_sigma("gaussian"))
     monkeypatch.setattr(audit, "run_audit", lambda **kwargs: [broken])

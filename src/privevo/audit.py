@@ -68,6 +68,7 @@ __all__ = [
     "audit_second_moment",
     "audit_dplloyd",
     "audit_count",
+    "audit_user_votes",
     "audit_runs",
     "run_audit",
     "clopper_pearson_upper",
@@ -690,6 +691,10 @@ def run_audit(
                                               iterations=iterations, alpha=alpha, progress=progress,
                                               resume_after=max(1, iterations // 2),
                                               random_state=np.random.default_rng([seed, i, len(results), 2])))
+    for i, eps in enumerate(epsilons):  # one user of 4 rows added or removed, k = 1 and 3 votes
+        for k in (1, 3):
+            results.append(audit_user_votes(eps, delta, n_neighbors=k, n_releases=n_releases, alpha=alpha,
+                                            random_state=np.random.default_rng([seed, i, len(results)])))
     for i, eps in enumerate(epsilons):  # a baseline (pure ε-DP, Laplace): in a box that excludes 0
         results.append(audit_dplloyd(eps, delta, n_releases=max(4, n_releases // 20), alpha=alpha,
                                      random_state=np.random.default_rng([seed, i, len(results)])))

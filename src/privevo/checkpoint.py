@@ -138,12 +138,15 @@ def load_checkpoint(path) -> tuple[dict, list[Record]]:
     return header, records
 
 
-def data_digest(private) -> str:
-    """SHA-256 of the private rows as float64, block by block (arrays, block sources, Dask).
+def data_digest(private, groups=None) -> str:
+    """SHA-256 of the private rows as float64, block by block (arrays, block sources, Dask),
+    and of the user ids when votes are grouped by user.
 
     Stored only inside the checkpoint, which is already as private as the data.
     """
     h = hashlib.sha256()
+    if groups is not None:
+        h.update(b"groups:" + repr(np.asarray(groups).tolist()).encode())
     shape = None
     for block in _blocks(private):
         block = np.ascontiguousarray(block, dtype=np.float64)

@@ -39,7 +39,6 @@ from ._validation import (
     EPSILON_MAX,
     EPSILON_MIN,
     MAX_ROUNDS,
-    check_adjacency,
     check_points,
     check_positive_int,
     check_random_state,
@@ -48,6 +47,7 @@ from ._validation import (
 from .distributed import backend_session
 from .exceptions import PrivacyLeakWarning
 from ._params import constructor_params, describe
+from ._votes import privacy_unit, vote_sensitivity
 from .histogram import _NOISES, METRICS, nn_histogram, noisy_nn_histogram
 from .report import (
     _jsonable,
@@ -154,6 +154,7 @@ class PrivateEvolution:
         "checkpoint": [str, os.PathLike, HasMethods(["find", "append"]), None],
         "noise_scale": [Interval(Real, 0, None, closed="neither"), None],
         "n_private": [Real, None],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -179,6 +180,7 @@ class PrivateEvolution:
         checkpoint: str | os.PathLike | None = None,
         noise_scale: float | None = None,
         n_private: float | None = None,
+        n_neighbors: int = 1,
     ):
         self.random_api = random_api
         self.variation_api = variation_api
@@ -200,18 +202,24 @@ class PrivateEvolution:
         self.checkpoint = checkpoint
         self.noise_scale = noise_scale
         self.n_private = n_private
+        self.n_neighbors = n_neighbors
 
     # -- public API -------------------------------------------------------
 
-    def fit(self, X, y=None) -> "PrivateEvolution":
-        """Run T rounds against the private data ``X`` (n, d); a new run (a new ledger)."""
+    def fit(self, X, y=None, groups=None) -> "PrivateEvolution":
+        """Run T rounds against the private data ``X`` (n, d); a new run (a new ledger).
+
+        ``groups``: a user id per row (private, never stored): each user's votes
+        are scaled to L2 norm ≤ 1, so the guarantee protects users, not rows.
+        """
         X = _private_view(X)
         self._validate_params()
+        self._groups = self._checked_groups(groups)
         self.history_: list[IterationRecord] = []
         self.releases_: list[dict] = []
         self.resumed_from_ = 0
         if self.checkpoint is None:
-            return self.resume(X, self.initial_state(X.shape[1], self._rng()))
+            return self._run(X, self.initial_state(X.shape[1], self._rng()), None)
         log, owned = self._open_checkpoint(X)
         try:
             state = self._replay(X, log)
@@ -220,7 +228,7 @@ class PrivateEvolution:
             if owned:
                 log.close()
 
-    def resume(self, X, state: EvolutionState) -> "PrivateEvolution":
+    def resume(self, X, state: EvolutionState, groups=None) -> "PrivateEvolution":
         """Continue from ``state`` (rounds ``state.completed + 1 … T``) and finish.
 
         Every round run here is a new release, appended to the ledger
@@ -229,6 +237,7 @@ class PrivateEvolution:
         X = _private_view(X)
         if not hasattr(self, "sigma_"):
             self._validate_params()
+        self._groups = self._checked_groups(groups)
         return self._run(X, state, None)
 
     def initial_state(self, dim: int, rng: np.random.Generator) -> EvolutionState:
@@ -285,7 +294,7 @@ class PrivateEvolution:
         """The declared constraints (scikit-learn's validator), then σ."""
         validate_parameter_constraints(self._parameter_constraints, constructor_params(self),
                                        caller_name=type(self).__name__)
-        self.sensitivity_ = check_adjacency(self.adjacency)
+        self.sensitivity_ = vote_sensitivity(self.adjacency)
         self.sigma_ = self._sigma()
 
     def _sigma(self) -> float:
@@ -299,10 +308,19 @@ class PrivateEvolution:
         return accounting.calibrate(self.epsilon, self.delta, self.iterations, self.sensitivity_, self.noise)
 
     def _histogram(self, X, candidates: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The round's release: noisy vote counts, or exact counts when σ = 0 (``epsilon=inf``)."""
+        """The round's release: noisy votes, or exact votes when σ = 0 (``epsilon=inf``)."""
+        votes = dict(backend=self.backend, metric=self.metric, n_neighbors=self.n_neighbors,
+                     groups=getattr(self, "_groups", None))
         if self.sigma_ == 0.0:
-            return nn_histogram(X, candidates, backend=self.backend, metric=self.metric).astype(np.float64)
-        return noisy_nn_histogram(X, candidates, self.sigma_, rng, noise=self.noise, backend=self.backend, metric=self.metric)
+            return nn_histogram(X, candidates, **votes).astype(np.float64)
+        return noisy_nn_histogram(X, candidates, self.sigma_, rng, noise=self.noise, **votes)
+
+    def _checked_groups(self, groups):
+        """User ids are refused with discrete noise, as are k > 1 votes (they are not integers)."""
+        if (groups is not None or self.n_neighbors > 1) and accounting.is_discrete_gaussian(self.noise):
+            raise ValueError("user-level (groups) and k-neighbour votes are not integers: use "
+                             "noise='gaussian' with them")
+        return groups
 
     def _round_release(self) -> dict:
         return gaussian_release("nn_histogram", self.sigma_, 1, self.sensitivity_, self.noise)
@@ -357,7 +375,8 @@ class PrivateEvolution:
         if isinstance(self.checkpoint, ckpt.Checkpoint):
             return self.checkpoint, False
         fingerprint = self.fingerprint(X.shape[1])
-        return ckpt.Checkpoint.open(self.checkpoint, fingerprint=fingerprint, digest=ckpt.data_digest(X)), True
+        digest = ckpt.data_digest(X, groups=getattr(self, "_groups", None))
+        return ckpt.Checkpoint.open(self.checkpoint, fingerprint=fingerprint, digest=digest), True
 
     def _replay(self, X, log) -> EvolutionState:
         """The state after the last logged round (``history_``/``releases_`` rebuilt), or S_0.
@@ -408,6 +427,7 @@ class PrivateEvolution:
             "selector": repr(self.selector),
             "metric": self.metric,
             "seeded": self.random_state is not None,
+            "n_neighbors": self.n_neighbors,
             **(self.public_parameters or {}),
         }
         if self.sigma_ == 0.0:
@@ -417,7 +437,9 @@ class PrivateEvolution:
             report = privacy_report(epsilon_target=self.epsilon, releases=group_releases(self.releases_),
                                     noise=self.noise, delta=self.delta, adjacency=self.adjacency,
                                     public_parameters=public)
+        report["unit"] = privacy_unit(getattr(self, "_groups", None))
         self.privacy_report_ = with_seed_warning(report, self.random_state)
+        self._groups = None  # private: not kept after the run
         return self
 
 

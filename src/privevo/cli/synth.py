@@ -62,6 +62,19 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--variations", type=int, default=4, help="variations per selected point (default 4)"
     )
+    p.add_argument(
+        "--user-column",
+        metavar="NAME",
+        help="a numeric column of user ids (dropped from the features): each user's votes are "
+        "scaled to norm 1, so the guarantee protects users with several rows, not rows",
+    )
+    p.add_argument(
+        "--neighbors",
+        type=int,
+        default=1,
+        metavar="K",
+        help="each private row votes 1/sqrt(K) for each of its K nearest candidates (default 1)",
+    )
     _add_run_options(p)
     p.set_defaults(func=_synth, iterations_default=10)
 
@@ -77,8 +90,9 @@ def _synth(args) -> int:
         if value is not None and not (value > 0 and math.isfinite(value)):
             raise ValueError(f"--{name} must be a finite number > 0, got {value}")
     selector = _selector(args.selector)  # fails early if the selector is not installed
+    check_positive_int(args.neighbors, "--neighbors")
     paths = _plan_paths(args)
-    table = _read(args)
+    table, groups = _split_users(args, _read(args))
     X = table.data
     n, d = X.shape
     center, radius, leak = _synth_domain(args, X)
@@ -86,7 +100,7 @@ def _synth(args) -> int:
     pe = _synth_model(args, selector, center, radius, n)
     with _cluster(args), _naming_the_file(args.data), _heartbeat(args, pe.iterations) as beat:
         pe.callbacks = [*pe.callbacks, lambda record: beat.update(done=record.iteration + 1)]
-        pe.fit(X)
+        pe.fit(X, groups=groups)
     points = pe.synthetic_
     if args.bounds is not None:  # post-processing: keep the output inside the public box
         points = points.clip(args.bounds[0], args.bounds[1])
@@ -119,6 +133,28 @@ def _synth(args) -> int:
         {"m_requested": args.m, "m_delivered": delivered, "selector": args.selector},
     )
     return 0
+
+
+def _split_users(args, table):
+    """(table of the features, user ids or None): ``--user-column`` read and dropped."""
+    import numpy as np
+
+    from ..io import Table
+
+    if args.user_column is None:
+        return table, None
+    if not isinstance(table.data, np.ndarray):
+        raise ValueError("--user-column needs the rows in memory; a streamed folder has none "
+                         "(drop --user-column, or add --plot to read the folder)")
+    if args.user_column not in table.columns:
+        raise ValueError(f"--user-column {args.user_column} is not a column of {args.data}"
+                         + ("; add it to --columns" if args.columns else ""))
+    j = table.columns.index(args.user_column)
+    features = [c for i, c in enumerate(table.columns) if i != j]
+    if not features:
+        raise ValueError("--user-column leaves no feature column; DATA needs one more column")
+    groups = table.data[:, j]
+    return Table(np.delete(table.data, j, axis=1), features, table.path), groups
 
 
 def _selector(name: str):
@@ -225,6 +261,7 @@ def _synth_model(args, selector, center, radius: float, n: int):
         checkpoint=args.checkpoint,
         backend=args.backend,
         noise=args.noise,
+        n_neighbors=args.neighbors,
         public_parameters={
             "radius": radius,
             "center": center,
