@@ -44,6 +44,9 @@ def workdir(tmp_path, monkeypatch):
     np.savetxt(tmp_path / "data.csv", X, delimiter=",", header="x,y,z", comments="")
     np.save(tmp_path / "data.npy", X)
     np.save(tmp_path / "digits.npy", load_digits().data[:400])
+    patients = np.repeat(np.arange(100), 3)[:, None]  # three visits per patient
+    np.savetxt(tmp_path / "visits.csv", np.hstack([X, patients]), delimiter=",",
+               header="x,y,z,patient", comments="")
     (tmp_path / "reviews.csv").write_text("review\ngood food\nslow service\n")
     try:
         import pyarrow as pa
