@@ -25,4 +25,4 @@ bench: setup
 	$(BIN)/python benchmarks/histogram.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info
+	rm -rf $(VENV) build *.egg-info src/*.egg-info src/privevo/*.so
