@@ -472,10 +472,11 @@ def test_cli_metadata_from_data_warns(tmp_path, capsys):
 # -- empirical audit ------------------------------------------------------------------------
 
 
-def test_audit_tabular_lower_bound_below_claim():
+@pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
+def test_audit_tabular_lower_bound_below_claim(adjacency):
     from privevo.audit import audit_tabular
 
-    result = audit_tabular(1.0, 1e-5, n_runs=60, random_state=0)
+    result = audit_tabular(1.0, 1e-5, adjacency=adjacency, n_runs=50, random_state=0)
     assert result.consistent and result.claimed_epsilon == pytest.approx(1.0, rel=1e-6)
 
 
