@@ -245,3 +245,10 @@ def test_round_seconds_split_every_phase_and_the_cli_prints_them():
     assert rows[-1]["generation"] == 0.0  # no variation after the last round
     line = timing_line(rows, model.population_.initial_seconds)
     assert line.startswith("seconds: S_0 generation") and "per round gen/emb/hist/sel: 1: " in line
+
+
+def test_gape_fill_completes_the_selection_to_m():
+    few = _model(selector="gape", gape_R=0.5, epsilon=0.2, iterations=2).fit(PRIVATE)
+    full = _model(selector="gape", gape_R=0.5, epsilon=0.2, iterations=2, fill=True).fit(PRIVATE)
+    assert len(full.synthetic_texts_) == 4 and len(few.synthetic_texts_) <= 4
+    assert full.privacy_report_["epsilon"] == few.privacy_report_["epsilon"]

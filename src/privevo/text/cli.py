@@ -74,6 +74,9 @@ def _synth_text_parser(sub) -> None:
     p.add_argument("--iterations", type=int, default=5, help="T, the number of private releases (default 5)")
     p.add_argument("--selector", choices=["gape", "gape_agg", "rank", "subsample"], default="gape",
                    help="selection step (default gape; gape_agg: with neighbourhood aggregation)")
+    p.add_argument("--fill", action="store_true",
+                   help="gape: complete the selection to --m with the largest noisy counts (default: only "
+                   "candidates above the threshold, possibly fewer than --m)")
     p.add_argument("--lookahead", type=int, default=0,
                    help="Aug-PE lookahead: candidates vote with the mean of this many variations (default 0)")
     p.add_argument("--n-neighbors", type=int, default=1,
@@ -268,7 +271,8 @@ def _synth_text(args) -> int:
     model = TextPrivateEvolution(
         generator, embedder, n_synthetic=args.m, iterations=args.iterations, epsilon=args.epsilon,
         delta=_text_delta(args, len(texts)), selector=args.selector,
-        gape_R=args.R, kind=args.kind, adjacency=args.adjacency, noise=args.noise, random_state=args.seed,
+        gape_R=args.R, fill=args.fill, kind=args.kind, adjacency=args.adjacency, noise=args.noise,
+        random_state=args.seed,
         lookahead=args.lookahead, n_neighbors=args.n_neighbors, threshold=args.threshold,
         keep_selected=args.keep_selected, checkpoint=args.checkpoint,
         progress=not args.quiet and not args.json and sys.stderr.isatty(),
@@ -344,7 +348,9 @@ def _print_synth(args, texts, report: dict, paths: dict) -> None:
     if not args.quiet:
         eps = "inf (NOT private)" if report["epsilon"] is None else f"{report['epsilon']:.4g}"
         where = f"; wrote {', '.join(str(p) for p in paths.values())}" if paths else ""
-        print(f"{len(texts)} texts, epsilon={eps} delta={report['delta']:.3g} T={report['steps']}{where}",
+        short = (f" (--m {args.m} requested: {args.selector} kept only the candidates above its threshold; "
+                 "--fill completes the selection)") if len(texts) < args.m else ""
+        print(f"{len(texts)} texts{short}, epsilon={eps} delta={report['delta']:.3g} T={report['steps']}{where}",
               file=sys.stdout if paths else sys.stderr)
 
 

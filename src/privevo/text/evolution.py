@@ -252,8 +252,11 @@ def embed_private(embedder, texts) -> np.ndarray:
     return embedder.embed(texts, cache=False)
 
 
-def make_selector(name, R: float = 1.0):
-    """A selector from its name (``rank``, ``subsample``, ``gape``) or a selector object as is."""
+def make_selector(name, R: float = 1.0, fill: bool = False):
+    """A selector from its name (``rank``, ``subsample``, ``gape``, ``gape_agg``) or a selector object as is.
+
+    ``fill``: GAPE completes its selection to m with the largest remaining noisy counts.
+    """
     if not isinstance(name, str):
         return name
     if name == "rank":
@@ -261,9 +264,9 @@ def make_selector(name, R: float = 1.0):
     if name == "subsample":
         return Subsample()
     if name == "gape":
-        return GAPE(R=R, refill=True)  # keep the population size when fewer than m pass τ
+        return GAPE(R=R, refill=True, fill=fill)  # refill: keep the population size when few pass τ
     if name == "gape_agg":  # also threshold sums of counts over public neighbourhoods
-        return GAPE(R=R, refill=True, aggregate="neighbourhood")
+        return GAPE(R=R, refill=True, fill=fill, aggregate="neighbourhood")
     raise ValueError(f"selector must be one of {SELECTORS} or a selector object, got {name!r}")
 
 
@@ -281,6 +284,8 @@ class TextPrivateEvolution:
         with neighbourhood aggregation) or a selector object
     gape_R : GAPE's public cluster separation in embedding units (unit vectors:
         distance √(2 − 2·cos)); costs are truncated at R/3
+    fill : GAPE returns only candidates above its threshold (fewer than m at small ε);
+        ``fill=True`` completes the selection to m with the largest remaining noisy counts
     random_api : :class:`LLMRandomAPI`, a list of public initial texts, or None
         (``LLMRandomAPI(generator, kind=kind)``)
     variation_api : :class:`LLMVariationAPI` or None (``LLMVariationAPI(generator, kind=kind)``)
@@ -316,7 +321,7 @@ class TextPrivateEvolution:
     """
 
     def __init__(self, generator, embedder, *, n_synthetic: int, iterations: int, epsilon: float, delta: float,
-                 selector="rank", gape_R: float = 1.0, random_api=None, variation_api=None, kind: str = "text",
+                 selector="rank", gape_R: float = 1.0, fill: bool = False, random_api=None, variation_api=None, kind: str = "text",
                  initial_labels: Sequence | None = None, adjacency: str = "add_remove", lookahead: int = 0,
                  n_neighbors: int = 1, threshold: float | None = None, keep_selected: bool = True,
                  noise: str = "gaussian", checkpoint=None, random_state=None, progress: bool = False,
@@ -329,6 +334,7 @@ class TextPrivateEvolution:
         self.delta = delta
         self.selector = selector
         self.gape_R = gape_R
+        self.fill = fill
         self.random_api = random_api
         self.variation_api = variation_api
         self.kind = kind
@@ -357,7 +363,7 @@ class TextPrivateEvolution:
         check_nonnegative_int(self.lookahead, "lookahead")
         X = embed_private(self.embedder, texts) if embeddings is None else check_points(embeddings, "embeddings")
         population = self._population()
-        selector = make_selector(self.selector, self.gape_R)
+        selector = make_selector(self.selector, self.gape_R, bool(self.fill))
         if self.threshold is not None:
             selector = Thresholded(selector, self.threshold)
         options = {"lookahead": self.lookahead, "n_neighbors": k, "threshold": self.threshold,
