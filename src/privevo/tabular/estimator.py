@@ -186,7 +186,7 @@ class TabularPE:
         check_positive_int(self.pool, "pool", minimum=0)
         check_positive_int(self.variations, "variations")
         check_adjacency(self.adjacency)
-        start, end = _check_mutation(self.mutation)
+        _check_mutation(self.mutation)
         if not (isinstance(self.marginal_share, (int, float)) and 0 <= self.marginal_share < 1):
             raise ValueError(
                 "marginal_share must be in [0, 1) (0: no 1-way marginals), "
