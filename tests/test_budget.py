@@ -141,3 +141,39 @@ def test_bad_budget(args):
 def test_empty_budget():
     acc = BudgetAccountant(1.0, DELTA)
     assert acc.spent() == (0.0, 0.0) and acc.remaining()[0] == pytest.approx(1.0, rel=1e-9)
+
+
+class _Untouchable:
+    """Private data that fails the test if anything reads it."""
+
+    def __array__(self, *args, **kwargs):
+        raise AssertionError("the data was read")
+
+    def __len__(self):
+        raise AssertionError("the data was read")
+
+    @property
+    def shape(self):
+        raise AssertionError("the data was read")
+
+
+@pytest.mark.parametrize("make", [
+    lambda acc: __import__("privevo").DPKMeans(2, epsilon=0.6, radius=1.0, random_state=0, accountant=acc),
+    lambda acc: __import__("privevo").PrivateEvolution(
+        __import__("privevo.demo", fromlist=["x"]).MIXTURE_START,
+        __import__("privevo.variation", fromlist=["x"]).GaussianVariation(0.1, 2),
+        __import__("privevo.selection", fromlist=["x"]).Rank(), 3, 2, 0.6, 1e-6, random_state=0,
+        accountant=acc),
+], ids=["DPKMeans", "PrivateEvolution"])
+def test_estimators_take_an_accountant(make):
+    import numpy as np
+
+    from privevo import BudgetAccountant
+
+    X = np.random.default_rng(0).normal(0, 0.3, (300, 2))
+    acc = BudgetAccountant(1.0, 1e-6)
+    make(acc).fit(X)
+    make(acc).fit(X)  # two 0.6 fits compose (GDP) to about 0.88
+    assert 0.8 < acc.spent()[0] <= 1.0
+    with pytest.raises(ValueError, match="would bring the spent epsilon"):
+        make(acc).fit(_Untouchable())  # refused before the data is read

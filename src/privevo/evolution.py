@@ -119,6 +119,10 @@ class PrivateEvolution:
         (every parameter) on the same data (a digest kept inside it)
     noise_scale : σ of every round when a caller calibrates it from a larger
         budget (DPKMeans); None: calibrated from (epsilon, delta, iterations)
+    n_neighbors : k; each private row gives 1/√k to each of its k nearest
+        candidates (L2 sensitivity unchanged)
+    accountant : :class:`privevo.BudgetAccountant` or None; the fit is refused
+        before the data is read if it would exceed its budget, and charged after
     n_private : n for selectors that need it (PE-means' count threshold), a
         public value or a noisy count; None: the exact n under ``"replace"``
         adjacency (public there), nothing under ``"add_remove"`` (the selector
@@ -155,6 +159,7 @@ class PrivateEvolution:
         "noise_scale": [Interval(Real, 0, None, closed="neither"), None],
         "n_private": [Real, None],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "accountant": [HasMethods(["check", "charge"]), None],
     }
 
     def __init__(
@@ -181,6 +186,7 @@ class PrivateEvolution:
         noise_scale: float | None = None,
         n_private: float | None = None,
         n_neighbors: int = 1,
+        accountant=None,
     ):
         self.random_api = random_api
         self.variation_api = variation_api
@@ -203,6 +209,7 @@ class PrivateEvolution:
         self.noise_scale = noise_scale
         self.n_private = n_private
         self.n_neighbors = n_neighbors
+        self.accountant = accountant
 
     # -- public API -------------------------------------------------------
 
@@ -212,8 +219,10 @@ class PrivateEvolution:
         ``groups``: a user id per row (private, never stored): each user's votes
         are scaled to L2 norm ≤ 1, so the guarantee protects users, not rows.
         """
-        X = _private_view(X)
         self._validate_params()
+        if self.accountant is not None:  # before the data is read
+            self.accountant.check(epsilon=self.epsilon, delta=self.delta, name=type(self).__name__)
+        X = _private_view(X)
         self._groups = self._checked_groups(groups)
         self.history_: list[IterationRecord] = []
         self.releases_: list[dict] = []
@@ -440,6 +449,8 @@ class PrivateEvolution:
         report["unit"] = privacy_unit(getattr(self, "_groups", None))
         self.privacy_report_ = with_seed_warning(report, self.random_state)
         self._groups = None  # private: not kept after the run
+        if self.accountant is not None:
+            self.accountant.charge(self.privacy_report_, name=type(self).__name__)
         return self
 
 

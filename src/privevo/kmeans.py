@@ -48,7 +48,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import accounting
@@ -205,6 +205,9 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         The noise of *every* release of the fit (discrete: zCDP accounting,
         real-valued sums rounded to a fine lattice first; ``_secure`` draws it
         from the operating system's CSPRNG).
+    accountant : :class:`privevo.BudgetAccountant` or None
+        A budget shared with other fits: the fit is refused before the data is
+        read if it would exceed it, and charged with its releases afterwards.
     count_share : float, default=0.02
         Under add/remove adjacency, the share of the budget spent on a noisy
         count of the rows, from which the population size and PE-means'
@@ -245,6 +248,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         "checkpoint": [str, os.PathLike, None],
         "noise": [StrOptions(set(NOISES))],
         "count_share": [Interval(Real, 0, 1, closed="neither")],
+        "accountant": [HasMethods(["check", "charge"]), None],
     }
 
     def __init__(
@@ -273,6 +277,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         checkpoint=None,
         noise: str = "gaussian",
         count_share: float = 0.02,
+        accountant=None,
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -297,6 +302,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         self.checkpoint = checkpoint
         self.noise = noise
         self.count_share = count_share
+        self.accountant = accountant
 
     # -- scikit-learn API --------------------------------------------------
 
@@ -304,9 +310,14 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         """Compute DP centres of ``X`` (n, d)."""
         tic = time.perf_counter()
         self._validate_params()  # the declared constraints, before the data is read
+        public_delta = self.delta is not None or self.adjacency == "add_remove"
+        if public_delta:  # δ known without n: the budget is checked before X is read
+            self._check_budget(self.delta if self.delta is not None else accounting.default_delta(None))
         X = self._check_X(X, reset=True)
         n, d = X.shape
         cfg = self._resolve(n, d)
+        if not public_delta:  # replace adjacency: δ = n^-1.1 with the public n
+            self._check_budget(cfg.delta)
         domain = public_domain(X, radius=self.radius, center=self.center, bounds=self.bounds)
         Z = domain.to_unit_ball(X)
         rng = check_random_state(self.random_state)
@@ -315,7 +326,14 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         self.cluster_centers_ = domain.center + domain.radius * unit_centers
         self._set_fit_outputs(X, cfg, releases, domain)
         self.timings_ = {**times, "total": time.perf_counter() - tic}
+        if self.accountant is not None:
+            self.accountant.charge(self.privacy_report_, name=type(self).__name__)
         return self
+
+    def _check_budget(self, delta: float) -> None:
+        """Refuse the fit if the ``accountant``'s budget cannot pay for (ε, δ)."""
+        if self.accountant is not None:
+            self.accountant.check(epsilon=self.epsilon, delta=delta, name=type(self).__name__)
 
     def predict(self, X) -> np.ndarray:
         """Index of the nearest DP centre of each row."""
