@@ -12,8 +12,9 @@ the account — is shared by every run; its texts' labels travel with their
 descendants. Then T rounds of Aug-PE fill-in-the-blanks variation, L per
 selected text, δ = 1e-5 as in the paper.
 
-Selectors: subsample (PE), rank (Aug-PE), gape, gape_agg (GAPE with
-neighbourhood aggregation), at each ε (ε = inf: exact counts, not private).
+Selectors: subsample (PE), rank (Aug-PE), gape, gape_fill (GAPE completed to m
+with the largest remaining noisy counts), gape_agg (GAPE with neighbourhood
+aggregation), at each ε (ε = inf: exact counts, not private).
 
 Metrics against the private embeddings (evaluation only, not DP):
 kNN-ball precision and recall (k = 3; recall = share of private balls
@@ -221,7 +222,8 @@ def run(args) -> None:
                 warnings.simplefilter("ignore")  # ε = inf and the seed warn
                 model = TextPrivateEvolution(
                     lm, embedder, n_synthetic=args.m, iterations=args.iterations, epsilon=eps, delta=delta,
-                    selector=selector, gape_R=R, random_api=list(S0), initial_labels=list(S0_labels),
+                    selector=selector.removesuffix("_fill"), fill=selector.endswith("_fill"), gape_R=R,
+                    random_api=list(S0), initial_labels=list(S0_labels),
                     variation_api=LLMVariationAPI(lm, mask_fraction=0.5, per_point=args.variations, kind="tweet",
                                                   max_new_tokens=args.max_tokens),
                     kind="tweet", random_state=args.seed + 1, progress=args.progress,
@@ -267,7 +269,7 @@ def table(results: dict) -> str:
                                           else ""))
         lines.append("| selector | " + " | ".join(f"ε = {e}" for e in columns) + " |")
         lines.append("|---|" + "---|" * len(columns))
-        for selector in ("subsample", "rank", "gape", "gape_agg"):
+        for selector in ("subsample", "rank", "gape", "gape_fill", "gape_agg"):
             row = []
             for e in columns:
                 c = cells.get(cell_key(selector, math.inf if e == "inf" else e))
@@ -285,7 +287,8 @@ def main(argv=None) -> None:
     p.add_argument("--iterations", type=int, default=3)
     p.add_argument("--max-tokens", type=int, default=40)
     p.add_argument("--eps", type=float, nargs="+", default=[1.0, 0.5, 4.0, math.inf])
-    p.add_argument("--selectors", nargs="+", default=["rank", "gape", "subsample", "gape_agg"])
+    p.add_argument("--selectors", nargs="+", default=["rank", "gape", "subsample", "gape_fill", "gape_agg"],
+                   help="gape_fill: GAPE completed to m with the largest remaining noisy counts")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="1 is fastest on busy shared cores")
     p.add_argument("--batch-size", type=int, default=64)
