@@ -20,14 +20,7 @@ import numpy as np
 import pytest
 
 from privevo.selection import Rank, SelectionContext
-from privevo.text import (
-    LLMRandomAPI,
-    LLMVariationAPI,
-    TextPrivateEvolution,
-    Thresholded,
-    knn_votes,
-    noisy_knn_histogram,
-)
+from privevo.text import LLMRandomAPI, LLMVariationAPI, TextPrivateEvolution, Thresholded
 
 DIM = 16
 
@@ -82,53 +75,18 @@ def _model(**kw):
     return TextPrivateEvolution(lm, HashEmbedder(), **{**base, **kw})
 
 
-# -- k-neighbour votes -------------------------------------------------------------------
+# -- k-neighbour votes (the engine's n_neighbors) -------------------------------------------
 
 
-def test_knn_votes_match_a_brute_force_count_and_break_ties_by_index():
-    rng = np.random.default_rng(0)
-    X, C = rng.normal(size=(300, 5)), rng.normal(size=(40, 5))
-    k = 4
-    d2 = ((X[:, None, :] - C[None, :, :]) ** 2).sum(-1)
-    want = np.bincount(np.argsort(d2, axis=1, kind="stable")[:, :k].ravel(), minlength=40)
-    assert np.array_equal(knn_votes(X, C, k), want) and knn_votes(X, C, k).sum() == 300 * k
-    tie = knn_votes(np.zeros((1, 2)), np.array([[1.0, 0], [0, 1.0], [-1.0, 0]]), 2)
-    assert tie.tolist() == [1, 1, 0]  # three candidates at distance 1: the lower indices win
-
-
-def test_a_rows_votes_do_not_depend_on_the_other_rows():
-    rng = np.random.default_rng(1)
-    C = rng.normal(size=(30, 8))
-    X = np.vstack([C[:10] + 1e-13 * rng.normal(size=(10, 8)), rng.normal(size=(200, 8))])  # near ties
-    alone = sum(knn_votes(X[i : i + 1], C, 3) for i in range(len(X)))
-    assert np.array_equal(alone, knn_votes(X, C, 3))
-    assert np.array_equal(alone, knn_votes(X[::-1], C, 3))
-
-
-def test_knn_release_has_sensitivity_sqrt_k_noise_sigma_sqrt_k_and_counts_over_sqrt_k():
-    rng = np.random.default_rng(2)
-    X, C = rng.normal(size=(100, 4)), rng.normal(size=(20, 4))
-    k, sigma = 4, 3.0
-    exact = knn_votes(X, C, k)
-    got = noisy_knn_histogram(X, C, k, sigma, np.random.default_rng(7))
-    noise = np.random.default_rng(7).normal(0.0, sigma * 2.0, size=20)  # σ·√k
-    assert np.allclose(got, (exact + noise) / 2.0)
-    assert np.allclose(noisy_knn_histogram(X, C, k, 0.0, None), exact / 2.0)
-    # one private row more moves k counts by 1: L2 sensitivity √k of the integer counts
-    diff = knn_votes(np.vstack([X, X[:1] + 0.5]), C, k) - exact
-    assert np.sqrt((diff**2).sum()) == pytest.approx(math.sqrt(k))
-
-
-def test_n_neighbors_keeps_epsilon_and_reports_the_scaled_release():
-    one = _model().fit(PRIVATE)
-    four = _model(n_neighbors=4).fit(PRIVATE)
-    r1, r4 = one.privacy_report_, four.privacy_report_
-    assert r4["epsilon"] == pytest.approx(r1["epsilon"], rel=1e-9) == pytest.approx(2.0, rel=1e-6)
-    rel = r4["releases"][0]
-    sigma = four.engine_.sigma_
-    assert rel["sensitivity"] == pytest.approx(2.0) and rel["sigma"] == pytest.approx(2.0 * sigma)
-    assert rel["name"].startswith("knn_histogram") and r4["public_parameters"]["n_neighbors"] == 4
-    assert four.history_[0].noisy_counts.sum() == pytest.approx(len(PRIVATE) * 4 / 2.0, abs=8 * sigma * 5)
+def test_n_neighbors_keeps_epsilon_and_gives_each_text_k_votes_of_one_over_sqrt_k():
+    one = _model(epsilon=math.inf).fit(PRIVATE)
+    four = _model(n_neighbors=4, epsilon=math.inf).fit(PRIVATE)
+    assert one.history_[0].noisy_counts.sum() == pytest.approx(len(PRIVATE))
+    assert four.history_[0].noisy_counts.sum() == pytest.approx(len(PRIVATE) * 4 / 2.0)  # k / √k each
+    assert four.privacy_report_["public_parameters"]["n_neighbors"] == 4
+    private = _model(n_neighbors=4).fit(PRIVATE)
+    assert private.privacy_report_["epsilon"] == pytest.approx(2.0, rel=1e-6)
+    assert private.engine_.sigma_ == pytest.approx(_model().fit(PRIVATE).engine_.sigma_)
 
 
 # -- lookahead, threshold, keep_selected ---------------------------------------------------
@@ -191,8 +149,6 @@ def test_bad_options_get_one_line_errors():
         _model(n_neighbors=0).fit(PRIVATE)
     with pytest.raises(ValueError, match="lookahead"):
         _model(lookahead=-1).fit(PRIVATE)
-    with pytest.raises(ValueError, match="n_neighbors=99 is larger"):
-        _model(n_neighbors=99).fit(PRIVATE)
 
 
 # -- checkpoints: SIGKILL mid-round, resume, same texts and ε -------------------------------

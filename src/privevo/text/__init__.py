@@ -42,7 +42,6 @@ from .llm import (
     progress_bars,
     smollm2,
 )
-from .votes import knn_votes, noisy_knn_histogram
 
 __all__ = [
     "TransformersLM",
@@ -65,8 +64,6 @@ __all__ = [
     "TextPopulation",
     "TextPrivateEvolution",
     "Thresholded",
-    "knn_votes",
-    "noisy_knn_histogram",
     "make_selector",
     "SELECTORS",
     "variation_intrinsic_dimension",

@@ -29,7 +29,6 @@ from ..evolution import PrivateEvolution
 from ..report import with_seed_warning
 from ..selection import GAPE, Rank, Selection, SelectionContext, Subsample
 from .apis import LLMRandomAPI, LLMVariationAPI
-from .votes import noisy_knn_histogram
 
 __all__ = ["TextPopulation", "TextPrivateEvolution", "Thresholded", "make_selector", "SELECTORS"]
 
@@ -215,29 +214,12 @@ class Thresholded:
 
 
 class _TextEngine(PrivateEvolution):
-    """The engine loop with text PE's vote and population options (set as attributes after init).
+    """The engine loop with text PE's ``keep_selected`` option (set as an attribute after init).
 
-    ``n_neighbors`` > 1: k-neighbour votes (:func:`~privevo.text.votes.noisy_knn_histogram`,
-    sensitivity √k·Δ, noise σ·√k, counts divided by √k: ε unchanged);
     ``keep_selected=False``: the next population is the variations only.
     """
 
-    n_neighbors = 1
     keep_selected = True
-
-    def _histogram(self, X, candidates: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        if self.n_neighbors == 1:
-            return super()._histogram(X, candidates, rng)
-        return noisy_knn_histogram(np.asarray(X), candidates, self.n_neighbors, self.sigma_, rng, noise=self.noise)
-
-    def _round_release(self) -> dict:
-        from ..report import gaussian_release
-
-        if self.n_neighbors == 1:
-            return super()._round_release()
-        root = math.sqrt(self.n_neighbors)
-        return gaussian_release(f"knn_histogram(k={self.n_neighbors})", self.sigma_ * root, 1,
-                                self.sensitivity_ * root, self.noise)
 
     def _next_population(self, selection: Selection, rng: np.random.Generator) -> np.ndarray:
         if self.keep_selected:
@@ -293,9 +275,9 @@ class TextPrivateEvolution:
     initial_labels : labels of given initial texts
     lookahead : Aug-PE lookahead L (0 = off): candidates vote with the mean
         embedding of L variations (post-processing; costs L generations per candidate)
-    n_neighbors : k votes per private text, to its k nearest candidates, with
-        DPSDA's √k normalisation (sensitivity √k, noise σ·√k, counts / √k):
-        ε is unchanged for any k
+    n_neighbors : k votes per private text, 1/√k to each of its k nearest candidates
+        (DPSDA's √k normalisation, the engine's ``n_neighbors``): L2 sensitivity 1,
+        so ε is unchanged for any k (Gaussian noise only)
     threshold : DPSDA's ``histogram_threshold`` (None = off): noisy counts are
         lowered by it and clipped at 0 before selection (post-processing)
     keep_selected : next population [selected; variations] (True) or variations
@@ -372,12 +354,12 @@ class TextPrivateEvolution:
             population, population, selector, self.n_synthetic, self.iterations,
             self.epsilon, self.delta, self.adjacency, self.random_state, noise=self.noise,
             population_size=len(self.random_api) if isinstance(self.random_api, (list, tuple)) else None,
-            progress=self.progress, checkpoint=self.checkpoint,
+            progress=self.progress, checkpoint=self.checkpoint, n_neighbors=k,
             public_parameters={"embedder": repr(self.embedder), "kind": self.kind,
                                **({"gape_R": self.gape_R} if str(self.selector).startswith("gape") else {}),
                                **options, **(self.public_parameters or {})},
         )
-        engine.n_neighbors, engine.keep_selected = k, bool(self.keep_selected)
+        engine.keep_selected = bool(self.keep_selected)
         from .llm import progress_bars
 
         with progress_bars(bool(self.progress)):
