@@ -44,8 +44,10 @@ def prompts(n: int, seed: int) -> list[str]:
         "The protein bars taste like chalk and the wrapper sticks to them. Avoid.",
         "Good value pasta that cooks evenly and holds the sauce well.",
     ]
-    return [FILL_PROMPT.format(kind="food review", text=mask_words(seeds[i % len(seeds)], 0.5, rng))
-            for i in range(n)]
+    return [
+        FILL_PROMPT.format(kind="food review", text=mask_words(seeds[i % len(seeds)], 0.5, rng))
+        for i in range(n)
+    ]
 
 
 def engines(names: list[str], threads: int):
@@ -74,9 +76,21 @@ def engines(names: list[str], threads: int):
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--engines", nargs="+", default=["transformers:32", "transformers:64", "ctranslate2:32",
-                                                     "ctranslate2:64", "ctranslate2:128", "llama_cpp"])
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--engines",
+        nargs="+",
+        default=[
+            "transformers:32",
+            "transformers:64",
+            "ctranslate2:32",
+            "ctranslate2:64",
+            "ctranslate2:128",
+            "llama_cpp",
+        ],
+    )
     p.add_argument("--n", type=int, default=128, help="prompts per measurement")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--max-tokens", type=int, default=48)
@@ -100,27 +114,56 @@ def main(argv=None) -> None:
             texts = lm.generate(batch, temperature=1.0, max_new_tokens=args.max_tokens, seed=rep)
             seconds, cpu = time.perf_counter() - tic, time.process_time() - cpu
             tokens = sum(len(tokenizer.encode(t, add_special_tokens=False)) for t in texts)
-            runs[name].append({"seconds": seconds, "cpu_seconds": cpu, "texts_per_cpu_s": len(texts) / cpu,
-                               "texts_per_s": len(texts) / seconds,
-                               "tokens_per_s": tokens / seconds, "tokens_per_text": tokens / len(texts)})
-            log(f"repeat {rep} {name}: {len(texts) / seconds:.1f} texts/s, {tokens / seconds:.0f} tokens/s, "
-                f"{tokens / len(texts):.1f} tokens/text; e.g. {' '.join(texts[0].split())[:80]!r}")
-    rows = [{"engine": name, **{k: statistics.median(r[k] for r in rs) for k in rs[0]}}
-            for name, rs in runs.items()]
+            runs[name].append(
+                {
+                    "seconds": seconds,
+                    "cpu_seconds": cpu,
+                    "texts_per_cpu_s": len(texts) / cpu,
+                    "texts_per_s": len(texts) / seconds,
+                    "tokens_per_s": tokens / seconds,
+                    "tokens_per_text": tokens / len(texts),
+                }
+            )
+            log(
+                f"repeat {rep} {name}: {len(texts) / seconds:.1f} texts/s, "
+                f"{tokens / seconds:.0f} tokens/s, "
+                f"{tokens / len(texts):.1f} tokens/text; e.g. {' '.join(texts[0].split())[:80]!r}"
+            )
+    rows = [
+        {"engine": name, **{k: statistics.median(r[k] for r in rs) for k in rs[0]}}
+        for name, rs in runs.items()
+    ]
     base = next((r for r in rows if r["engine"].startswith("transformers")), rows[0])
     for r in rows:
         r["speedup"] = r["texts_per_s"] / base["texts_per_s"]
     OUT.mkdir(exist_ok=True)
-    meta = {"n_prompts": args.n, "repeats": args.repeats, "max_new_tokens": args.max_tokens,
-            "threads": args.threads, "cpu_count": os.cpu_count(), "load_avg": os.getloadavg()}
-    (OUT / "text_generation.json").write_text(json.dumps({"meta": meta, "rows": rows, "runs": runs}, indent=2))
-    print(f"\n{args.n} prompts, {args.max_tokens} new tokens, temperature 1.0, {args.threads} threads, "
-          f"median of {args.repeats} interleaved repeats; load average at the end {meta['load_avg'][0]:.1f}\n")
-    print("| engine (batch) | texts/s | tokens/s | tokens/text | texts per CPU-second | × TransformersLM |")
+    meta = {
+        "n_prompts": args.n,
+        "repeats": args.repeats,
+        "max_new_tokens": args.max_tokens,
+        "threads": args.threads,
+        "cpu_count": os.cpu_count(),
+        "load_avg": os.getloadavg(),
+    }
+    (OUT / "text_generation.json").write_text(
+        json.dumps({"meta": meta, "rows": rows, "runs": runs}, indent=2)
+    )
+    print(
+        f"\n{args.n} prompts, {args.max_tokens} new tokens, temperature 1.0, "
+        f"{args.threads} threads, median of {args.repeats} interleaved repeats; "
+        f"load average at the end {meta['load_avg'][0]:.1f}\n"
+    )
+    print(
+        "| engine (batch) | texts/s | tokens/s | tokens/text | texts per CPU-second "
+        "| × TransformersLM |"
+    )
     print("|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['engine']} | {r['texts_per_s']:.1f} | {r['tokens_per_s']:.0f} | {r['tokens_per_text']:.1f} | "
-              f"{r['texts_per_cpu_s']:.2f} | {r['speedup']:.1f}× |")
+        print(
+            f"| {r['engine']} | {r['texts_per_s']:.1f} | {r['tokens_per_s']:.0f} | "
+            f"{r['tokens_per_text']:.1f} | "
+            f"{r['texts_per_cpu_s']:.2f} | {r['speedup']:.1f}× |"
+        )
 
 
 def log(msg: str) -> None:

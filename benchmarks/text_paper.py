@@ -48,14 +48,37 @@ from pathlib import Path
 import numpy as np
 
 OUT = Path(__file__).parent / "out"
-TOPICS = ("the economy", "jobs", "the fake news media", "the election", "the polls", "a rally", "taxes",
-          "trade", "China", "the border", "the military", "veterans", "golf", "a TV interview", "Obamacare",
-          "the Democrats", "crime", "energy", "New York", "Iowa", "ratings", "a debate", "the wall")
+TOPICS = (
+    "the economy",
+    "jobs",
+    "the fake news media",
+    "the election",
+    "the polls",
+    "a rally",
+    "taxes",
+    "trade",
+    "China",
+    "the border",
+    "the military",
+    "veterans",
+    "golf",
+    "a TV interview",
+    "Obamacare",
+    "the Democrats",
+    "crime",
+    "energy",
+    "New York",
+    "Iowa",
+    "ratings",
+    "a debate",
+    "the wall",
+)
 PROMPTS = {
-    "android": "Write an angry tweet in the voice of Donald Trump about {topic}, with exclamation marks. "
-               "Reply with the tweet only.",
+    "android": "Write an angry tweet in the voice of Donald Trump about {topic}, with "
+    "exclamation marks. "
+    "Reply with the tweet only.",
     "iphone": "Write an upbeat campaign tweet announcing an event about {topic}, with a hashtag. "
-              "Reply with the tweet only.",
+    "Reply with the tweet only.",
 }
 SOURCES = {"Twitter for Android": "android", "Twitter for iPhone": "iphone"}
 
@@ -96,17 +119,31 @@ def shared_initial(lm, embedder, args, path: Path):
     """S_0: m·(1 + L) public tweets, drawn once and reused by every cell."""
     if path.exists():
         saved = json.loads(path.read_text())
-        if saved["size"] == args.m * (1 + args.variations) and saved["max_tokens"] == args.max_tokens:
+        if (
+            saved["size"] == args.m * (1 + args.variations)
+            and saved["max_tokens"] == args.max_tokens
+        ):
             return saved["texts"], saved["labels"], saved["seconds"]
     from privevo.text import LLMRandomAPI
 
     api = LLMRandomAPI(lm, PROMPTS, topics=TOPICS, kind="tweet", max_new_tokens=args.max_tokens)
     tic = time.perf_counter()
-    texts, labels = api.sample_texts(args.m * (1 + args.variations), np.random.default_rng(args.seed))
+    texts, labels = api.sample_texts(
+        args.m * (1 + args.variations), np.random.default_rng(args.seed)
+    )
     texts = [t if t.strip() else "..." for t in texts]
     seconds = time.perf_counter() - tic
-    path.write_text(json.dumps({"size": len(texts), "max_tokens": args.max_tokens, "texts": texts,
-                                "labels": labels, "seconds": seconds}))
+    path.write_text(
+        json.dumps(
+            {
+                "size": len(texts),
+                "max_tokens": args.max_tokens,
+                "texts": texts,
+                "labels": labels,
+                "seconds": seconds,
+            }
+        )
+    )
     log(f"S_0: {len(texts)} public tweets in {seconds:.0f}s ({len(texts) / seconds:.1f} texts/s)")
     return texts, labels, seconds
 
@@ -114,7 +151,9 @@ def shared_initial(lm, embedder, args, path: Path):
 class Evaluator:
     """Recall/precision radii, the W1 subsample and the probe data, computed once."""
 
-    def __init__(self, X: np.ndarray, held_X: np.ndarray, held_y: np.ndarray, k: int = 3, seed: int = 0):
+    def __init__(
+        self, X: np.ndarray, held_X: np.ndarray, held_y: np.ndarray, k: int = 3, seed: int = 0
+    ):
         from sklearn.neighbors import NearestNeighbors
 
         self.X = X
@@ -136,8 +175,12 @@ class Evaluator:
             ok = d2 <= self.radii2[s : s + 4096, None] * (1 + 1e-9)
             inside[s : s + 4096] = ok.any(axis=1)
             hit |= ok.any(axis=0)
-        return {"recall": float(inside.mean()), "precision": float(hit.mean()),
-                "w1": metrics.sinkhorn_w1(self.w1_rows, syn), "probe": self.probe(syn, syn_labels)}
+        return {
+            "recall": float(inside.mean()),
+            "precision": float(hit.mean()),
+            "w1": metrics.sinkhorn_w1(self.w1_rows, syn),
+            "probe": self.probe(syn, syn_labels),
+        }
 
     def probe(self, syn: np.ndarray, labels) -> float | None:
         from sklearn.linear_model import LogisticRegression
@@ -154,8 +197,11 @@ class Evaluator:
         two = np.isin(y, ("android", "iphone"))
         clf = LogisticRegression(C=1.0, max_iter=2000).fit(X[two], y[two])
         values, counts = np.unique(self.held_y, return_counts=True)
-        return {"probe_real": float((clf.predict(self.held_X) == self.held_y).mean()),
-                "probe_majority": float(counts.max() / counts.sum()), "n_probe_test": int(len(self.held_y))}
+        return {
+            "probe_real": float((clf.predict(self.held_X) == self.held_y).mean()),
+            "probe_majority": float(counts.max() / counts.sum()),
+            "n_probe_test": int(len(self.held_y)),
+        }
 
 
 def median_nn_distance(E: np.ndarray) -> float:
@@ -185,7 +231,9 @@ def run(args) -> None:
     torch.set_num_threads(args.threads)
     from privevo.text import LLMVariationAPI, SentenceEmbedder, TextPrivateEvolution, smollm2
 
-    tag = f"m{args.m}_L{args.variations}_T{args.iterations}_tok{args.max_tokens}" + ("_quick" if args.quick else "")
+    tag = f"m{args.m}_L{args.variations}_T{args.iterations}_tok{args.max_tokens}" + (
+        "_quick" if args.quick else ""
+    )
     work = OUT / "text_paper" / tag
     work.mkdir(parents=True, exist_ok=True)
     results_path = OUT / f"text_paper_{tag}.json"
@@ -201,14 +249,27 @@ def run(args) -> None:
     S0, S0_labels, s0_seconds = shared_initial(lm, embedder, args, work / "initial.json")
     E0 = embedder.embed(S0)
     R = 3.0 * median_nn_distance(E0)
-    results["meta"] = {"n_private": int(len(X)), "n_held_out": int(held.sum()), "m": args.m,
-                       "variations": args.variations, "iterations": args.iterations,
-                       "max_new_tokens": args.max_tokens, "delta": delta, "gape_R": R, "seed": args.seed,
-                       "generator": repr(lm), "embedder": repr(embedder), "s0_seconds": s0_seconds,
-                       **evaluate.baselines(X, labels[~held])}
+    results["meta"] = {
+        "n_private": int(len(X)),
+        "n_held_out": int(held.sum()),
+        "m": args.m,
+        "variations": args.variations,
+        "iterations": args.iterations,
+        "max_new_tokens": args.max_tokens,
+        "delta": delta,
+        "gape_R": R,
+        "seed": args.seed,
+        "generator": repr(lm),
+        "embedder": repr(embedder),
+        "s0_seconds": s0_seconds,
+        **evaluate.baselines(X, labels[~held]),
+    }
     first = np.arange(args.m)
-    results["cells"]["S_0|-"] = {"selector": "S_0 (public, first m)", "eps": None,
-                                 **evaluate(E0[first], [S0_labels[i] for i in first])}
+    results["cells"]["S_0|-"] = {
+        "selector": "S_0 (public, first m)",
+        "eps": None,
+        **evaluate(E0[first], [S0_labels[i] for i in first]),
+    }
     save_results(results_path, results)
     log(f"private n={len(X)}, S_0 {len(S0)}, R={R:.3f}; S_0 row: {results['cells']['S_0|-']}")
 
@@ -221,52 +282,95 @@ def run(args) -> None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # ε = inf and the seed warn
                 model = TextPrivateEvolution(
-                    lm, embedder, n_synthetic=args.m, iterations=args.iterations, epsilon=eps, delta=delta,
-                    selector=selector.removesuffix("_fill"), fill=selector.endswith("_fill"), gape_R=R,
-                    random_api=list(S0), initial_labels=list(S0_labels),
-                    variation_api=LLMVariationAPI(lm, mask_fraction=0.5, per_point=args.variations, kind="tweet",
-                                                  max_new_tokens=args.max_tokens),
-                    kind="tweet", random_state=args.seed + 1, progress=args.progress,
+                    lm,
+                    embedder,
+                    n_synthetic=args.m,
+                    iterations=args.iterations,
+                    epsilon=eps,
+                    delta=delta,
+                    selector=selector.removesuffix("_fill"),
+                    fill=selector.endswith("_fill"),
+                    gape_R=R,
+                    random_api=list(S0),
+                    initial_labels=list(S0_labels),
+                    variation_api=LLMVariationAPI(
+                        lm,
+                        mask_fraction=0.5,
+                        per_point=args.variations,
+                        kind="tweet",
+                        max_new_tokens=args.max_tokens,
+                    ),
+                    kind="tweet",
+                    random_state=args.seed + 1,
+                    progress=args.progress,
                     checkpoint=str(work / f"{selector}_{eps}.ckpt"),
                 ).fit(embeddings=X)
-            row = {"selector": selector, "eps": None if eps == math.inf else eps,
-                   "epsilon_reported": model.privacy_report_["epsilon"], "sigma": model.engine_.sigma_,
-                   "n_syn": len(model.synthetic_texts_), "seconds": time.perf_counter() - tic,
-                   "resumed_from": model.engine_.resumed_from_, "round_seconds": model.round_seconds_,
-                   "rounds": [_round_info(r) for r in model.history_],
-                   "samples": model.synthetic_texts_[:3],
-                   **evaluate(model.synthetic_, model.synthetic_labels_)}
+            row = {
+                "selector": selector,
+                "eps": None if eps == math.inf else eps,
+                "epsilon_reported": model.privacy_report_["epsilon"],
+                "sigma": model.engine_.sigma_,
+                "n_syn": len(model.synthetic_texts_),
+                "seconds": time.perf_counter() - tic,
+                "resumed_from": model.engine_.resumed_from_,
+                "round_seconds": model.round_seconds_,
+                "rounds": [_round_info(r) for r in model.history_],
+                "samples": model.synthetic_texts_[:3],
+                **evaluate(model.synthetic_, model.synthetic_labels_),
+            }
             results["cells"][key] = row
             save_results(results_path, results)
-            log(f"{key}: recall {row['recall']:.4f} precision {row['precision']:.3f} W1 {row['w1']:.4f} "
-                f"probe {row['probe']} in {row['seconds']:.0f}s")
+            log(
+                f"{key}: recall {row['recall']:.4f} precision {row['precision']:.3f} "
+                f"W1 {row['w1']:.4f} "
+                f"probe {row['probe']} in {row['seconds']:.0f}s"
+            )
     print(table(results))
 
 
 def _round_info(record) -> dict:
     counts = np.asarray(record.noisy_counts)
-    info = {k: v for k, v in record.info.items() if isinstance(v, (int, float, str, bool)) or v is None}
-    return {"candidates": int(len(counts)), "votes_max": float(counts.max()),
-            "votes_mean": float(counts.mean()), "above_3sigma": int((counts > 3 * record.sigma).sum())
-            if record.sigma else None, **info}
+    info = {
+        k: v for k, v in record.info.items() if isinstance(v, (int, float, str, bool)) or v is None
+    }
+    return {
+        "candidates": int(len(counts)),
+        "votes_max": float(counts.max()),
+        "votes_mean": float(counts.mean()),
+        "above_3sigma": int((counts > 3 * record.sigma).sum()) if record.sigma else None,
+        **info,
+    }
 
 
 def table(results: dict) -> str:
     meta = results.get("meta", {})
     cells = results.get("cells", {})
     eps_values = sorted({c["eps"] for c in cells.values() if c.get("eps") is not None})
-    has_inf = any(c.get("eps") is None and c["selector"] != "S_0 (public, first m)" for c in cells.values())
+    has_inf = any(
+        c.get("eps") is None and c["selector"] != "S_0 (public, first m)" for c in cells.values()
+    )
     columns = [*eps_values, *(["inf"] if has_inf else [])]
-    lines = [f"scale: private n = {meta.get('n_private')} tweets, m = {meta.get('m')}, "
-             f"L = {meta.get('variations')}, T = {meta.get('iterations')}, {meta.get('max_new_tokens')} new tokens, "
-             f"δ = {meta.get('delta')}, MiniLM-L6 (384-d), SmolLM2-135M; GAPE R = {meta.get('gape_R', 0):.3f}",
-             f"probe (Android vs iPhone, {meta.get('n_probe_test')} held-out private tweets): "
-             f"majority {meta.get('probe_majority', 0):.3f}, trained on real private tweets "
-             f"{meta.get('probe_real', 0):.3f}", ""]
+    lines = [
+        f"scale: private n = {meta.get('n_private')} tweets, m = {meta.get('m')}, "
+        f"L = {meta.get('variations')}, T = {meta.get('iterations')}, "
+        f"{meta.get('max_new_tokens')} new tokens, δ = {meta.get('delta')}, MiniLM-L6 (384-d), "
+        f"SmolLM2-135M; GAPE R = {meta.get('gape_R', 0):.3f}",
+        f"probe (Android vs iPhone, {meta.get('n_probe_test')} held-out private tweets): "
+        f"majority {meta.get('probe_majority', 0):.3f}, trained on real private tweets "
+        f"{meta.get('probe_real', 0):.3f}",
+        "",
+    ]
     s0 = cells.get("S_0|-")
-    for metric, fmt in (("recall", "{:.4f}"), ("precision", "{:.3f}"), ("w1", "{:.4f}"), ("probe", "{:.3f}")):
-        lines.append(f"**{metric}**" + (f" (S_0: {fmt.format(s0[metric])})" if s0 and s0.get(metric) is not None
-                                          else ""))
+    for metric, fmt in (
+        ("recall", "{:.4f}"),
+        ("precision", "{:.3f}"),
+        ("w1", "{:.4f}"),
+        ("probe", "{:.3f}"),
+    ):
+        lines.append(
+            f"**{metric}**"
+            + (f" (S_0: {fmt.format(s0[metric])})" if s0 and s0.get(metric) is not None else "")
+        )
         lines.append("| selector | " + " | ".join(f"ε = {e}" for e in columns) + " |")
         lines.append("|---|" + "---|" * len(columns))
         for selector in ("subsample", "rank", "gape", "gape_fill", "gape_agg"):
@@ -281,25 +385,35 @@ def table(results: dict) -> str:
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--m", type=int, default=500)
     p.add_argument("--variations", type=int, default=1, help="L, variations per selected text")
     p.add_argument("--iterations", type=int, default=3)
     p.add_argument("--max-tokens", type=int, default=40)
     p.add_argument("--eps", type=float, nargs="+", default=[1.0, 0.5, 4.0, math.inf])
-    p.add_argument("--selectors", nargs="+", default=["rank", "gape", "subsample", "gape_fill", "gape_agg"],
-                   help="gape_fill: GAPE completed to m with the largest remaining noisy counts")
+    p.add_argument(
+        "--selectors",
+        nargs="+",
+        default=["rank", "gape", "subsample", "gape_fill", "gape_agg"],
+        help="gape_fill: GAPE completed to m with the largest remaining noisy counts",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="1 is fastest on busy shared cores")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--progress", action="store_true")
-    p.add_argument("--table", action="store_true", help="print the table of the results so far and exit")
+    p.add_argument(
+        "--table", action="store_true", help="print the table of the results so far and exit"
+    )
     p.add_argument("--quick", action="store_true", help="m = 8, T = 2, 16 tokens, 600 tweets")
     args = p.parse_args(argv)
     if args.quick:
         args.m, args.iterations, args.max_tokens = 8, 2, 16
     if args.table:
-        tag = f"m{args.m}_L{args.variations}_T{args.iterations}_tok{args.max_tokens}" + ("_quick" if args.quick else "")
+        tag = f"m{args.m}_L{args.variations}_T{args.iterations}_tok{args.max_tokens}" + (
+            "_quick" if args.quick else ""
+        )
         print(table(load_results(OUT / f"text_paper_{tag}.json")))
         return
     run(args)

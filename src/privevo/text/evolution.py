@@ -38,6 +38,7 @@ def check_nonnegative_int(value, name: str) -> int:
         raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
     return int(value)
 
+
 SELECTORS = ("rank", "subsample", "gape", "gape_agg")
 
 
@@ -63,8 +64,16 @@ class TextPopulation:
     each variation step's generation and embedding seconds.
     """
 
-    def __init__(self, random_api, variation_api: LLMVariationAPI, embedder, *, initial_labels=None,
-                 lookahead: int = 0, keep_selected: bool = True):
+    def __init__(
+        self,
+        random_api,
+        variation_api: LLMVariationAPI,
+        embedder,
+        *,
+        initial_labels=None,
+        lookahead: int = 0,
+        keep_selected: bool = True,
+    ):
         self.random_api = random_api
         self.variation_api = variation_api
         self.embedder = embedder
@@ -73,7 +82,9 @@ class TextPopulation:
         self.keep_selected = keep_selected
         self.texts: list[str] = []
         self.labels: list = []
-        self.ahead: list[list[str]] = []  # lookahead variations of each row (consumed when selected)
+        self.ahead: list[
+            list[str]
+        ] = []  # lookahead variations of each row (consumed when selected)
         self.round_seconds: list[dict] = []
         self.initial_seconds = {"generation": 0.0, "embedding": 0.0}
 
@@ -82,7 +93,11 @@ class TextPopulation:
         return self.variation_api.per_point
 
     def __repr__(self) -> str:
-        origin = repr(self.random_api) if isinstance(self.random_api, LLMRandomAPI) else f"{len(self.random_api)} given texts"
+        origin = (
+            repr(self.random_api)
+            if isinstance(self.random_api, LLMRandomAPI)
+            else f"{len(self.random_api)} given texts"
+        )
         extra = f", lookahead={self.lookahead}" if self.lookahead else ""
         extra += "" if self.keep_selected else ", keep_selected=False"
         return f"TextPopulation({origin}, {self.variation_api!r}, {self.embedder!r}{extra})"
@@ -96,10 +111,16 @@ class TextPopulation:
                 texts, labels = self.random_api.sample_texts(n, rng)
         else:
             texts = list(self.random_api)
-            labels = list(self.initial_labels) if self.initial_labels is not None else [None] * len(texts)
+            labels = (
+                list(self.initial_labels)
+                if self.initial_labels is not None
+                else [None] * len(texts)
+            )
             if len(texts) != n:
-                raise ValueError(f"random_api gives {len(texts)} initial texts but the population needs {n}; "
-                                 "pass population_size=len(texts) or more texts")
+                raise ValueError(
+                    f"random_api gives {len(texts)} initial texts but the population needs {n}; "
+                    "pass population_size=len(texts) or more texts"
+                )
         self.texts, self.labels = list(texts), list(labels)
         with clock("embedding"):
             own = self._embed(self.texts, dim)
@@ -110,8 +131,10 @@ class TextPopulation:
     def vary_selection(self, selection: Selection, rng: np.random.Generator) -> np.ndarray:
         """Variation API of the loop (engine seam): rewrites of the selected candidates' texts."""
         if selection.indices is None:
-            raise ValueError("text PE needs a selector that picks candidates (rank, subsample, gape), "
-                             "not one that makes new points (weighted k-means)")
+            raise ValueError(
+                "text PE needs a selector that picks candidates (rank, subsample, gape), "
+                "not one that makes new points (weighted k-means)"
+            )
         clock = _Clock()
         k = (selection.variations_per_point or self.per_point) + (0 if self.keep_selected else 1)
         idx = [int(i) for i in selection.indices]
@@ -129,13 +152,17 @@ class TextPopulation:
         child_labels = [lab for lab in parent_labels for _ in range(k)]
         if self.keep_selected:
             self.texts, self.labels = parents + children, parent_labels + child_labels
-            self.ahead = [[] for _ in parents] + children_ahead  # parents' lookahead texts were used
+            self.ahead = [
+                [] for _ in parents
+            ] + children_ahead  # parents' lookahead texts were used
         else:
             self.texts, self.labels, self.ahead = children, child_labels, children_ahead
         self.round_seconds.append(clock.seconds)
         return votes
 
-    def _vote_rows(self, texts: list[str], own: np.ndarray, rng, clock) -> tuple[np.ndarray, list[list[str]]]:
+    def _vote_rows(
+        self, texts: list[str], own: np.ndarray, rng, clock
+    ) -> tuple[np.ndarray, list[list[str]]]:
         """Rows the private texts vote on: own embeddings, or means of ``lookahead`` variations."""
         if not self.lookahead:
             return own, [[] for _ in texts]
@@ -155,8 +182,11 @@ class TextPopulation:
     # -- checkpoint seam: the public texts of the population, stored with each round ----------
 
     def checkpoint_state(self) -> dict:
-        return {"texts": list(self.texts), "labels": _json_labels(self.labels),
-                "ahead": [list(a) for a in self.ahead]}
+        return {
+            "texts": list(self.texts),
+            "labels": _json_labels(self.labels),
+            "ahead": [list(a) for a in self.ahead],
+        }
 
     def restore_checkpoint_state(self, state: dict) -> None:
         self.texts, self.labels = list(state["texts"]), list(state["labels"])
@@ -165,8 +195,11 @@ class TextPopulation:
     def _embed(self, texts: list[str], dim: int) -> np.ndarray:
         vectors = self.embedder.embed(texts)
         if vectors.shape[1] != dim:
-            raise ValueError(f"the embedder gives {vectors.shape[1]}-d vectors but the private embeddings have {dim}; "
-                             "embed private and synthetic texts with the same model")
+            raise ValueError(
+                f"the embedder gives {vectors.shape[1]}-d vectors but the private embeddings have "
+                f"{dim}; "
+                "embed private and synthetic texts with the same model"
+            )
         return vectors
 
 
@@ -186,7 +219,10 @@ class _Clock:
 
 
 def _json_labels(labels) -> list:
-    return [lab if lab is None or isinstance(lab, (str, int, float, bool)) else str(lab) for lab in labels]
+    return [
+        lab if lab is None or isinstance(lab, (str, int, float, bool)) else str(lab)
+        for lab in labels
+    ]
 
 
 class Thresholded:
@@ -200,7 +236,9 @@ class Thresholded:
         self.selector = selector
         self.threshold = threshold
 
-    def select(self, candidates: np.ndarray, noisy_counts: np.ndarray, context: SelectionContext) -> Selection:
+    def select(
+        self, candidates: np.ndarray, noisy_counts: np.ndarray, context: SelectionContext
+    ) -> Selection:
         threshold = float(self.threshold)
         if not (threshold >= 0 and math.isfinite(threshold)):
             raise ValueError(f"threshold must be a finite number >= 0, got {self.threshold!r}")
@@ -235,7 +273,7 @@ def embed_private(embedder, texts) -> np.ndarray:
 
 
 def make_selector(name, R: float = 1.0, fill: bool = False):
-    """A selector from its name (``rank``, ``subsample``, ``gape``, ``gape_agg``) or a selector object as is.
+    """A selector from its name (rank, subsample, gape, gape_agg), or a selector object as is.
 
     ``fill``: GAPE completes its selection to m with the largest remaining noisy counts.
     """
@@ -302,12 +340,33 @@ class TextPrivateEvolution:
     population_ : the :class:`TextPopulation`
     """
 
-    def __init__(self, generator, embedder, *, n_synthetic: int, iterations: int, epsilon: float, delta: float,
-                 selector="rank", gape_R: float = 1.0, fill: bool = False, random_api=None, variation_api=None, kind: str = "text",
-                 initial_labels: Sequence | None = None, adjacency: str = "add_remove", lookahead: int = 0,
-                 n_neighbors: int = 1, threshold: float | None = None, keep_selected: bool = True,
-                 noise: str = "gaussian", checkpoint=None, random_state=None, progress: bool = False,
-                 public_parameters: dict | None = None):
+    def __init__(
+        self,
+        generator,
+        embedder,
+        *,
+        n_synthetic: int,
+        iterations: int,
+        epsilon: float,
+        delta: float,
+        selector="rank",
+        gape_R: float = 1.0,
+        fill: bool = False,
+        random_api=None,
+        variation_api=None,
+        kind: str = "text",
+        initial_labels: Sequence | None = None,
+        adjacency: str = "add_remove",
+        lookahead: int = 0,
+        n_neighbors: int = 1,
+        threshold: float | None = None,
+        keep_selected: bool = True,
+        noise: str = "gaussian",
+        checkpoint=None,
+        random_state=None,
+        progress: bool = False,
+        public_parameters: dict | None = None,
+    ):
         self.generator = generator
         self.embedder = embedder
         self.n_synthetic = n_synthetic
@@ -340,24 +399,51 @@ class TextPrivateEvolution:
         them across runs; then ``texts`` may be None.
         """
         if (texts is None) == (embeddings is None):
-            raise ValueError("pass exactly one of texts or embeddings (the private texts embedded by the same embedder)")
+            raise ValueError(
+                "pass exactly one of texts or embeddings (the private texts embedded by the same "
+                "embedder)"
+            )
         k = check_positive_int(self.n_neighbors, "n_neighbors")
         check_nonnegative_int(self.lookahead, "lookahead")
-        X = embed_private(self.embedder, texts) if embeddings is None else check_points(embeddings, "embeddings")
+        X = (
+            embed_private(self.embedder, texts)
+            if embeddings is None
+            else check_points(embeddings, "embeddings")
+        )
         population = self._population()
         selector = make_selector(self.selector, self.gape_R, bool(self.fill))
         if self.threshold is not None:
             selector = Thresholded(selector, self.threshold)
-        options = {"lookahead": self.lookahead, "n_neighbors": k, "threshold": self.threshold,
-                   "keep_selected": bool(self.keep_selected)}
+        options = {
+            "lookahead": self.lookahead,
+            "n_neighbors": k,
+            "threshold": self.threshold,
+            "keep_selected": bool(self.keep_selected),
+        }
         engine = _TextEngine(
-            population, population, selector, self.n_synthetic, self.iterations,
-            self.epsilon, self.delta, self.adjacency, self.random_state, noise=self.noise,
-            population_size=len(self.random_api) if isinstance(self.random_api, (list, tuple)) else None,
-            progress=self.progress, checkpoint=self.checkpoint, n_neighbors=k,
-            public_parameters={"embedder": repr(self.embedder), "kind": self.kind,
-                               **({"gape_R": self.gape_R} if str(self.selector).startswith("gape") else {}),
-                               **options, **(self.public_parameters or {})},
+            population,
+            population,
+            selector,
+            self.n_synthetic,
+            self.iterations,
+            self.epsilon,
+            self.delta,
+            self.adjacency,
+            self.random_state,
+            noise=self.noise,
+            population_size=len(self.random_api)
+            if isinstance(self.random_api, (list, tuple))
+            else None,
+            progress=self.progress,
+            checkpoint=self.checkpoint,
+            n_neighbors=k,
+            public_parameters={
+                "embedder": repr(self.embedder),
+                "kind": self.kind,
+                **({"gape_R": self.gape_R} if str(self.selector).startswith("gape") else {}),
+                **options,
+                **(self.public_parameters or {}),
+            },
         )
         engine.keep_selected = bool(self.keep_selected)
         from .llm import progress_bars
@@ -368,7 +454,9 @@ class TextPrivateEvolution:
         self.engine_, self.population_ = engine, population
         self.synthetic_texts_ = population.texts_of(chosen)
         self.synthetic_labels_ = population.labels_of(chosen)
-        self.synthetic_ = self.embedder.embed(self.synthetic_texts_) if self.lookahead else engine.synthetic_
+        self.synthetic_ = (
+            self.embedder.embed(self.synthetic_texts_) if self.lookahead else engine.synthetic_
+        )
         self.privacy_report_ = with_seed_warning(engine.privacy_report_, self.random_state)
         self.history_ = engine.history_
         self.round_seconds_ = self._round_seconds(engine, population)
@@ -385,12 +473,32 @@ class TextPrivateEvolution:
         for t, record in enumerate(engine.history_):
             j = t - resumed
             phases = steps[j] if 0 <= j < len(steps) else {"generation": 0.0, "embedding": 0.0}
-            rows.append({"round": t, "histogram": record.seconds.get("histogram", 0.0),
-                         "selection": record.seconds.get("selection", 0.0), **phases})
+            rows.append(
+                {
+                    "round": t,
+                    "histogram": record.seconds.get("histogram", 0.0),
+                    "selection": record.seconds.get("selection", 0.0),
+                    **phases,
+                }
+            )
         return rows
 
     def _population(self) -> TextPopulation:
-        random_api = self.random_api if self.random_api is not None else LLMRandomAPI(self.generator, kind=self.kind)
-        variation_api = self.variation_api if self.variation_api is not None else LLMVariationAPI(self.generator, kind=self.kind)
-        return TextPopulation(random_api, variation_api, self.embedder, initial_labels=self.initial_labels,
-                              lookahead=self.lookahead, keep_selected=bool(self.keep_selected))
+        random_api = (
+            self.random_api
+            if self.random_api is not None
+            else LLMRandomAPI(self.generator, kind=self.kind)
+        )
+        variation_api = (
+            self.variation_api
+            if self.variation_api is not None
+            else LLMVariationAPI(self.generator, kind=self.kind)
+        )
+        return TextPopulation(
+            random_api,
+            variation_api,
+            self.embedder,
+            initial_labels=self.initial_labels,
+            lookahead=self.lookahead,
+            keep_selected=bool(self.keep_selected),
+        )

