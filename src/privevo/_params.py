@@ -54,7 +54,8 @@ def describe(value, depth: int = 0) -> Any:
             params = constructor_params(value)
         except TypeError:
             return repr(value)
-        return {"class": type(value).__qualname__, **{k: describe(v, depth + 1) for k, v in params.items()}}
+        return {"class": type(value).__qualname__,
+                **{k: "<secret>" if _is_secret(k) else describe(v, depth + 1) for k, v in params.items()}}
     if callable(value):
         return getattr(value, "__qualname__", repr(value))
     return repr(value)
@@ -89,6 +90,11 @@ def _short(value) -> str:
     if isinstance(value, np.ndarray) and value.size > 8:
         return f"array(shape={value.shape})"
     return repr(value)
+
+
+def _is_secret(name: str) -> bool:
+    """Credentials (an API key) are kept out of fingerprints, even the checkpoint's."""
+    return any(word in name.lower() for word in ("key", "token", "password", "secret"))
 
 
 def _is_plugin(value) -> bool:
