@@ -8,10 +8,11 @@ No output carries the seed's value, the exact row count or a cell's content.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
+
+from ..cli._common import _command  # one helper for every command
 
 __all__ = ["add_tabular_commands", "read_table"]
 
@@ -22,15 +23,6 @@ def add_tabular_commands(subparsers) -> None:
     """Add ``synth-table`` and ``metadata`` to ``subparsers`` (from ``add_subparsers``)."""
     _synth_table_parser(subparsers)
     _metadata_parser(subparsers)
-
-
-def _command(sub, name: str, help: str, description: str, examples: str):
-    return sub.add_parser(
-        name,
-        help=help,
-        description=f"{description}\n\nexamples:\n{examples}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
 
 
 def _synth_table_parser(sub) -> None:

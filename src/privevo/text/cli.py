@@ -7,13 +7,14 @@ Models are loaded once per process (:func:`load_generator`,
 
 from __future__ import annotations
 
-import argparse
 import csv
 import functools
 import json
 import math
 import sys
 from pathlib import Path
+
+from ..cli._common import _command  # one helper for every command
 
 __all__ = ["add_text_commands", "read_texts", "write_texts", "load_generator", "load_embedder"]
 
@@ -24,15 +25,6 @@ def add_text_commands(subparsers) -> None:
     """Add ``synth-text`` and ``intrinsic-dim`` to ``subparsers`` (from ``add_subparsers``)."""
     _synth_text_parser(subparsers)
     _intrinsic_parser(subparsers)
-
-
-def _command(sub, name: str, help: str, description: str, examples: str):
-    return sub.add_parser(
-        name,
-        help=help,
-        description=f"{description}\n\nexamples:\n{examples}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
 
 
 def _add_model_options(p) -> None:

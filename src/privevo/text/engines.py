@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .._validation import check_positive_int
-from .llm import _check_temperature, _progress, clean_completion
+from .llm import ChatCompletions, _check_temperature, _progress, clean_completion
 
 __all__ = [
     "ENGINES",
@@ -147,7 +147,7 @@ def _save_plain_checkpoint(gguf: Path, folder: Path) -> None:
     tokenizer.save_pretrained(folder)
 
 
-class CTranslate2LM:
+class CTranslate2LM(ChatCompletions):
     """A causal LM converted to CTranslate2, sampled in large length-sorted batches on CPU.
 
     Parameters
@@ -200,39 +200,6 @@ class CTranslate2LM:
     def __repr__(self) -> str:
         name = Path(self.model_dir).name
         return f"CTranslate2LM({name!r}, compute_type={self.compute_type!r}, chat={self.chat})"
-
-    def format_messages(self, messages: Sequence[dict]) -> str:
-        """A chat (list of ``{"role", "content"}``) as the model's prompt string."""
-        if self.system_prompt and not any(m.get("role") == "system" for m in messages):
-            messages = [{"role": "system", "content": self.system_prompt}, *messages]
-        return self.tokenizer.apply_chat_template(
-            list(messages), tokenize=False, add_generation_prompt=True
-        )
-
-    def generate(
-        self,
-        prompts: Sequence[str],
-        *,
-        temperature: float = 1.0,
-        max_new_tokens: int = 64,
-        seed: int = 0,
-    ) -> list[str]:
-        """One completion per prompt (a user message if ``chat``), cleaned."""
-        texts = (
-            [self.format_messages([{"role": "user", "content": p}]) for p in prompts]
-            if self.chat
-            else list(prompts)
-        )
-        return [
-            clean_completion(t)
-            for t in self.complete(
-                texts,
-                temperature=temperature,
-                max_new_tokens=max_new_tokens,
-                seed=seed,
-                add_special_tokens=not self.chat,
-            )
-        ]
 
     def complete(
         self,

@@ -90,7 +90,45 @@ def _torch():
     return torch
 
 
-class TransformersLM:
+class ChatCompletions:
+    """``format_messages`` and ``generate`` of a local chat model (``tokenizer``, ``chat``,
+    ``system_prompt``), on top of the engine's own ``complete(texts, ...)``."""
+
+    def format_messages(self, messages: Sequence[dict]) -> str:
+        """A chat (list of ``{"role", "content"}``) as the model's prompt string."""
+        if self.system_prompt and not any(m.get("role") == "system" for m in messages):
+            messages = [{"role": "system", "content": self.system_prompt}, *messages]
+        return self.tokenizer.apply_chat_template(
+            list(messages), tokenize=False, add_generation_prompt=True
+        )
+
+    def generate(
+        self,
+        prompts: Sequence[str],
+        *,
+        temperature: float = 1.0,
+        max_new_tokens: int = 64,
+        seed: int = 0,
+    ) -> list[str]:
+        """One completion per prompt (a user message if ``chat``), cleaned by :func:`clean_completion`."""
+        texts = (
+            [self.format_messages([{"role": "user", "content": p}]) for p in prompts]
+            if self.chat
+            else list(prompts)
+        )
+        return [
+            clean_completion(t)
+            for t in self.complete(
+                texts,
+                temperature=temperature,
+                max_new_tokens=max_new_tokens,
+                seed=seed,
+                add_special_tokens=not self.chat,
+            )
+        ]
+
+
+class TransformersLM(ChatCompletions):
     """A local causal language model, sampled in batches (``transformers``).
 
     Parameters
@@ -145,39 +183,6 @@ class TransformersLM:
     def __repr__(self) -> str:
         name = Path(self.name).name if os.sep in self.name else self.name
         return f"TransformersLM({name!r}, gguf_file={self.gguf_file!r}, chat={self.chat})"
-
-    def format_messages(self, messages: Sequence[dict]) -> str:
-        """A chat (list of ``{"role", "content"}``) as the model's prompt string."""
-        if self.system_prompt and not any(m.get("role") == "system" for m in messages):
-            messages = [{"role": "system", "content": self.system_prompt}, *messages]
-        return self.tokenizer.apply_chat_template(
-            list(messages), tokenize=False, add_generation_prompt=True
-        )
-
-    def generate(
-        self,
-        prompts: Sequence[str],
-        *,
-        temperature: float = 1.0,
-        max_new_tokens: int = 64,
-        seed: int = 0,
-    ) -> list[str]:
-        """One completion per prompt (a user message if ``chat``), cleaned by :func:`clean_completion`."""
-        texts = (
-            [self.format_messages([{"role": "user", "content": p}]) for p in prompts]
-            if self.chat
-            else list(prompts)
-        )
-        return [
-            clean_completion(t)
-            for t in self.complete(
-                texts,
-                temperature=temperature,
-                max_new_tokens=max_new_tokens,
-                seed=seed,
-                add_special_tokens=not self.chat,
-            )
-        ]
 
     def complete(
         self,
