@@ -167,7 +167,7 @@ _CHILD = textwrap.dedent("""
     import sys
     sys.path.insert(0, {tests!r})
     from test_text_features import PRIVATE, WordLM, _model
-    _model(lm=WordLM(delay=0.3), iterations=4, checkpoint={path!r}).fit(PRIVATE)
+    _model(lm=WordLM(delay=1.5), iterations=4, checkpoint={path!r}).fit(PRIVATE)
 """)
 
 
