@@ -119,7 +119,7 @@ class SentenceEmbedder:
         if not texts:
             return np.empty((0, self.dim))
         rows = (self._encode([t], batch_size=1)[0] for t in texts)
-        return np.stack(list(_progress(rows, self.progress, len(texts), "embedding")))
+        return np.stack(list(_countless_progress(rows, self.progress, "embedding")))
 
     def cache_info(self) -> dict:
         return {"hits": self.hits, "misses": self.misses, "size": len(self._cache)}
@@ -141,10 +141,16 @@ class SentenceEmbedder:
         return np.asarray(vectors, dtype=np.float64)
 
 
-def _progress(items, enabled: bool, total: int, desc: str):
-    from .llm import _progress as bar
+def _countless_progress(items, enabled: bool, desc: str):
+    """A bar with elapsed time and rate only: its count would be the exact number of private
+    texts, which is private under add/remove adjacency."""
+    from .llm import _BARS
 
-    return bar(items, enabled, desc, total=total)
+    if not (enabled or _BARS["on"]):
+        return items
+    from tqdm.auto import tqdm
+
+    return tqdm(items, desc=desc, leave=False, bar_format="{desc}: {elapsed}, {rate_fmt}")
 
 
 def _check_texts(texts) -> list[str]:
