@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import secrets
 import time
 from functools import partial
@@ -29,8 +30,9 @@ import numpy as np
 
 from privevo import PrivateEvolution
 from privevo.audit import AuditResult, audit_cluster_sums, audit_release, audit_runs, default_model, format_table, run_audit
-from privevo.histogram import _NOISES, cluster_sums, nn_histogram, noisy_nn_histogram, reference_assign
-from privevo.noise import discrete_gaussian, discrete_gaussian_scalar
+from privevo.private import cluster_sums, nn_histogram, noisy_nn_histogram, reference_assign
+from privevo.private.noise import discrete_gaussian, discrete_gaussian_scalar
+from privevo.private.release import _NOISES
 
 DELTA = 1e-5
 EPSILONS = (0.5, 1.0, 4.0)
@@ -40,16 +42,18 @@ class QuarterSigmaPE(PrivateEvolution):
     """Bug: claims σ, releases with σ/4 every round."""
 
     def _histogram(self, X, candidates, rng):
-        return noisy_nn_histogram(X, candidates, self.sigma_ / 4, rng, noise=self.noise, metric=self.metric)
+        release = noisy_nn_histogram(X, candidates, self.sigma_ / 4, rng, noise=self.noise, metric=self.metric)
+        return dataclasses.replace(release, sigma=self.sigma_)  # the ledger is told σ
 
 
 class SkipsNoiseOnRound2PE(PrivateEvolution):
     """Bug: round 2 releases the exact counts."""
 
     def _histogram(self, X, candidates, rng):
-        if len(self.history_) == 1:
-            return nn_histogram(X, candidates).astype(np.float64)
-        return super()._histogram(X, candidates, rng)
+        release = super()._histogram(X, candidates, rng)
+        if len(self.history_) == 1:  # the ledger still records a noisy release
+            return dataclasses.replace(release, value=nn_histogram(X, candidates).astype(np.float64))
+        return release
 
 
 def last_row_counted_twice(private, candidates):

@@ -8,6 +8,7 @@ a fixed seed.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from functools import partial
 
@@ -16,7 +17,8 @@ import pytest
 
 from privevo import PrivateEvolution, audit
 from privevo.audit import audit_cluster_sums, audit_release, audit_runs, audit_second_moment, default_model
-from privevo.histogram import _NOISES, cluster_sums, nn_histogram, noisy_nn_histogram, noisy_second_moment, reference_assign
+from privevo.private import cluster_sums, nn_histogram, noisy_nn_histogram, noisy_second_moment, reference_assign
+from privevo.private.release import _NOISES
 
 DELTA = 1e-5
 
@@ -58,7 +60,7 @@ def test_threshold_is_chosen_on_the_first_half_only():
 def test_release_is_noise_applied_to_exact_counts(noise):
     """The audit's shortcut equals the release function: noisy_nn_histogram = noise(nn_histogram)."""
     sc = audit.canary_scenario()
-    a = noisy_nn_histogram(sc.D, sc.candidates, 3.0, np.random.default_rng(5), noise=noise)
+    a = noisy_nn_histogram(sc.D, sc.candidates, 3.0, np.random.default_rng(5), noise=noise).value
     b = _NOISES[noise](nn_histogram(sc.D, sc.candidates), 3.0, np.random.default_rng(5))
     np.testing.assert_array_equal(a, b)
 
@@ -127,16 +129,18 @@ class _QuarterSigmaPE(PrivateEvolution):
     """Claims σ, releases with σ/4 on every round."""
 
     def _histogram(self, X, candidates, rng):
-        return noisy_nn_histogram(X, candidates, self.sigma_ / 4, rng, noise=self.noise, metric=self.metric)
+        release = noisy_nn_histogram(X, candidates, self.sigma_ / 4, rng, noise=self.noise, metric=self.metric)
+        return dataclasses.replace(release, sigma=self.sigma_)  # the ledger is told σ
 
 
 class _SkipsNoiseOnRound2PE(PrivateEvolution):
     """Releases the exact counts in round 2 (a forgotten noise call on one path)."""
 
     def _histogram(self, X, candidates, rng):
-        if len(self.history_) == 1:
-            return nn_histogram(X, candidates).astype(np.float64)
-        return super()._histogram(X, candidates, rng)
+        release = super()._histogram(X, candidates, rng)
+        if len(self.history_) == 1:  # the ledger still records a noisy release
+            return dataclasses.replace(release, value=nn_histogram(X, candidates).astype(np.float64))
+        return release
 
 
 def test_sigma_over_four_whole_runs_is_caught():
@@ -244,7 +248,7 @@ def test_second_moment_release_lower_bound_below_claim(adjacency):
 
 
 def _quarter_sigma_moment(private, sigma, rng):
-    return noisy_second_moment(private, sigma / 4, rng)
+    return noisy_second_moment(private, sigma / 4, rng).value
 
 
 def test_quarter_sigma_on_second_moment_is_caught():

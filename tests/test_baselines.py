@@ -11,7 +11,7 @@ from sklearn.datasets import make_blobs
 
 from privevo import PrivacyLeakWarning
 from privevo.baselines import DPLloyd, FastLloyd, NonPrivateKMeans, dplloyd_iterations, split_epsilon
-from privevo.baselines._private import cluster_statistics
+from privevo.private.statistics import cluster_statistics
 from privevo.metrics import kmeans_loss
 
 
@@ -82,7 +82,7 @@ def test_nonprivate_matches_sklearn_quality():
 
 
 def test_lsh_tree_prefix_counts_and_leaf_sums():
-    from privevo.baselines._private import leaf_sums, prefix_counts
+    from privevo.private.statistics import leaf_sums, prefix_counts
 
     codes = np.array([0b00, 0b01, 0b10, 0b11, 0b11])  # depth 2
     np.testing.assert_array_equal(prefix_counts(codes, 1, np.array([0, 1])), [2, 3])
@@ -105,3 +105,23 @@ def test_lsh_tree_baseline():
     assert kmeans_loss(X, a.cluster_centers_) < 1.5 * floor
     tiny = LSHTreeKMeans(5, epsilon=0.01, radius=1.0, random_state=0).fit(X[:50])  # almost no signal
     assert tiny.cluster_centers_.shape == (5, 4) and np.isfinite(tiny.cluster_centers_).all()
+
+
+def test_baselines_draw_through_releases_that_compose_to_their_epsilon():
+    """Every baseline's noise is a privevo.private Release; the ledger composes to the claimed ε."""
+    from privevo.baselines import LSHTreeKMeans
+    from privevo.report import privacy_report
+
+    X = unit_blobs(n=2000)
+    dpl = DPLloyd(4, epsilon=0.8, bounds=(-1, 1), random_state=0).fit(X)
+    assert {r.noise for r in dpl.releases_} == {"laplace", "geometric"}
+    assert sum(r.pure_epsilon for r in dpl.releases_) == pytest.approx(0.8, rel=1e-12)
+    for cls in (FastLloyd, LSHTreeKMeans):
+        model = cls(4, epsilon=0.8, delta=1e-6, bounds=(-1, 1), random_state=0).fit(X)
+        assert model.releases_ and all(r.noise == "gaussian" for r in model.releases_)
+        report = privacy_report(epsilon_target=0.8, delta=1e-6, adjacency="add_remove",
+                                releases=model.releases_)
+        assert report["epsilon"] <= 0.8 * (1 + 1e-9)
+        if cls is LSHTreeKMeans:  # levels the tree never reached are charged too
+            continue
+        assert report["epsilon"] == pytest.approx(0.8, rel=1e-6)

@@ -10,7 +10,7 @@ import pytest
 
 from privevo import BudgetAccountant, accounting
 from privevo.budget import BudgetExceededError
-from privevo.report import gaussian_release
+from privevo.private import Release
 
 DELTA = 1e-5
 
@@ -22,14 +22,14 @@ def pld_epsilon(events, delta: float) -> float:
     return acc.get_epsilon(delta)
 
 
-def fit_release(epsilon: float, steps: int = 5, sensitivity: float = 1.0) -> list[dict]:
+def fit_release(epsilon: float, steps: int = 5, sensitivity: float = 1.0) -> list[Release]:
     """The releases of a T-round Gaussian fit calibrated to (ε, δ)."""
     return [
-        gaussian_release(
+        Release(
             "nn_histogram",
             accounting.gaussian_sigma(epsilon, DELTA, steps, sensitivity),
-            steps,
             sensitivity,
+            count=steps,
         )
     ]
 
@@ -84,7 +84,7 @@ def test_spent_matches_dp_accounting_pld(epsilons):
         acc.charge(fit_release(eps))
         r = fit_release(eps)[0]
         events.append(
-            dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(r["sigma"]), r["count"])
+            dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(r.sigma), r.count)
         )
     assert acc.spent()[0] == pytest.approx(pld_epsilon(events, DELTA), rel=2e-3)
     assert acc.spent()[0] == pytest.approx(pld_epsilon([acc.dp_event()], DELTA), rel=2e-3)
@@ -111,7 +111,7 @@ def test_discrete_gaussian_switches_to_zcdp():
     acc = BudgetAccountant(5.0, DELTA)
     acc.charge(fit_release(0.5))
     sigma = accounting.discrete_gaussian_sigma(0.5, DELTA, 3)
-    acc.charge([gaussian_release("nn_histogram", sigma, 3, 1.0, noise="discrete_gaussian")])
+    acc.charge([Release("nn_histogram", sigma, 1.0, "discrete_gaussian", count=3)])
     assert acc.accountant == "zcdp" and acc.mu_spent is None
     rho = accounting.mu_of_epsilon(0.5, DELTA) ** 2 / 2 + accounting.zcdp_rho(sigma, 3)
     assert acc.spent()[0] == pytest.approx(accounting.epsilon_of_rho(rho, DELTA))

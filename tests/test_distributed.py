@@ -12,10 +12,9 @@ import distributed  # noqa: E402
 import psutil  # noqa: E402  (a dependency of distributed)
 
 from privevo import PrivateEvolution  # noqa: E402
-from privevo.distributed import dask_session  # noqa: E402
-from privevo.histogram import nn_histogram, noisy_nn_histogram  # noqa: E402
+from privevo.private import dask_session, nn_histogram, noisy_nn_histogram  # noqa: E402
 from privevo.selection import Rank  # noqa: E402
-from privevo.streaming import NpySource, ParquetSource  # noqa: E402
+from privevo.private import NpySource, ParquetSource  # noqa: E402
 from privevo.variation.random_api import UniformBall  # noqa: E402
 from privevo.variation.vector import GaussianVariation  # noqa: E402
 
@@ -84,9 +83,9 @@ def test_noise_added_once_by_the_driver(client):
     """Same seed, same noisy release: the exact counts agree and the driver draws all noise."""
     rng = np.random.default_rng(3)
     X, C = _tied_data(rng, n=3000)
-    local = noisy_nn_histogram(X, C, sigma=2.0, rng=np.random.default_rng(7))
+    local = noisy_nn_histogram(X, C, sigma=2.0, rng=np.random.default_rng(7)).value
     with dask_session(client):
-        dist = noisy_nn_histogram(da.from_array(X, chunks=(400, 5)), C, sigma=2.0, rng=np.random.default_rng(7))
+        dist = noisy_nn_histogram(da.from_array(X, chunks=(400, 5)), C, sigma=2.0, rng=np.random.default_rng(7)).value
     np.testing.assert_array_equal(dist, local)
     assert not np.allclose(dist, np.round(dist))  # noise present
 

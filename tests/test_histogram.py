@@ -1,8 +1,10 @@
 import numpy as np
 import pytest
 
-from privevo import _lowd_kernel, histogram
-from privevo.histogram import nn_histogram, noisy_nn_histogram, reference_assign
+from privevo.private import kernel as histogram
+from privevo.private import flat
+from privevo.private import lowd as _lowd_kernel
+from privevo.private import nn_histogram, noisy_nn_histogram, reference_assign
 
 BACKENDS = histogram.available_backends()
 LOCAL = [b for b in BACKENDS if b in ("numpy", "faiss", "lowd")]
@@ -95,8 +97,8 @@ def test_cosine_metric_uses_angles():
 def test_noisy_release_is_counts_plus_seeded_gaussian():
     X, C = clustered(np.random.default_rng(4), 3000, 20, 3)
     counts = nn_histogram(X, C)
-    a = noisy_nn_histogram(X, C, 5.0, np.random.default_rng(7))
-    b = noisy_nn_histogram(X, C, 5.0, np.random.default_rng(7))
+    a = noisy_nn_histogram(X, C, 5.0, np.random.default_rng(7)).value
+    b = noisy_nn_histogram(X, C, 5.0, np.random.default_rng(7)).value
     np.testing.assert_array_equal(a, b)
     noise = a - counts
     np.testing.assert_allclose(noise, np.random.default_rng(7).normal(0, 5.0, 20))
@@ -104,7 +106,7 @@ def test_noisy_release_is_counts_plus_seeded_gaussian():
 
 def test_noise_scale_statistics():
     X, C = np.zeros((10, 1)), np.arange(2000.0).reshape(-1, 1)
-    noisy = noisy_nn_histogram(X, C, 3.0, np.random.default_rng(0))
+    noisy = noisy_nn_histogram(X, C, 3.0, np.random.default_rng(0)).value
     noise = noisy - nn_histogram(X, C)
     assert abs(noise.mean()) < 0.3 and 2.8 < noise.std() < 3.2
 
@@ -130,11 +132,11 @@ def test_bad_input(private, candidates, match):
 def test_bad_release_arguments():
     X = np.zeros((3, 2))
     with pytest.raises(ValueError, match="rng"):
-        noisy_nn_histogram(X, X, 1.0, rng=0)
+        noisy_nn_histogram(X, X, 1.0, rng=0).value
     with pytest.raises(ValueError, match="sigma"):
-        noisy_nn_histogram(X, X, 0.0, np.random.default_rng(0))
+        noisy_nn_histogram(X, X, 0.0, np.random.default_rng(0)).value
     with pytest.raises(ValueError, match="noise"):
-        noisy_nn_histogram(X, X, 1.0, np.random.default_rng(0), noise="laplace-ish")
+        noisy_nn_histogram(X, X, 1.0, np.random.default_rng(0), noise="laplace-ish").value
     with pytest.raises(ValueError, match="backend"):
         nn_histogram(X, X, backend="gpu9000")
     with pytest.raises(ValueError, match="metric"):
@@ -211,7 +213,7 @@ def test_lowd_kernel_rejects_wide_data_and_reports_nonfinite_rows():
 def test_small_calls_equal_the_chunked_path(backend, monkeypatch):
     X, C = clustered(np.random.default_rng(6), 200, 2, 2)
     small = nn_histogram(X, C, backend=backend)
-    monkeypatch.setattr(_lowd_kernel, "SMALL_WORK", 0)  # force the threaded, chunked path
+    monkeypatch.setattr(flat, "SMALL_WORK", 0)  # force the threaded, chunked path
     np.testing.assert_array_equal(nn_histogram(X, C, backend=backend), small)
     np.testing.assert_array_equal(small, reference_counts(X, C))
 

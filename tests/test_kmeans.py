@@ -12,7 +12,7 @@ from sklearn.datasets import make_blobs
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from privevo import DPKMeans, PrivacyLeakWarning, accounting
-from privevo.histogram import cluster_sums, noisy_cluster_sums, noisy_second_moment, second_moment
+from privevo.private import cluster_sums, noisy_cluster_sums, noisy_second_moment, second_moment
 from privevo.kmeans import (
     hdpe_iterations,
     hdpe_projection_dim,
@@ -297,7 +297,7 @@ def test_noisy_cluster_sums_noise_on_every_coordinate():
     X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(200, 30))
     centers = np.eye(30)[:5] * 0.1
     exact_sums, exact_counts = cluster_sums(X, centers)
-    sums, counts = noisy_cluster_sums(X, centers, 2.0, 3.0, np.random.default_rng(1))
+    sums, counts = (r.value for r in noisy_cluster_sums(X, centers, 2.0, 3.0, np.random.default_rng(1)))
     noise = sums - exact_sums
     assert np.all(noise != 0)
     assert noise.std() == pytest.approx(2.0, rel=0.15)
@@ -340,12 +340,12 @@ def test_second_moment_exact_clipped_and_noise_symmetric():
     X = np.array([[0.6, 0.0], [0.0, 3.0]])
     np.testing.assert_allclose(second_moment(X, radius=1.0), [[0.36, 0.0], [0.0, 1.0]])  # (0, 3) clipped to (0, 1)
     Y = np.random.default_rng(0).uniform(-0.2, 0.2, size=(300, 60))
-    noisy = noisy_second_moment(Y, 2.0, np.random.default_rng(1))
+    noisy = noisy_second_moment(Y, 2.0, np.random.default_rng(1)).value
     noise = noisy - second_moment(Y)
     np.testing.assert_array_equal(noise, noise.T)
     assert noise[np.triu_indices(60)].std() == pytest.approx(2.0, rel=0.1)  # 1830 independent draws
     with pytest.raises(ValueError, match="numpy.random.Generator"):
-        noisy_second_moment(Y, 2.0, 1)
+        noisy_second_moment(Y, 2.0, 1).value
 
 
 def test_second_moment_sensitivity():
@@ -377,7 +377,7 @@ def test_hdpe_pca_projection_keeps_the_cluster_directions():
     assert [r["name"] for r in pca.privacy_report_["releases"]][:2] == ["count", "second_moment"]
     assert "second_moment" not in [r["name"] for r in random.privacy_report_["releases"]]
     assert random.privacy_report_["public_parameters"]["projection_share"] == 0.0
-    basis = pca_basis(noisy_second_moment(X, 1.0, np.random.default_rng(0)), 32)
+    basis = pca_basis(noisy_second_moment(X, 1.0, np.random.default_rng(0)).value, 32)
     assert np.linalg.norm(basis[:3]) ** 2 > 2.9  # the 3 signal axes lie (almost) inside the span
     assert kmeans_loss(X, pca.cluster_centers_) < 1.2 * nonprivate_loss(X, 4)
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from privevo import PrivateEvolution, accounting, noise
-from privevo.histogram import nn_histogram, noisy_nn_histogram
-from privevo.noise import (
+from privevo import PrivateEvolution, accounting
+from privevo.private import nn_histogram, noise, noisy_nn_histogram
+from privevo.private.noise import (
     DiscreteGaussianSampler,
     _resolve_exp_bernoulli,
     _Source,
@@ -146,7 +146,7 @@ def test_bad_sigma_is_rejected(sigma):
 def test_histogram_release_is_integer_valued(name):
     rng = np.random.default_rng(0)
     X, C = rng.normal(size=(300, 3)), rng.normal(size=(7, 3))
-    noisy = noisy_nn_histogram(X, C, 4.0, np.random.default_rng(1), noise=name)
+    noisy = noisy_nn_histogram(X, C, 4.0, np.random.default_rng(1), noise=name).value
     assert noisy.dtype == np.float64 and np.array_equal(noisy, np.round(noisy))
     exact = nn_histogram(X, C)
     if name == "discrete_gaussian":

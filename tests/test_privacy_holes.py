@@ -111,7 +111,8 @@ def test_digest_and_seed_stay_inside_the_checkpoint(tmp_path, mixture):
 
 
 def test_a_second_run_on_an_open_checkpoint_is_refused(tmp_path, mixture):
-    from privevo.checkpoint import Checkpoint, data_digest
+    from privevo.checkpoint import Checkpoint
+    from privevo.private import data_digest
 
     path = tmp_path / "run.ckpt"
     model = make_pe(checkpoint=path)
@@ -219,12 +220,12 @@ def test_pe_selector_never_sees_the_exact_n_under_add_remove(mixture):
 
 def _raw_sum_release(X, centers, lo, hi, split, rng):
     """The old DPLloyd: raw sums with the range as Laplace scale (overspends when 0 is not in the box)."""
-    from privevo.baselines._private import cluster_statistics
-    from privevo.baselines.dplloyd import _geometric
+    from privevo.private import cluster_statistics, release_noise
 
     sums, counts = cluster_statistics(X, centers)
+    noisy_counts = release_noise(counts, 1.0 / split.count, rng, "geometric")
     noisy = sums + rng.laplace(0.0, (hi - lo) / split.feature_sum, size=sums.shape)
-    return noisy, counts + _geometric(len(centers), split.count, rng)
+    return noisy, noisy_counts
 
 
 def test_dplloyd_audit_in_a_box_without_zero():

@@ -24,9 +24,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from privevo import _lowd_kernel
-from privevo._votes import reference_votes
-from privevo.histogram import available_backends, nn_histogram, reference_assign
+from privevo.private import available_backends, nn_histogram, reference_assign, reference_votes
+from privevo.private import lowd as _lowd_kernel
 
 BACKENDS = [b for b in available_backends() if b in ("numpy", "faiss", "lowd")]
 SETTINGS = settings(

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from privevo import PrivateEvolution
-from privevo.histogram import nn_histogram
+from privevo.private import nn_histogram
 from privevo.selection import Rank
-from privevo.streaming import NpySource, ParquetSource, open_source
+from privevo.private import NpySource, ParquetSource, open_source
 from privevo.variation.random_api import UniformBall
 from privevo.variation.vector import GaussianVariation
 

@@ -488,7 +488,7 @@ def test_audit_tabular_catches_marginals_with_too_little_noise():
     class Leaky(TabularPE):
         def _marginals(self, X, embedding, delta, rng):
             out = super()._marginals(X, embedding, delta, rng)
-            sigma = out["release"]["sigma"] / 30
+            sigma = out["release"].sigma / 30
             out["noisy"] = noisy_marginals(X, embedding, self.bins, sigma, rng)
             return out
 

@@ -27,7 +27,7 @@ from privevo.text import (
     mask_words,
     variation_intrinsic_dimension,
 )
-from privevo.text.cli import read_texts, write_texts
+from privevo.cli.text import read_texts, write_texts
 from privevo.variation import GaussianVariation, UniformBall
 
 TEXT_EXTRA = (
@@ -161,7 +161,7 @@ def test_read_texts_names_a_missing_column(tmp_path):
 def lm():
     import torch
 
-    from privevo.text.cli import load_generator
+    from privevo.cli.text import load_generator
 
     torch.set_num_threads(1)  # tiny batches: one thread is fastest, and CI cores may be shared
 
@@ -172,7 +172,7 @@ def lm():
 
 @pytest.fixture(scope="session")
 def embedder():
-    from privevo.text.cli import load_embedder
+    from privevo.cli.text import load_embedder
 
     return load_embedder()
 

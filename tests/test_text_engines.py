@@ -24,7 +24,7 @@ PROMPTS = ["Write one sentence about tea.", "Write one sentence about bread.", "
 
 @pytest.fixture(scope="module")
 def fast():
-    from privevo.text.cli import load_generator
+    from privevo.cli.text import load_generator
 
     return load_generator(batch_size=16)  # the CLI's per-process cache, shared with test_text.py
 

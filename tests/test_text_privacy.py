@@ -15,7 +15,7 @@ import json
 import numpy as np
 import pytest
 
-from privevo.text.cli import is_local_endpoint, write_texts
+from privevo.cli.text import is_local_endpoint, write_texts
 
 TEXT_EXTRA = (
     "torch",
@@ -42,7 +42,7 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def embedder():
-    from privevo.text.cli import load_embedder
+    from privevo.cli.text import load_embedder
 
     return load_embedder()
 
@@ -153,7 +153,7 @@ def test_intrinsic_dim_refuses_a_remote_server_unless_the_input_is_declared_publ
 
 def test_intrinsic_dim_says_its_input_must_be_public(tmp_path, capsys, monkeypatch):
     from privevo.cli import main
-    from privevo.text import cli as text_cli
+    from privevo.cli import text as text_cli
 
     def stop(args):
         raise ValueError("stopped before loading models")

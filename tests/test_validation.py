@@ -1,4 +1,4 @@
-"""Shared checks (privevo._validation) and the overflow-safe clip (privevo._clip)."""
+"""Shared checks (privevo._validation) and the overflow-safe clip (privevo.private.domain)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from privevo import _validation as v
-from privevo._clip import clip_to_ball, row_norms
+from privevo.private.domain import clip_to_ball, row_norms
 
 
 def test_clip_huge_finite_rows_lands_on_the_ball():

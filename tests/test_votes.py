@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from privevo import _lowd_kernel, _votes
+from privevo.private import lowd as _lowd_kernel
+from privevo.private import votes as _votes
 from privevo.audit import audit_user_votes
-from privevo.histogram import nn_histogram, noisy_nn_histogram
-from privevo.streaming import NpySource
+from privevo.private import NpySource, nn_histogram, noisy_nn_histogram
 
 
 def clustered(rng, n, m, d, spread=0.3):
@@ -77,8 +77,11 @@ def test_block_sources_and_memmaps_give_the_same_k_votes(tmp_path):
     np.testing.assert_allclose(
         nn_histogram(np.load(tmp_path / "x.npy", mmap_mode="r"), C, n_neighbors=3), expected
     )
-    with pytest.raises(ValueError, match="in-memory"):
-        nn_histogram(NpySource(tmp_path / "x.npy"), C, groups=np.zeros(len(X)))
+    groups = np.arange(len(X)) // 3  # user-level votes stream too: only the labels are kept
+    np.testing.assert_allclose(
+        nn_histogram(NpySource(tmp_path / "x.npy", block_rows=700), C, groups=groups),
+        nn_histogram(X, C, groups=groups),
+    )
 
 
 def test_fused_and_numpy_labels_agree():
@@ -99,16 +102,16 @@ def test_noisy_release_with_votes_is_votes_plus_seeded_gaussian():
     X, C = clustered(np.random.default_rng(6), 300, 20, 2)
     groups = np.arange(300) % 40
     votes = nn_histogram(X, C, n_neighbors=2, groups=groups)
-    noisy = noisy_nn_histogram(X, C, 2.0, np.random.default_rng(9), n_neighbors=2, groups=groups)
+    noisy = noisy_nn_histogram(X, C, 2.0, np.random.default_rng(9), n_neighbors=2, groups=groups).value
     np.testing.assert_allclose(noisy - votes, np.random.default_rng(9).normal(0, 2.0, 20))
     with pytest.raises(ValueError, match="integer counts"):
         noisy_nn_histogram(
             X, C, 2.0, np.random.default_rng(9), noise="discrete_gaussian", groups=groups
-        )
+        ).value
     with pytest.raises(ValueError, match="integer counts"):
         noisy_nn_histogram(
             X, C, 2.0, np.random.default_rng(9), noise="discrete_gaussian", n_neighbors=2
-        )
+        ).value
 
 
 @pytest.mark.parametrize(

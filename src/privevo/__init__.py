@@ -1,7 +1,6 @@
 """privevo: differentially private clustering and synthetic data by Private Evolution."""
 
-__version__ = "0.1.0"
-
+from ._version import __version__
 from .evolution import PrivateEvolution
 from .exceptions import PrivacyLeakWarning
 from .kmeans import DPKMeans

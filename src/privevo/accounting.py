@@ -214,7 +214,7 @@ def dp_event(sigma: float, steps: int, sensitivity: float = 1.0):
 
 
 def is_discrete_gaussian(noise: str) -> bool:
-    """Whether a ``noise`` name of :func:`privevo.histogram.noisy_nn_histogram` is a discrete Gaussian."""
+    """Whether a ``noise`` name of :func:`privevo.private.noisy_nn_histogram` is a discrete Gaussian."""
     return noise.startswith("discrete_gaussian")
 
 

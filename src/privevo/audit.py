@@ -20,20 +20,20 @@ Three settings:
 
 * :func:`audit_release` — one release of the noisy histogram. Exact counts are
   computed once per data set by the histogram code; each release is the
-  registered noise function of :func:`privevo.histogram.noisy_nn_histogram`
+  noise of :func:`privevo.private.noisy_nn_histogram` (:func:`privevo.private.release_noise`)
   applied to them (``noisy_nn_histogram = noise(nn_histogram)``, checked in the
   tests). The statistic is the canary's candidate count (add/remove) or the
   difference of the two changed counts (replace): the likelihood-ratio test,
   since log-likelihood ratios of (discrete) Gaussians are linear in it.
 * :func:`audit_cluster_sums` — one release of DPKMeans' recover step,
-  :func:`privevo.histogram.noisy_cluster_sums` itself (noisy per-cluster sums
+  :func:`privevo.private.noisy_cluster_sums` itself (noisy per-cluster sums
   and counts, σ's from :func:`privevo.kmeans.recover_noise`). Statistics: the
   likelihood-ratio statistic, the count residual alone, and the sum residual
   along the part of the canary orthogonal to (1, …, 1) — the last catches
   one scalar of noise added to every coordinate (a flaw of the public
   HDPE-means code).
 * :func:`audit_second_moment` — one release of HDPE-means' private-PCA input,
-  :func:`privevo.histogram.noisy_second_moment` itself (Σx̄x̄ᵀ with symmetric
+  :func:`privevo.private.noisy_second_moment` itself (Σx̄x̄ᵀ with symmetric
   Gaussian noise). Statistics: the likelihood-ratio statistic on the upper
   triangle, and its diagonal and off-diagonal parts alone.
 * :func:`audit_runs` — whole :class:`~privevo.PrivateEvolution` runs of T
@@ -45,7 +45,7 @@ Three settings:
   and each llr_t alone (it catches a round released with too little noise).
 
 The exact counts the auditor uses come from the float64 brute force
-:func:`privevo.histogram.reference_assign`, independent of the backends.
+:func:`privevo.private.reference_assign`, independent of the backends.
 """
 
 from __future__ import annotations
@@ -232,14 +232,14 @@ def _claimed_epsilon(sigma: float, delta: float, steps: int, sensitivity: float,
 
 
 def _reference_counts(points: np.ndarray, candidates: np.ndarray) -> np.ndarray:
-    from .histogram import reference_assign
+    from .private import reference_assign
 
     return np.bincount(reference_assign(points, candidates), minlength=len(candidates))
 
 
 def _canary_vector(scenario: CanaryScenario, candidates: np.ndarray) -> np.ndarray:
     """v = counts(D′) − counts(D) on these candidates, by the float64 reference."""
-    from .histogram import reference_assign
+    from .private import reference_assign
 
     v = np.zeros(len(candidates))
     v[reference_assign(scenario.canary[None, :], candidates)[0]] += 1
@@ -279,17 +279,17 @@ def audit_release(
     """Audit one noisy-histogram release with σ calibrated for (ε, δ) and one step.
 
     ``histogram(private, candidates) → counts`` (default
-    :func:`privevo.histogram.nn_histogram`) and ``add_noise(counts, σ, rng)``
+    :func:`privevo.private.nn_histogram`) and ``add_noise(counts, σ, rng)``
     (default: the registered ``noise``) are the mechanism's two halves; tests
     pass deliberately broken ones.
     """
-    from .histogram import _NOISES, nn_histogram
+    from .private import nn_histogram, release_noise
 
     epsilon, delta, n_releases, rng = _single_release_arguments(epsilon, delta, n_releases, random_state)
     sensitivity = check_adjacency(adjacency)
     sc = scenario or canary_scenario(adjacency)
     histogram = histogram or nn_histogram
-    add_noise = add_noise or _NOISES[noise]
+    add_noise = add_noise or (lambda counts, sigma, rng: release_noise(counts, sigma, rng, noise))
     sigma = accounting.calibrate(epsilon, delta, 1, sensitivity, noise)
     v = _canary_vector(sc, sc.candidates)
     watched = np.flatnonzero(v)  # the canary's candidate (and the replaced row's)
@@ -332,14 +332,14 @@ def audit_cluster_sums(
     D is :func:`canary_scenario`'s data; D′ adds ``canary`` (or replaces D's
     first row by it); the public centres are the two cluster locations.
     ``release(private, centers, σ_sum, σ_count, rng) → (sums, counts)``
-    (default :func:`privevo.histogram.noisy_cluster_sums`) is called once per
+    (default :func:`privevo.private.noisy_cluster_sums`) is called once per
     sample; tests pass broken ones.
     """
-    from .histogram import cluster_sums, noisy_cluster_sums
+    from .private import cluster_sums, noisy_cluster_sums
     from .kmeans import recover_noise
 
     epsilon, delta, n_releases, rng = _single_release_arguments(epsilon, delta, n_releases, random_state)
-    release = release or noisy_cluster_sums
+    release = release or (lambda *args, **kw: tuple(r.value for r in noisy_cluster_sums(*args, **kw)))
     sc = canary_scenario(adjacency, canary=canary)
     centers = sc.candidates[1:3]
     noise = recover_noise(math.sqrt(accounting.quadratic_budget(epsilon, delta)), sc.D.shape[1], adjacency)
@@ -389,13 +389,13 @@ def audit_second_moment(
 
     D is :func:`canary_scenario`'s data; D′ adds ``canary`` (or replaces D's
     first row by it). ``release(private, σ, rng) → (d, d) matrix`` (default
-    :func:`privevo.histogram.noisy_second_moment`) is called once per sample;
+    :func:`privevo.private.noisy_second_moment`) is called once per sample;
     tests pass broken ones.
     """
-    from .histogram import noisy_second_moment, second_moment
+    from .private import noisy_second_moment, second_moment
 
     epsilon, delta, n_releases, rng = _single_release_arguments(epsilon, delta, n_releases, random_state)
-    release = release or noisy_second_moment
+    release = release or (lambda *args, **kw: noisy_second_moment(*args, **kw).value)
     sc = canary_scenario(adjacency, canary=canary)
     sensitivity = check_adjacency(adjacency)
     sigma = accounting.share_sigma(accounting.quadratic_budget(epsilon, delta), 1.0, sensitivity)
@@ -441,13 +441,13 @@ def audit_count(
     """Audit the noisy row count (DPKMeans under add/remove), σ calibrated for (ε, δ), one step.
 
     ``release(private, σ, rng, noise) → ñ`` (default
-    :func:`privevo.histogram.noisy_count`) is called once per sample on D and
+    :func:`privevo.private.noisy_count`) is called once per sample on D and
     on D plus one row; the statistic is ñ itself (the likelihood-ratio test).
     """
-    from .histogram import noisy_count
+    from .private import noisy_count
 
     epsilon, delta, n_releases, rng = _single_release_arguments(epsilon, delta, n_releases, random_state)
-    release = release or noisy_count
+    release = release or (lambda *args, **kw: float(noisy_count(*args, **kw).value[0]))
     sc = canary_scenario("add_remove")
     sigma = accounting.calibrate(epsilon, delta, 1, 1.0, noise)
     scores = [np.array([[release(x, sigma, rng, noise)] for _ in range(n_releases)]) for x in (sc.D, sc.D_prime)]
@@ -483,7 +483,7 @@ def audit_dplloyd(
     from .baselines.dplloyd import dplloyd_release, split_epsilon
 
     epsilon, delta, n_releases, rng = _single_release_arguments(epsilon, delta, n_releases, random_state)
-    release = release or dplloyd_release
+    release = release or (lambda *args: tuple(r.value for r in dplloyd_release(*args)))
     sc = canary_scenario("add_remove")
     lo, hi = np.full(2, float(bounds[0])), np.full(2, float(bounds[1]))
     mid = (lo + hi) / 2
@@ -506,7 +506,7 @@ def audit_dplloyd(
 
 
 def _exact_dplloyd(X, centers, mid):
-    from .baselines._private import cluster_statistics
+    from .private import cluster_statistics
 
     return cluster_statistics(X - mid, centers - mid)
 
@@ -743,14 +743,13 @@ def audit_user_votes(
     a canary user of ``rows_per_user`` rows at and around the canary (or, under
     ``"replace"``, gives those rows to D's first user instead of its own).
     ``histogram(private, candidates, groups) → votes`` (default
-    :func:`privevo.histogram.nn_histogram` with ``n_neighbors`` and ``groups``);
+    :func:`privevo.private.nn_histogram` with ``n_neighbors`` and ``groups``);
     tests pass a row-level one. Gaussian noise with σ calibrated for sensitivity
     1 (√2 under replace); the statistic is the likelihood-ratio test
     (y − votes(D))·v, v = votes(D′) − votes(D) from the float64 reference
-    :func:`privevo._votes.reference_votes`.
+    :func:`privevo.private.reference_votes`.
     """
-    from ._votes import reference_votes
-    from .histogram import _NOISES, nn_histogram
+    from .private import nn_histogram, reference_votes, release_noise
 
     epsilon, delta, n_releases, rng = _single_release_arguments(epsilon, delta, n_releases, random_state)
     rows_per_user = check_positive_int(rows_per_user, "rows_per_user")
@@ -776,7 +775,7 @@ def audit_user_votes(
     scores = []
     for data, g in ((D, groups), (D_prime, groups_prime)):
         votes = np.asarray(histogram(data, cands, g), dtype=np.float64)
-        noisy = _NOISES["gaussian"](np.repeat(votes[None, :], n_releases, axis=0), sigma, rng)
+        noisy = release_noise(np.repeat(votes[None, :], n_releases, axis=0), sigma, rng)
         scores.append((noisy - exact0) @ v)
     test = threshold_audit(scores[0], scores[1], delta, alpha, ["likelihood ratio"])
     return AuditResult(
@@ -825,7 +824,7 @@ def _tabular_model(epsilon: float, delta: float, adjacency: str, metadata, rng):
 
 def _tabular_llrs(model, D, D_prime) -> np.ndarray:
     """LLR of every release of one fit: each PE round, then the C column marginals together."""
-    from .histogram import reference_assign
+    from .private import reference_assign
     from .tabular import encode_table
     from .tabular.marginals import cell_candidates
 

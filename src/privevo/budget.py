@@ -35,10 +35,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable
 
 from . import accounting
 from ._validation import check_delta, check_epsilon
+from .private import Release
 
 __all__ = ["BudgetAccountant", "BudgetExceededError", "Charge"]
 
@@ -209,31 +209,19 @@ def _rho_budget(epsilon: float, delta: float) -> float:
 
 
 def _cost(releases) -> tuple[float, float]:
-    """(μ², ρ) of a report's releases or of a list of releases (dicts or objects)."""
+    """(μ², ρ) of a report's releases or of a list of releases (:class:`Release` objects or entries)."""
     if isinstance(releases, dict):
         if releases.get("epsilon", 0.0) is None:
             raise ValueError("a non-private run (epsilon=inf) cannot be charged to a budget")
         releases = releases["releases"]
     mu_sq = rho = 0.0
-    for r in _as_dicts(releases):
-        if not r["sigma"] > 0:
-            raise ValueError(
-                f"release {r.get('name', '?')!r} has sigma={r['sigma']}; only noisy releases "
-                "can be charged"
-            )
-        if accounting.is_discrete_gaussian(r.get("noise") or "gaussian"):
-            rho += accounting.zcdp_rho(r["sigma"], int(r["count"]), r["sensitivity"])
-        else:
-            mu_sq += r["count"] * (r["sensitivity"] / r["sigma"]) ** 2
-    return mu_sq, rho
-
-
-def _as_dicts(releases: Iterable) -> list[dict]:
-    out = []
     for r in releases:
-        if not isinstance(r, dict):
-            r = {k: getattr(r, k, None) for k in ("name", "sigma", "count", "sensitivity", "noise")}
-        if r.get("sigma") is None or r.get("sensitivity") is None:
-            raise ValueError("each release needs sigma, count and sensitivity")
-        out.append({**r, "count": r.get("count") or 1})
-    return out
+        r = r if isinstance(r, Release) else Release.from_entry(r, "add_remove")
+        if not r.sigma > 0 or r.rho is None:
+            raise ValueError(f"release {r.name!r} has sigma={r.sigma} and noise {r.noise!r}; only "
+                             "Gaussian and discrete Gaussian releases can be charged")
+        if r.noise == "gaussian":
+            mu_sq += r.mu**2
+        else:
+            rho += r.rho
+    return mu_sq, rho

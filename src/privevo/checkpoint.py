@@ -16,7 +16,7 @@ are ever loaded.
 Rules (docs/privacy.md, "The checkpoint"):
 
 - **Bound to its data.** The header stores a SHA-256 digest of the private
-  rows (:func:`data_digest`) and the run's fingerprint (every public
+  rows (:func:`privevo.private.data_digest`) and the run's fingerprint (every public
   parameter of the run and its plug-ins, :func:`privevo._params.describe`). Opening it with other data,
   other parameters or from another kind of run is refused with one line.
 - **A release is never redrawn.** A step found in the log is replayed from its
@@ -50,7 +50,6 @@ __all__ = [
     "FORMAT",
     "Checkpoint",
     "Record",
-    "data_digest",
     "load_checkpoint",
     "rng_state",
     "rng_from_state",
@@ -136,24 +135,6 @@ def load_checkpoint(path) -> tuple[dict, list[Record]]:
     if header is None:
         raise ValueError(f"checkpoint {path} is empty; delete it or choose another checkpoint path")
     return header, records
-
-
-def data_digest(private, groups=None) -> str:
-    """SHA-256 of the private rows as float64, block by block (arrays, block sources, Dask),
-    and of the user ids when votes are grouped by user.
-
-    Stored only inside the checkpoint, which is already as private as the data.
-    """
-    h = hashlib.sha256()
-    if groups is not None:
-        h.update(b"groups:" + repr(np.asarray(groups).tolist()).encode())
-    shape = None
-    for block in _blocks(private):
-        block = np.ascontiguousarray(block, dtype=np.float64)
-        shape = block.shape[1:] if shape is None else shape
-        h.update(block.tobytes())
-    h.update(repr(shape).encode())
-    return h.hexdigest()
 
 
 def rng_state(rng: np.random.Generator) -> dict:
@@ -288,19 +269,6 @@ def _unpack(path: Path, payload: bytes) -> Record:
     except Exception as err:  # zipfile / json / KeyError: all mean "not ours"
         raise ValueError(f"checkpoint {path} is not a readable privevo checkpoint "
                          f"({type(err).__name__}); delete it or choose another checkpoint path") from None
-
-
-def _blocks(private):
-    if isinstance(private, np.ndarray):
-        yield private
-    elif hasattr(private, "iter_blocks"):
-        yield from private.iter_blocks()
-    elif hasattr(private, "to_delayed"):  # a Dask collection: partitions in order
-        parts = private.to_delayed()
-        for part in parts.ravel() if isinstance(parts, np.ndarray) else parts:
-            yield np.asarray(part.compute())
-    else:
-        yield np.asarray(private)
 
 
 def _encode(value):

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import accounting
+
 __all__ = ["mixture_2d", "run_demo", "format_table", "kmeans_experiment", "mixture_experiment"]
 
 KMEANS_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0)
@@ -65,7 +67,7 @@ def _kmeans_methods() -> dict:
         from .kmeans import DPKMeans
     except ImportError:
         return methods
-    common = dict(delta=DIGITS_N ** -1.1, bounds=(0.0, 16.0))  # digits is published: n is public
+    common = dict(delta=accounting.default_delta(DIGITS_N), bounds=(0.0, 16.0))  # digits is published: n is public
     methods["privevo DPKMeans"] = lambda eps, s: DPKMeans(10, epsilon=eps, random_state=s, **common)
     try:
         from .baselines import DPLloyd, FastLloyd
@@ -136,7 +138,7 @@ def _mixture_selectors() -> dict:
 
 
 def _mixture_run(X: np.ndarray, selector, epsilon: float, seed: int):
-    from . import PrivateEvolution
+    from .evolution import PrivateEvolution
     from .variation import GaussianVariation
 
     pe = PrivateEvolution(MIXTURE_START, GaussianVariation(0.1, 2), selector, 3, 20, epsilon, 1e-5, random_state=seed)

@@ -44,21 +44,28 @@ from ._validation import (
     check_random_state,
     check_same_dimension,
 )
-from .distributed import backend_session
 from .exceptions import PrivacyLeakWarning
 from ._params import constructor_params, describe
-from ._votes import privacy_unit, vote_sensitivity
-from .histogram import _NOISES, METRICS, nn_histogram, noisy_nn_histogram
+from .private import (
+    METRICS,
+    NOISES,
+    Release,
+    backend_session,
+    data_digest,
+    exact_nn_histogram,
+    lazy_rows,
+    noisy_nn_histogram,
+    privacy_unit,
+    vote_sensitivity,
+)
 from .report import (
     _jsonable,
-    gaussian_release,
     group_releases,
     non_private_report,
     privacy_report,
     with_seed_warning,
 )
 from .selection import Selection, SelectionContext
-from .streaming import as_private_source
 
 __all__ = ["PrivateEvolution", "IterationRecord", "EvolutionState"]
 
@@ -108,7 +115,7 @@ class PrivateEvolution:
         ``epsilon=None`` and ``guarantee_holds=False``
     adjacency : ``"add_remove"`` (sensitivity 1) or ``"replace"`` (√2)
     population_size : size of S_0 (default m·(1 + variation_api.per_point))
-    metric, backend, noise : passed to :func:`privevo.histogram.noisy_nn_histogram`
+    metric, backend, noise : passed to :func:`privevo.private.noisy_nn_histogram`
     callbacks : functions called with each :class:`IterationRecord`
     keep_candidates : store every round's candidates in ``history_``
     progress : show a progress bar
@@ -132,7 +139,7 @@ class PrivateEvolution:
     ----------
     synthetic_ : (m', d) the last selection
     history_ : list of :class:`IterationRecord`
-    releases_ : the append-only ledger of every noisy release drawn (the report's input)
+    releases_ : the append-only ledger of every :class:`~privevo.private.Release` drawn (the report's input)
     privacy_report_ : dict (see :mod:`privevo.report`)
     sigma_ : noise standard deviation of every round
     """
@@ -150,7 +157,7 @@ class PrivateEvolution:
         "population_size": [Interval(Integral, 1, None, closed="left"), None],
         "metric": [StrOptions(set(METRICS))],
         "backend": [str],
-        "noise": [StrOptions(set(_NOISES))],
+        "noise": [StrOptions(set(NOISES))],
         "callbacks": [list, tuple],
         "keep_candidates": ["boolean"],
         "progress": ["boolean"],
@@ -225,7 +232,7 @@ class PrivateEvolution:
         X = _private_view(X)
         self._groups = self._checked_groups(groups)
         self.history_: list[IterationRecord] = []
-        self.releases_: list[dict] = []
+        self.releases_: list[Release] = []
         self.resumed_from_ = 0
         if self.checkpoint is None:
             return self._run(X, self.initial_state(X.shape[1], self._rng()), None)
@@ -262,8 +269,9 @@ class PrivateEvolution:
         """One round: private release, selection, variation. The release enters ``releases_``."""
         t, rng, candidates = state.completed, state.rng, state.population
         tic = time.perf_counter()
-        noisy = self._histogram(X, candidates, rng)
-        self.releases_.append(self._round_release())
+        release = self._histogram(X, candidates, rng)
+        self.releases_.append(release)
+        noisy = release.value
         tac = time.perf_counter()
         context = SelectionContext(self.sigma_, t, self.iterations, self.n_synthetic,
                                    self._n_for_selector(X), rng)
@@ -316,12 +324,12 @@ class PrivateEvolution:
             return float(self.noise_scale)
         return accounting.calibrate(self.epsilon, self.delta, self.iterations, self.sensitivity_, self.noise)
 
-    def _histogram(self, X, candidates: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def _histogram(self, X, candidates: np.ndarray, rng: np.random.Generator) -> Release:
         """The round's release: noisy votes, or exact votes when σ = 0 (``epsilon=inf``)."""
         votes = dict(backend=self.backend, metric=self.metric, n_neighbors=self.n_neighbors,
-                     groups=getattr(self, "_groups", None))
+                     groups=getattr(self, "_groups", None), adjacency=self.adjacency)
         if self.sigma_ == 0.0:
-            return nn_histogram(X, candidates, **votes).astype(np.float64)
+            return exact_nn_histogram(X, candidates, **votes)
         return noisy_nn_histogram(X, candidates, self.sigma_, rng, noise=self.noise, **votes)
 
     def _checked_groups(self, groups):
@@ -330,9 +338,6 @@ class PrivateEvolution:
             raise ValueError("user-level (groups) and k-neighbour votes are not integers: use "
                              "noise='gaussian' with them")
         return groups
-
-    def _round_release(self) -> dict:
-        return gaussian_release("nn_histogram", self.sigma_, 1, self.sensitivity_, self.noise)
 
     def _n_for_selector(self, X) -> float | None:
         """n for selectors that need it: given, or exact only where n is public (replace).
@@ -384,7 +389,7 @@ class PrivateEvolution:
         if isinstance(self.checkpoint, ckpt.Checkpoint):
             return self.checkpoint, False
         fingerprint = self.fingerprint(X.shape[1])
-        digest = ckpt.data_digest(X, groups=getattr(self, "_groups", None))
+        digest = data_digest(X, groups=getattr(self, "_groups", None))
         return ckpt.Checkpoint.open(self.checkpoint, fingerprint=fingerprint, digest=digest), True
 
     def _replay(self, X, log) -> EvolutionState:
@@ -406,7 +411,8 @@ class PrivateEvolution:
         candidates = initial.arrays["population"]
         for record in rounds:
             self.history_.append(_history_entry(record, candidates if self.keep_candidates else None))
-            self.releases_.append(record.meta["release"])
+            self.releases_.append(Release.from_entry(record.meta["release"], self.adjacency,
+                                                     record.arrays["counts"]))
             candidates = record.arrays["population"]
         last = rounds[-1] if rounds else initial
         set_rng_state(rng, last.rng)
@@ -454,7 +460,7 @@ class PrivateEvolution:
         return self
 
 
-def _round_record(record: IterationRecord, state: EvolutionState, release: dict, api_state):
+def _round_record(record: IterationRecord, state: EvolutionState, release: Release, api_state):
     """The checkpoint record of one round: its release, the selection, S_t and the RNG."""
     from .checkpoint import Record, rng_state
 
@@ -467,7 +473,7 @@ def _round_record(record: IterationRecord, state: EvolutionState, release: dict,
             arrays[name] = np.asarray(getattr(selection, name))
     meta = {"iteration": record.iteration, "sigma": record.sigma, "info": _jsonable(record.info),
             "variations_per_point": selection.variations_per_point,
-            "release": _jsonable(release)}
+            "release": release.entry()}
     if api_state is not None:
         meta["api_state"] = api_state
     return Record(f"round/{record.iteration}", meta, arrays, rng_state(state.rng))
@@ -490,5 +496,5 @@ def _private_view(X):
     """The private data as a 2-D array; no copy for ndarrays and memmaps (checked per chunk)."""
     if isinstance(X, np.ndarray) and X.dtype.kind in "fiu" and X.ndim == 2 and X.shape[0] > 0:
         return X
-    source = as_private_source(X)  # block sources, their paths, Dask collections: never loaded whole
+    source = lazy_rows(X)  # block sources, their paths, Dask collections: never loaded whole
     return check_points(X, "X") if source is None else source

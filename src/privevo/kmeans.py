@@ -63,16 +63,21 @@ from ._validation import (
 )
 from ._params import describe
 from .evolution import PrivateEvolution
-from .domain import LEAK_NOTE, Domain, public_domain
-from .histogram import (
-    _NOISES,
-    lattice_sensitivity,
+from .evaluation import EVALUATION_NOTE, labels_and_inertia, nearest_distances
+from .private import (
+    LEAK_NOTE,
+    NOISES,
+    Domain,
+    Release,
+    cluster_sums_sensitivity,
+    data_digest,
     noisy_cluster_sums,
     noisy_count,
     noisy_second_moment,
+    public_domain,
+    second_moment_sensitivity,
 )
-from .metrics import nearest_distances
-from .report import gaussian_release, group_releases, privacy_report, with_seed_warning
+from .report import privacy_report, with_seed_warning
 from .selection.weighted_kmeans import WeightedKMeans
 from .variation import LevyVariation, SpherePacking
 from .variation._geometry import project_to_ball
@@ -87,7 +92,6 @@ __all__ = ["DPKMeans", "paper_iterations", "paper_variations", "pca_basis", "rec
 
 METHODS = ("auto", "pe-means", "hdpe-means")
 PROJECTIONS = ("pca", "random")
-NOISES = tuple(_NOISES)
 MAX_VARIATIONS = 1000  # cap on the default L (the paper's n/(5k) is 1000 on blobs k=4, n = 20 000)
 PE_MEANS_RECOVER_SHARE = 0.25
 HDPE_RECOVER_SHARE = 0.55
@@ -192,7 +196,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         and 0.55 for HDPE-means, whose answer *is* the step (the PE
         stage only finds the cells; outside the projection the step is the only
         information).
-    backend : histogram backend (see :func:`privevo.histogram.nn_histogram`).
+    backend : histogram backend (see :func:`privevo.private.nn_histogram`).
     progress : show a progress bar over the PE rounds.
     checkpoint : path of a checkpoint file (:mod:`privevo.checkpoint`), an
         append-only log of every step: the noisy count, the projection or
@@ -437,7 +441,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         """The run's checkpoint log, bound to X and every parameter (a null context without one)."""
         if self.checkpoint is None:
             return contextlib.nullcontext()
-        from .checkpoint import Checkpoint, data_digest
+        from .checkpoint import Checkpoint
 
         skip = ("checkpoint", "progress", "backend")
         params = {k: describe(v) for k, v in self.get_params().items() if k not in skip}
@@ -482,8 +486,8 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         if cfg.count_share == 0:
             return None, []
         sigma = accounting.share_sigma(budget, cfg.count_share, 1.0)
-        arrays = steps.run("count", lambda rng: {"n": np.array([noisy_count(Z, sigma, rng, self.noise)])})
-        return float(arrays["n"][0]), [gaussian_release("count", sigma, 1, 1.0, self.noise)]
+        releases = steps.release("count", lambda rng: [noisy_count(Z, sigma, rng, self.noise)], self.adjacency)
+        return float(releases[0].value[0]), releases
 
     def _projection(self, Z: np.ndarray, cfg: _Plan, budget: float, steps: "_Steps"):
         """HDPE's basis (d, d'), orthonormal columns so ‖Zᵀbasis‖ ≤ 1, and its releases.
@@ -497,14 +501,12 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         if cfg.projection_share == 0:
             arrays = steps.run("projection", lambda rng: {"basis": np.linalg.qr(rng.standard_normal((d, dim)))[0]})
             return arrays["basis"], []
-        sensitivity = check_adjacency(self.adjacency)
-        if self.noise != "gaussian":
-            sensitivity = lattice_sensitivity(sensitivity, 1.0, d * (d + 1) // 2)
+        sensitivity = second_moment_sensitivity(d, 1.0, self.adjacency, self.noise)
         sigma = accounting.share_sigma(budget, cfg.projection_share, sensitivity)
-        arrays = steps.run("second_moment", lambda rng: {
-            "moment": noisy_second_moment(Z, sigma, rng, radius=1.0, noise=self.noise)})
-        return pca_basis(arrays["moment"], dim), [
-            gaussian_release("second_moment", sigma, 1, sensitivity, self.noise)]
+        releases = steps.release("second_moment", lambda rng: [
+            noisy_second_moment(Z, sigma, rng, radius=1.0, noise=self.noise, adjacency=self.adjacency)],
+            self.adjacency)
+        return pca_basis(releases[0].value, dim), releases
 
     def _recover(self, Z, anchors, cells, budget: float, steps: "_Steps", basis=None):
         """One private Lloyd step: noisy per-cluster sums and counts, shrunk towards the anchors.
@@ -518,22 +520,17 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         centers, keys = cells
 
         def draw(rng):
-            sums, counts = noisy_cluster_sums(Z, centers, noise["sigma_sum"], noise["sigma_count"], rng,
-                                              assign_by=keys, radius=1.0, noise=self.noise)
-            return {"sums": sums, "counts": counts}
+            return list(noisy_cluster_sums(Z, centers, noise["sigma_sum"], noise["sigma_count"], rng,
+                                           assign_by=keys, radius=1.0, noise=self.noise,
+                                           adjacency=self.adjacency))
 
-        arrays = steps.run("recover", draw)
-        releases = [
-            gaussian_release("cluster_sums", noise["sigma_sum"], 1, noise["sum_sensitivity"], self.noise),
-            gaussian_release("cluster_counts", noise["sigma_count"], 1, noise["count_sensitivity"], self.noise),
-        ]
-        means = shrunk_means(arrays["sums"], arrays["counts"], anchors, noise["sigma_sum"], noise["sigma_count"], basis)
+        releases = steps.release("recover", draw, self.adjacency)
+        sums, counts = releases[0].value, releases[1].value
+        means = shrunk_means(sums, counts, anchors, noise["sigma_sum"], noise["sigma_count"], basis)
         return means, releases
 
     def _set_fit_outputs(self, X, cfg, releases, domain: Domain) -> None:
-        dist, labels = nearest_distances(X, self.cluster_centers_)
-        self.labels_ = labels
-        self.inertia_ = float(dist.sum())
+        self.labels_, self.inertia_ = labels_and_inertia(X, self.cluster_centers_)
         self.n_iter_ = cfg.T
         self.method_ = cfg.method
         self.delta_ = cfg.delta
@@ -543,7 +540,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             epsilon_target=cfg.epsilon,
             delta=cfg.delta,
             adjacency=self.adjacency,
-            releases=group_releases(releases),
+            releases=releases,
             noise=self.noise,
             mechanism=f"{cfg.method}: noisy nearest-neighbour vote histograms"
             + (" + noisy cluster sums and counts" if cfg.share > 0 else "")
@@ -562,6 +559,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             warnings=[LEAK_NOTE] if domain.leaked else [],
             guarantee_holds=not domain.leaked,
         )
+        report["evaluation"] = EVALUATION_NOTE  # labels_/inertia_: read off the private rows, not DP
         self.privacy_report_ = with_seed_warning(report, self.random_state)
 
 
@@ -576,7 +574,21 @@ class _Steps:
     def __init__(self, log, rng: np.random.Generator):
         self.log, self.rng = log, rng
 
-    def run(self, key: str, draw) -> dict:
+    def release(self, key: str, draw, adjacency: str) -> list[Release]:
+        """``run`` for a step whose ``draw(rng)`` returns :class:`Release` objects (logged with their entries)."""
+        made: list[Release] = []
+
+        def arrays(rng) -> dict:
+            made.extend(draw(rng))
+            return {str(i): np.asarray(r.value) for i, r in enumerate(made)}
+
+        logged = self.run(key, arrays, meta=lambda: {"releases": [r.entry() for r in made]})
+        if made:
+            return made
+        entries = self.log.find(key).meta["releases"]
+        return [Release.from_entry(e, adjacency, logged[str(i)]) for i, e in enumerate(entries)]
+
+    def run(self, key: str, draw, meta=dict) -> dict:
         from .checkpoint import Record, rng_state, set_rng_state
 
         record = None if self.log is None else self.log.find(key)
@@ -585,7 +597,7 @@ class _Steps:
             return record.arrays
         arrays = draw(self.rng)
         if self.log is not None:
-            self.log.append(Record(key, {}, arrays, rng_state(self.rng)))
+            self.log.append(Record(key, meta(), arrays, rng_state(self.rng)))
         return arrays
 
 
@@ -616,12 +628,10 @@ def recover_noise(mu: float, dim: int, adjacency: str = "add_remove", noise: str
     which minimises the bound σ_s√d + ‖m‖σ_c on a cluster mean's error
     (‖m‖ ≤ 1). L2 sensitivities: sums 1 (add/remove) or 2 (replace), counts 1
     or √2; with discrete noise the sums are lattice-rounded (k·d values) and
-    their sensitivity grows by γ√(kd) (:func:`privevo.histogram.lattice_sensitivity`).
+    their sensitivity grows by γ√(kd) (:func:`privevo.private.lattice_sensitivity`).
     """
     count_sensitivity = check_adjacency(adjacency)
-    sum_sensitivity = 2.0 if adjacency == "replace" else 1.0
-    if noise != "gaussian":
-        sum_sensitivity = lattice_sensitivity(sum_sensitivity, 1.0, n_clusters * dim)
+    sum_sensitivity = cluster_sums_sensitivity(1.0, adjacency, noise, n_clusters * dim)
     root = math.sqrt(dim)
     budget = mu * mu
     return {

@@ -16,38 +16,27 @@ conversion; ``mu`` is None).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
-import math
 from typing import Any
 
 from . import accounting
+from .private import Release
 
 
-def gaussian_release(name: str, sigma: float, count: int, sensitivity: float, noise: str | None = None) -> dict:
-    """One entry of a report's ``releases``: ``count`` Gaussian releases of one kind.
-
-    ``noise`` (e.g. ``"discrete_gaussian"``) is recorded when it is not the
-    report's default continuous Gaussian.
-    """
-    entry = {"name": name, "sigma": float(sigma), "count": int(count), "sensitivity": float(sensitivity)}
-    if noise is not None and noise != "gaussian":
-        entry["noise"] = noise
-    return entry
-
-
-def group_releases(ledger: list[dict]) -> list[dict]:
-    """The report's ``releases`` from an append-only ledger: equal releases summed into one count.
+def group_releases(ledger: list) -> list[Release]:
+    """Equal releases of an append-only ledger summed into one (``count`` added up).
 
     Releases are equal when name, σ, sensitivity and noise agree; every entry
-    of the ledger is counted, however often a round was run.
+    of the ledger is counted, however often a round was run. Entries may be
+    :class:`~privevo.private.Release` objects or their ``entry()`` dicts.
     """
-    grouped: dict[tuple, dict] = {}
-    for entry in ledger:
-        key = (entry["name"], entry["sigma"], entry["sensitivity"], entry.get("noise"))
-        if key in grouped:
-            grouped[key]["count"] += int(entry["count"])
-        else:
-            grouped[key] = dict(entry, count=int(entry["count"]))
+    grouped: dict[tuple, Release] = {}
+    for item in ledger:
+        release = item if isinstance(item, Release) else Release.from_entry(item, "add_remove")
+        key = (release.name, release.sigma, release.sensitivity, release.noise)
+        count = grouped[key].count + release.count if key in grouped else release.count
+        grouped[key] = dataclasses.replace(release, count=count, value=None)
     return list(grouped.values())
 
 
@@ -75,46 +64,50 @@ def privacy_report(
     epsilon_target: float,
     delta: float,
     adjacency: str,
-    releases: list[dict],
+    releases: list,
     noise: str = "gaussian",
     mechanism: str = "noisy nearest-neighbour vote histogram",
     public_parameters: dict | None = None,
     warnings: list[str] | None = None,
     guarantee_holds: bool = True,
 ) -> dict[str, Any]:
-    """Build the report of a run from the list of Gaussian releases it made.
+    """The report of a run: a pure function of its ledger of releases and public parameters.
 
-    μ = √(Σ count·(Δ/σ)²) (GDP composition); ``epsilon`` is the ε that μ
+    ``releases``: :class:`~privevo.private.Release` objects (or their
+    ``entry()`` dicts), equal ones grouped. Gaussian only: μ = √(Σ count·(Δ/σ)²)
+    (GDP composition); with discrete Gaussian noise ρ = Σ count·Δ²/(2σ²)
+    (zCDP). ``epsilon`` is the ε that μ (or ρ)
     spends at ``delta`` (≤ ``epsilon_target`` up to root-finding tolerance).
     ``sigma``/``steps``/``sensitivity`` describe the first (main) release.
     """
-    from . import __version__
+    from ._version import __version__
 
-    releases = [dict(r, noise=r.get("noise", noise)) if accounting.is_discrete_gaussian(noise) else r for r in releases]
+    releases = group_releases(releases)
+    if accounting.is_discrete_gaussian(noise):  # the run's noise names every release's
+        releases = [dataclasses.replace(r, noise=noise) if r.noise == "gaussian" else r for r in releases]
     main = releases[0]
-    if any(accounting.is_discrete_gaussian(r.get("noise", "gaussian")) for r in releases):
+    if any(r.noise != "gaussian" for r in releases):
         accountant, mu = "zcdp", None
-        rho = sum(accounting.zcdp_rho(r["sigma"], r["count"], r["sensitivity"]) for r in releases)
+        rho = sum(r.rho for r in releases)
         epsilon = accounting.epsilon_of_rho(rho, delta)
-        events = [_release_event(r) for r in releases]
     else:
         accountant, rho = "gdp", None
-        mu = accounting.compose_mu(*[math.sqrt(r["count"]) * r["sensitivity"] / r["sigma"] for r in releases])
+        mu = accounting.compose_mu(*[r.mu for r in releases])
         epsilon = accounting.epsilon_of_mu(mu, delta)
-        events = [accounting.dp_event(r["sigma"], r["count"], r["sensitivity"]) for r in releases]
+    events = [r.dp_event() for r in releases]
     return {
         "epsilon": epsilon,
         "epsilon_target": float(epsilon_target),
         "delta": float(delta),
         "mu": mu,
-        "sigma": main["sigma"],
-        "steps": main["count"],
+        "sigma": main.sigma,
+        "steps": main.count,
         "adjacency": adjacency,
-        "sensitivity": main["sensitivity"],
+        "sensitivity": main.sensitivity,
         "noise": noise,
         "mechanism": mechanism,
         "dp_event": _event_dict(events[0] if len(events) == 1 else _compose(events)),
-        "releases": releases,
+        "releases": [r.entry() for r in releases],
         "public_parameters": _jsonable(public_parameters or {}),
         "warnings": list(warnings or []),
         "guarantee_holds": bool(guarantee_holds),
@@ -123,13 +116,6 @@ def privacy_report(
         "accountant": accountant,
         "rho": rho,
     }
-
-
-def _release_event(release: dict):
-    """A release as a dp_accounting event: Gaussian, or zCDP for discrete Gaussian noise."""
-    if accounting.is_discrete_gaussian(release.get("noise", "gaussian")):
-        return accounting.discrete_gaussian_dp_event(release["sigma"], release["count"], release["sensitivity"])
-    return accounting.dp_event(release["sigma"], release["count"], release["sensitivity"])
 
 
 def non_private_report(
@@ -147,7 +133,7 @@ def non_private_report(
     ``mu`` and ``dp_event`` are ``None`` (never a finite figure), ``sigma`` is
     0, ``noise`` is ``"none"`` and ``guarantee_holds`` is False.
     """
-    from . import __version__
+    from ._version import __version__
     from ._validation import check_adjacency
 
     note = "non-private run (epsilon=inf): exact counts were released, no differential privacy"

@@ -6,8 +6,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_points, check_positive_int, check_random_state
-from ..domain import public_domain
-from ..metrics import nearest_distances
+from ..evaluation import labels_and_inertia, nearest_distances
+from ..private import public_domain
 
 
 class BaselineKMeans(ClusterMixin, BaseEstimator):
@@ -21,8 +21,7 @@ class BaselineKMeans(ClusterMixin, BaseEstimator):
         lo, hi = self._box(X)
         rng = check_random_state(self.random_state)
         self.cluster_centers_ = self._fit_centers(np.clip(X, lo, hi), lo, hi, k, rng)
-        dist, self.labels_ = nearest_distances(X, self.cluster_centers_)
-        self.inertia_ = float(dist.sum())
+        self.labels_, self.inertia_ = labels_and_inertia(X, self.cluster_centers_)
         return self
 
     def predict(self, X) -> np.ndarray:

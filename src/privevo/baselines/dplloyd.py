@@ -23,8 +23,8 @@ import numpy as np
 
 from .._validation import check_epsilon
 from ..variation import SpherePacking
+from ..private import dplloyd_release as _release
 from ._base import DPBaselineKMeans
-from ._private import cluster_statistics
 
 RHO = 0.225
 
@@ -53,22 +53,13 @@ def box_sphere_packing(k: int, lo: np.ndarray, hi: np.ndarray, rng: np.random.Ge
     return mid + half * SpherePacking(1.0).sample(k, len(lo), rng)
 
 
-def _geometric(shape, epsilon: float, rng: np.random.Generator) -> np.ndarray:
-    """Two-sided geometric noise P(z) ∝ exp(−ε|z|) (sensitivity 1)."""
-    p = 1.0 - math.exp(-epsilon)
-    return (rng.geometric(p, shape) - rng.geometric(p, shape)).astype(float)
-
-
 def dplloyd_release(X, centers, lo, hi, split: EpsilonSplit, rng: np.random.Generator):
     """One iteration's release: (Σ(x − m) per cluster + Laplace((hi − lo)/ε_s), counts + geometric(ε_c)).
 
-    ε_c + d·ε_s-DP (add/remove adjacency); m = (lo + hi)/2. See the module doc.
+    ε_c + d·ε_s-DP; m = (lo + hi)/2. The two :class:`~privevo.private.Release` objects
+    (:func:`privevo.private.dplloyd_release`). See the module doc.
     """
-    mid = (lo + hi) / 2
-    sums, counts = cluster_statistics(X - mid, centers - mid)
-    noisy_counts = counts + _geometric(len(centers), split.count, rng)
-    noisy_sums = sums + rng.laplace(0.0, (hi - lo) / split.feature_sum, size=sums.shape)
-    return noisy_sums, noisy_counts
+    return _release(X, centers, lo, hi, split.count, split.feature_sum, rng)
 
 
 class DPLloyd(DPBaselineKMeans):
@@ -81,8 +72,11 @@ class DPLloyd(DPBaselineKMeans):
         split = split_epsilon(epsilon / T, d)
         centers = box_sphere_packing(k, lo, hi, rng)
         mid = (lo + hi) / 2
+        self.releases_ = []
         for _ in range(T):
-            noisy_sums, noisy_counts = dplloyd_release(X, centers, lo, hi, split, rng)
+            sums, counts = dplloyd_release(X, centers, lo, hi, split, rng)
+            self.releases_ += [sums, counts]
+            noisy_sums, noisy_counts = sums.value, counts.value
             ok = noisy_counts >= 1
             centers[ok] = np.clip(mid + noisy_sums[ok] / noisy_counts[ok, None], lo, hi)
         self.n_iter_ = T

@@ -19,8 +19,8 @@ import numpy as np
 from .. import accounting
 from .._validation import check_delta, check_epsilon
 from ..variation._geometry import project_to_ball
+from ..private import fastlloyd_release
 from ._base import DPBaselineKMeans
-from ._private import cluster_statistics
 from .dplloyd import box_sphere_packing, dplloyd_iterations
 
 ALPHA = 0.8
@@ -36,15 +36,17 @@ class FastLloyd(DPBaselineKMeans):
         mid, half = (lo + hi) / 2, (hi - lo) / 2
         U = (X - mid) / half  # in [−1, 1]^d
         T = dplloyd_iterations(epsilon, n, k, d)
-        mu_step = accounting.mu_of_epsilon(epsilon, delta) / math.sqrt(T)
-        mu_sum = mu_step * math.sqrt(math.sqrt(d) / (math.sqrt(d) + 1))
-        mu_count = mu_step * math.sqrt(1 / (math.sqrt(d) + 1))
+        budget = accounting.quadratic_budget(epsilon, delta)
+        root = math.sqrt(d)
         centers = (box_sphere_packing(k, lo, hi, rng) - mid) / half
+        self.releases_ = []
         for t in range(T):
-            max_dist = math.sqrt(d) if t == 0 else math.sqrt(d) * ALPHA / k ** (1 / d)
-            sums, counts = cluster_statistics(U, centers, max_dist=max_dist, relative=True)
-            noisy_sums = sums + rng.normal(0.0, max_dist / mu_sum, size=sums.shape)
-            noisy_counts = counts + rng.normal(0.0, 1.0 / mu_count, size=k)
+            max_dist = root if t == 0 else root * ALPHA / k ** (1 / d)
+            sums, counts = fastlloyd_release(
+                U, centers, max_dist, accounting.share_sigma(budget, root / (root + 1) / T, max_dist),
+                accounting.share_sigma(budget, 1 / (root + 1) / T, 1.0), rng)
+            self.releases_ += [sums, counts]
+            noisy_sums, noisy_counts = sums.value, counts.value
             ok = noisy_counts >= 1
             step = project_to_ball(noisy_sums[ok] / noisy_counts[ok, None], max_dist)
             centers[ok] = np.clip(centers[ok] + step, -1.0, 1.0)

@@ -12,6 +12,9 @@ Simplifications (documented): counts use Gaussian noise instead of discrete
 Laplace, so the whole run is accounted exactly by GDP — μ² is split in half
 between the sums and the ``max_depth`` levels of counts (each level is one
 histogram of sensitivity 1, charged whether or not the tree reaches it).
+The root's count and the threshold's n/(2k) use the exact n, treated as
+public (as the DPLloyd-family baselines do for their iteration count); under
+add/remove adjacency that is a disclosure of n, kept for comparability.
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ from .. import accounting
 from .._validation import check_delta, check_epsilon
 from ..selection.weighted_kmeans import weighted_kmeans
 from ..variation._geometry import project_to_ball
+from ..private import lsh_leaf_sums, lsh_level_counts
 from ._base import BaselineKMeans
-from ._private import leaf_sums, prefix_counts
 
 
 class LSHTreeKMeans(BaselineKMeans):
@@ -43,27 +46,23 @@ class LSHTreeKMeans(BaselineKMeans):
 
     def _fit_centers(self, X, lo, hi, k, rng):
         epsilon = check_epsilon(self.epsilon)
-        n, d = X.shape
+        n = len(X)  # the exact count, used as public (see the module doc)
+        d = X.shape[1]
         delta = accounting.default_delta(None) if self.delta is None else check_delta(self.delta)
         mid = (lo + hi) / 2
         radius = float(np.linalg.norm((hi - lo) / 2)) if self.radius is None else float(self.radius)
         U = project_to_ball(X - mid, radius)
-        mu = accounting.mu_of_epsilon(epsilon, delta)
-        sigma_sum = radius / (mu / math.sqrt(2))
-        sigma_count = math.sqrt(self.max_depth) / (mu / math.sqrt(2))
+        budget = accounting.quadratic_budget(epsilon, delta)  # half to the leaf sums, half to the levels
+        sigma_sum = accounting.share_sigma(budget, 0.5, radius)
+        sigma_count = accounting.share_sigma(budget, 0.5, 1.0, self.max_depth)
         codes = _simhash(U, rng.standard_normal((d, self.max_depth)))
+        self.releases_ = []
         depths, prefixes, counts = self._grow(codes, n, k, d, sigma_sum / radius, sigma_count, rng)
-        sums = leaf_sums(U, codes, self.max_depth, depths, prefixes) + rng.normal(0.0, sigma_sum, size=(len(prefixes), d))
-        means = project_to_ball(sums / np.maximum(counts, 1.0)[:, None], radius)
+        leaves = lsh_leaf_sums(U, codes, self.max_depth, depths, prefixes, sigma_sum, radius, rng)
+        self.releases_.append(leaves)
         self.n_leaves_ = len(prefixes)
         self.privacy_ = {"epsilon": epsilon, "delta": delta, "mechanism": "LSH tree: Gaussian counts per level + leaf sums"}
-        weights = np.maximum(counts, 0.0)
-        if np.count_nonzero(weights) <= k:
-            order = np.argsort(-counts)
-            chosen = means[order[:k]]
-            extra = rng.uniform(-1, 1, size=(k - len(chosen), d)) * radius / math.sqrt(d)
-            return mid + np.vstack([chosen, extra])
-        return mid + weighted_kmeans(means, weights, k, rng, n_init=3)[0]
+        return mid + _centers_from_leaves(leaves.value, counts, k, radius, rng)
 
     def _grow(self, codes, n, k, d, sigma_over_radius, sigma_count, rng):
         """Grow the tree on noisy level counts; returns the leaves' depths, prefixes and noisy counts."""
@@ -80,7 +79,9 @@ class LSHTreeKMeans(BaselineKMeans):
             if not len(frontier):
                 break
             children = np.sort(np.concatenate([frontier * 2, frontier * 2 + 1]))
-            noisy = prefix_counts(codes, D - level, children) + rng.normal(0.0, sigma_count, len(children))
+            release = lsh_level_counts(codes, D - level, children, sigma_count, rng)
+            self.releases_.append(release)
+            noisy = release.value
             keep = noisy >= t
             frontier, frontier_counts = children[keep], noisy[keep]
         depths += [D] * len(frontier)
@@ -94,3 +95,20 @@ def _simhash(X: np.ndarray, planes: np.ndarray) -> np.ndarray:
     bits = (X @ planes > 0).astype(np.int64)
     weights = 1 << np.arange(planes.shape[1] - 1, -1, -1, dtype=np.int64)
     return bits @ weights
+
+
+def _centers_from_leaves(sums, counts, k: int, radius: float, rng: np.random.Generator) -> np.ndarray:
+    """k centres from the released leaf sums and counts (post-processing only).
+
+    Leaf means weighted by their noisy counts are clustered by weighted
+    k-means++; with k or fewer positive leaves, the heaviest leaves are padded
+    with public random points in the ball.
+    """
+    means = project_to_ball(sums / np.maximum(counts, 1.0)[:, None], radius)
+    weights = np.maximum(counts, 0.0)
+    if np.count_nonzero(weights) > k:
+        return weighted_kmeans(means, weights, k, rng, n_init=3)[0]
+    chosen = means[np.argsort(-counts)[:k]]
+    d = means.shape[1]
+    extra = rng.uniform(-1, 1, size=(k - len(chosen), d)) * radius / math.sqrt(d)
+    return np.vstack([chosen, extra])

@@ -115,7 +115,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="privevo",
         description="Differentially private clustering and synthetic data by Private Evolution.",
     )
-    from .. import __version__
+    from .._version import __version__
 
     parser.add_argument("--version", action="version", version=f"privevo {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -123,7 +123,7 @@ def _parser() -> argparse.ArgumentParser:
 
     for command in (kmeans, synth, account, demo, audit):
         command.add_parser(sub)
-    from ..text.cli import add_text_commands  # synth-text, intrinsic-dim (stdlib-only import)
+    from .text import add_text_commands  # synth-text, intrinsic-dim (stdlib-only import)
 
     add_text_commands(sub)
     __import__("privevo.tabular.cli", fromlist=["cli"]).add_tabular_commands(

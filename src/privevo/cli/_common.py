@@ -243,7 +243,7 @@ def _read(args):
 
 
 def _read_folder(args):
-    """A folder of Parquet or .npy row partitions (:mod:`privevo.streaming`).
+    """A folder of Parquet or .npy row partitions (:mod:`privevo.private.files`).
 
     ``synth`` with a public --radius/--bounds and no --plot streams it (never
     loaded whole); otherwise the rows are read into memory.
@@ -251,7 +251,7 @@ def _read_folder(args):
     import numpy as np
 
     from ..io import Table, parse_columns
-    from ..streaming import NpySource, open_source
+    from ..private import NpySource, open_source
 
     suffixes = {f.suffix for f in Path(args.data).iterdir() if f.is_file()}
     if not suffixes & {".parquet", ".pq", ".npy"}:
@@ -339,7 +339,7 @@ def _cluster(args):
     """A Dask session for --backend dask: the --scheduler's cluster, else a local one."""
     if args.backend != "dask":
         return contextlib.nullcontext()
-    from ..distributed import dask_session
+    from ..private import dask_session
 
     return dask_session(address=args.scheduler)
 

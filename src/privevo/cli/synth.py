@@ -187,31 +187,12 @@ def _synth_domain(args, X):
     own extent is used, a PrivacyLeakWarning is raised and the report says the
     guarantee does not hold.
     """
-    import numpy as np
+    from ..private import public_domain
 
-    from .._clip import row_norms
-    from ..exceptions import PrivacyLeakWarning
-
-    d = X.shape[1]
-    if args.bounds is not None:
-        lo, hi = args.bounds
-        return np.full(d, (lo + hi) / 2), (hi - lo) / 2 * math.sqrt(d), False
-    center = _center(args, d)
-    center = np.zeros(d) if center is None else center
-    if args.radius is not None:
-        return center, float(args.radius), False
-    radius = float(row_norms(X, center).max()) or 1.0
-    if not math.isfinite(radius):
-        raise ValueError(
-            "the data's extent is beyond the float range; pass a public --radius or --bounds"
-        )
-    warnings.warn(
-        "no --radius or --bounds given: the radius was taken from the private data, so the "
-        "result is not DP; pass a public --radius or --bounds",
-        PrivacyLeakWarning,
-        stacklevel=2,
-    )
-    return center, radius, True
+    center = _center(args, X.shape[1]) if args.bounds is None else None
+    domain = public_domain(X, radius=args.radius, center=center, bounds=args.bounds, stacklevel=4,
+                           hint="--radius or --bounds")
+    return domain.center, domain.radius, domain.leaked
 
 
 def _clipped(args, X, center, radius: float):
@@ -219,10 +200,9 @@ def _clipped(args, X, center, radius: float):
     per-row map (each row still votes once) that keeps huge finite values finite."""
     import numpy as np
 
-    from .._clip import clip_to_ball
+    from ..private import ClippedSource, clip_to_ball
 
     if not isinstance(X, np.ndarray):  # a streamed folder: clipped block by block as it is read
-        from ..streaming import ClippedSource
 
         bounds = None if args.bounds is None else tuple(args.bounds)
         return ClippedSource(X, center=center, radius=radius, bounds=bounds)
@@ -234,7 +214,7 @@ def _clipped(args, X, center, radius: float):
 def _synth_model(args, selector, center, radius: float, n: int):
     import inspect
 
-    from .. import PrivateEvolution
+    from ..evolution import PrivateEvolution
     from ..variation import GaussianVariation, LevyVariation, MultiScaleVariation, UniformBall
 
     R = args.R if args.R is not None else radius / 4

@@ -36,7 +36,8 @@ from .._validation import (
 )
 from ..evolution import PrivateEvolution
 from ..exceptions import PrivacyLeakWarning
-from ..report import gaussian_release, privacy_report
+from ..private import Release
+from ..report import privacy_report
 from ..selection import GAPE, Rank, Subsample
 from .apis import RoundTagged, TabPESelection, TabularRandomAPI, TabularVariationAPI
 from .encoding import TableEmbedding, decode_codes, encode_table
@@ -219,7 +220,7 @@ class TabularPE:
         n_columns, sensitivity = len(embedding.metadata.columns), check_adjacency(self.adjacency)
         sigma = self._marginal_sigma(delta, n_columns)
         noisy = noisy_marginals(X, embedding, self.bins, sigma, rng)
-        release = gaussian_release("column_marginals", sigma, n_columns, sensitivity)
+        release = Release("column_marginals", sigma, sensitivity, count=n_columns)
         return {"targets": [probabilities(h) for h in noisy], "release": release, "noisy": noisy}
 
     def _marginal_sigma(self, delta: float, n_columns: int) -> float:

@@ -3,7 +3,7 @@
 A column's 1-way histogram is the engine's vote histogram in that column's
 embedding block (:class:`~privevo.tabular.encoding.TableEmbedding`) over
 public "cell" candidates, so it is released by
-:func:`privevo.histogram.noisy_nn_histogram`, the library's one private
+:func:`privevo.private.noisy_nn_histogram`, the library's one private
 boundary:
 
 - categorical / boolean: the column's one-hot vectors (one cell per value,
@@ -64,10 +64,10 @@ def noisy_marginals(
     X: np.ndarray, embedding: TableEmbedding, bins: int, sigma: float, rng: np.random.Generator
 ) -> list[np.ndarray]:
     """Per column: the noisy vote counts of the embedded private rows ``X`` over its cells."""
-    from ..histogram import noisy_nn_histogram
+    from ..private import noisy_nn_histogram
 
     return [
-        noisy_nn_histogram(X[:, cols], cell_candidates(spec, bins), sigma, rng)
+        noisy_nn_histogram(X[:, cols], cell_candidates(spec, bins), sigma, rng).value
         for spec, cols in zip(embedding.metadata.columns, embedding.slices)
     ]
 

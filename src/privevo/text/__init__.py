@@ -30,7 +30,7 @@ Any OpenAI-compatible server works in place of ``smollm2()``:
 
 from .apis import FOOD_TOPICS, LLMRandomAPI, LLMVariationAPI, mask_words
 from .embed import SentenceEmbedder, default_embedding_model_path
-from .engines import ENGINES, CTranslate2LM, LlamaCppLM, ctranslate2_model
+from .engines import ENGINES, CTranslate2LM, LlamaCppLM, ctranslate2_model, smollm2
 from .evolution import SELECTORS, TextPopulation, TextPrivateEvolution, Thresholded, make_selector
 from .intrinsic import TEMPERATURES, variation_intrinsic_dimension
 from .llm import (
@@ -40,7 +40,6 @@ from .llm import (
     TransformersLM,
     clean_completion,
     progress_bars,
-    smollm2,
 )
 
 __all__ = [

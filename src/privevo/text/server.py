@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     args = parser.parse_args(argv)
-    from .llm import smollm2
+    from .engines import smollm2
 
     server = make_server(smollm2(), args.host, args.port, model_name="SmolLM2-135M-Instruct")
     print(f"serving on http://{args.host}:{args.port}/v1", flush=True)

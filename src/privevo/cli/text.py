@@ -14,7 +14,7 @@ import math
 import sys
 from pathlib import Path
 
-from ..cli._common import _command  # one helper for every command
+from ._common import _command, _delta  # one set of helpers for every command
 
 __all__ = ["add_text_commands", "read_texts", "write_texts", "load_generator", "load_embedder"]
 
@@ -304,7 +304,8 @@ def load_generator(
 
 @functools.lru_cache(maxsize=4)
 def _load_generator(model, gguf_file, api_base, api_model, api, batch_size, engine, threads):
-    from .llm import OpenAICompatibleLM, TransformersLM, smollm2
+    from ..text.engines import smollm2
+    from ..text.llm import OpenAICompatibleLM, TransformersLM
 
     batch = {} if batch_size is None else {"batch_size": batch_size}
     if api_base is not None:
@@ -326,7 +327,7 @@ def load_embedder(path: str | None = None):
 
 @functools.lru_cache(maxsize=2)
 def _load_embedder(path):
-    from .embed import SentenceEmbedder
+    from ..text.embed import SentenceEmbedder
 
     return SentenceEmbedder(path)
 
@@ -382,8 +383,8 @@ def _check_synth_args(args) -> None:
 
 def _synth_text(args) -> int:
     from ..io import check_output_path, report_path_for, write_json, write_outputs
-    from .apis import RANDOM_PROMPT, LLMRandomAPI, LLMVariationAPI
-    from .evolution import TextPrivateEvolution
+    from ..text.apis import RANDOM_PROMPT, LLMRandomAPI, LLMVariationAPI
+    from ..text.evolution import TextPrivateEvolution
 
     _check_synth_args(args)
     paths = {}
@@ -403,7 +404,7 @@ def _synth_text(args) -> int:
         n_synthetic=args.m,
         iterations=args.iterations,
         epsilon=args.epsilon,
-        delta=_text_delta(args, len(texts)),
+        delta=_delta(args, library_default=False, n=len(texts)),
         selector=args.selector,
         gape_R=args.R,
         fill=args.fill,
@@ -470,15 +471,6 @@ def timing_line(rounds: list[dict], initial: dict) -> str:
     )
 
 
-def _text_delta(args, n: int) -> float:
-    """--delta, else the library's rule: n^-1.1 under replace (n public), 1e-6 under add/remove."""
-    from ..accounting import default_delta
-
-    if args.delta is not None:
-        return args.delta
-    return default_delta(n if args.adjacency == "replace" else None)
-
-
 LOCAL_HOSTS = ("localhost", "::1")
 
 
@@ -534,7 +526,7 @@ def _print_synth(args, texts, report: dict, paths: dict) -> None:
 
 def _intrinsic_dim(args) -> int:
     from .._validation import check_positive_int
-    from .intrinsic import variation_intrinsic_dimension
+    from ..text.intrinsic import variation_intrinsic_dimension
 
     check_positive_int(args.n_texts, "--n-texts")
     check_positive_int(args.variations, "--variations", minimum=2)

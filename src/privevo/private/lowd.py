@@ -15,11 +15,11 @@ scores differ by at most the rounding bound 2·γ·(2‖x‖·max‖c‖ + max�
 numpy kernel's γ = 2(d + 8)·2⁻²⁴ also covers its GEMM), is decided again in
 float64 (‖x − c‖² by differences among the candidates whose float32 score is
 within the numpy kernel's bound of its best, ties →
-lowest index, as :func:`privevo.histogram._exact_assign_among`); rows whose
+lowest index, as :func:`privevo.private.flat._exact_assign_among`); rows whose
 scores could overflow, or that are not finite, go through the numpy kernel's
 own path. Counts equal the float64 brute force and every other backend.
 
-Small calls (n·m·d below ``SMALL_WORK``) run on the calling thread with no
+Small calls (n·m·d below ``flat.SMALL_WORK``) run on the calling thread with no
 chunking, thread pool or threadpoolctl context; larger ones split rows over
 threads (the extension releases the GIL).
 """
@@ -31,16 +31,18 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from . import flat
+from .flat import _U32, _assign_rows, _chunk
+
 try:
-    from . import _lowd
+    from .. import _lowd
 except ImportError:  # built by setup.py when a C compiler is present; optional
     _lowd = None
 
-__all__ = ["available", "isa", "assign", "lowd_kernel", "auto_kernel", "MAX_DIM", "AUTO_MAX_DIM"]
+__all__ = ["available", "isa", "assign", "lowd_kernel", "MAX_DIM", "AUTO_MAX_DIM"]
 
 MAX_DIM = 32  # the extension's widest specialisation
 AUTO_MAX_DIM = 32  # backend="auto" uses this kernel up to here (benchmarks/histogram.py)
-SMALL_WORK = 2_000_000  # n·m·d below this: one thread, no chunking (measured crossover)
 _PADDED = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)  # specialised widths; d is zero-padded up
 _ISAS = ("scalar", "avx2", "avx512")
 _CHUNK_ROWS = 16384
@@ -78,7 +80,6 @@ def _contiguous_rows(chunk: np.ndarray) -> np.ndarray:
 
 def _assign_chunk(chunk, prepared, cand: np.ndarray, dp: int, which: int) -> np.ndarray:
     """Exact nearest unique candidate of each row of one chunk (extension + float64 fix-up)."""
-    from .histogram import _U32
 
     x = _contiguous_rows(chunk)
     n, d = x.shape
@@ -123,7 +124,6 @@ def _fix_up(x: np.ndarray, rows: np.ndarray, m1: np.ndarray, prepared, cand, gam
     decide, ties → lowest index, as in the numpy kernel's fix-up. Rows too large
     for float32, or not finite, take the numpy kernel's path (which reports them).
     """
-    from .histogram import _assign_rows
 
     nr = len(rows)
     out = np.empty(nr, dtype=np.int64)
@@ -170,13 +170,12 @@ def assign(
     which_isa: str | None = None,
 ) -> np.ndarray:
     """Exact nearest unique candidate (index into ``prepared.unique``) of every row of ``block``."""
-    from .histogram import _chunk
 
     _check(prepared)
     which = _ISAS.index(which_isa) if which_isa else _lowd.best_isa()
     cand, dp = _packed(prepared)
     n = len(block)
-    if n * len(cand) * prepared.dim < SMALL_WORK and chunk_size is None:
+    if n * len(cand) * prepared.dim < flat.SMALL_WORK and chunk_size is None:
         return _assign_chunk(_chunk(block, 0, n, prepared), prepared, cand, dp, which)
     workers = max(1, n_threads or os.cpu_count() or 1)
     rows = chunk_size or max(256, min(_CHUNK_ROWS, -(-n // workers)))
@@ -203,15 +202,6 @@ def lowd_kernel(block, prepared, chunk_size=None, n_threads=None) -> np.ndarray:
     return np.bincount(
         assign(block, prepared, chunk_size, n_threads), minlength=len(prepared.unique)
     )
-
-
-def auto_kernel(block, prepared, chunk_size=None, n_threads=None) -> np.ndarray:
-    """``backend="auto"``: the fused kernel for d ≤ ``AUTO_MAX_DIM`` when built, else numpy's."""
-    from .histogram import _numpy_kernel
-
-    if uses_lowd(prepared.dim):
-        return lowd_kernel(block, prepared, chunk_size, n_threads)
-    return _numpy_kernel(block, prepared, chunk_size, n_threads)
 
 
 def uses_lowd(d: int) -> bool:

@@ -26,7 +26,10 @@ import math
 
 import numpy as np
 
-__all__ = ["vote_totals", "neighbour_labels", "reference_votes", "privacy_unit", "vote_sensitivity"]
+from . import lowd
+from .flat import _NONFINITE, _assign_rows, _chunk, _rounding_bound
+
+__all__ = ["user_votes", "neighbour_labels", "reference_votes", "privacy_unit", "vote_sensitivity"]
 
 _CHUNK_BYTES = 2**24
 
@@ -67,13 +70,10 @@ def check_vote_arguments(n_neighbors, groups, n_rows: int | None = None):
 
 def neighbour_labels(block, prepared, k: int, chunk_size: int | None = None) -> np.ndarray:
     """(n, min(k, u)) indices into ``prepared.unique``: each row's k nearest, exact."""
-    from . import _lowd_kernel
-    from .histogram import _assign_rows, _chunk
-
     n, u = len(block), len(prepared.unique)
     if k == 1:
-        if _lowd_kernel.uses_lowd(prepared.dim):
-            return _lowd_kernel.assign(block, prepared, chunk_size)[:, None]
+        if lowd.uses_lowd(prepared.dim):
+            return lowd.assign(block, prepared, chunk_size)[:, None]
         rows = chunk_size or max(64, _CHUNK_BYTES // (4 * max(u, 1)))
         return np.concatenate(
             [
@@ -94,8 +94,6 @@ def neighbour_labels(block, prepared, k: int, chunk_size: int | None = None) -> 
 
 def _topk_chunk(chunk: np.ndarray, prepared, k: int) -> np.ndarray:
     """The k nearest unique candidates of each row (k < u): float32 scores + exact fix-up."""
-    from .histogram import _NONFINITE, _rounding_bound
-
     if not np.isfinite(chunk).all():
         raise ValueError(_NONFINITE)
     x = np.empty((len(chunk), prepared.dim + 1), dtype=np.float32)
@@ -132,37 +130,7 @@ def _exact_topk(rows: np.ndarray, unique: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def vote_totals(
-    private, prepared, n_neighbors: int, groups, chunk_size: int | None = None
-) -> np.ndarray:
-    """float64 votes over ``prepared.unique`` (row- or user-level, see the module docstring)."""
-    from .histogram import _as_private_block, _is_dask_collection
-
-    if _is_dask_collection(private) or (groups is not None and hasattr(private, "iter_blocks")):
-        raise ValueError(
-            "n_neighbors > 1 and groups need in-memory (or memory-mapped) private arrays"
-            + ("" if groups is not None else " or block sources")
-        )
-    u = len(prepared.unique)
-    k = n_neighbors
-    if hasattr(private, "iter_blocks"):
-        total = np.zeros(u, dtype=np.int64)
-        for b in private.iter_blocks():
-            if len(b):
-                labels = neighbour_labels(
-                    _as_private_block(b, prepared.dim), prepared, k, chunk_size
-                )
-                total += np.bincount(labels.ravel(), minlength=u)
-        return total / math.sqrt(k)
-    block = _as_private_block(private, prepared.dim)
-    k, groups = check_vote_arguments(k, groups, len(block))
-    labels = neighbour_labels(block, prepared, k, chunk_size)
-    if groups is None:
-        return np.bincount(labels.ravel(), minlength=u) / math.sqrt(k)
-    return _user_votes(labels, groups, u, k)
-
-
-def _user_votes(labels: np.ndarray, groups: np.ndarray, u: int, k: int) -> np.ndarray:
+def user_votes(labels: np.ndarray, groups: np.ndarray, u: int, k: int) -> np.ndarray:
     """Σ_users V_u·min(1, 1/‖V_u‖₂), V_u = Σ over the user's rows of 1/√k on each of its labels."""
     user = np.unique(groups, return_inverse=True)[1].reshape(-1)
     codes = (user[:, None].astype(np.int64) * u + labels).ravel()

@@ -1,0 +1,58 @@
+"""The evaluation door: the one place outside :mod:`privevo.private` that reads private rows.
+
+Metrics and plots compare private data with what a run released, for the
+data owner. What they compute is **not differentially private** and is never
+part of a release; reports that carry such values say so (``EVALUATION_NOTE``),
+and published artefacts (reports, ``--json``, logs) never hold them. The
+estimators' ``labels_`` and ``inertia_`` (scikit-learn's conventions) are
+computed here for the same reason.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .metrics import (
+    cluster_coverage,
+    downstream_accuracy,
+    exact_w1,
+    intrinsic_dimension,
+    kmeans_loss,
+    knn_precision_recall,
+    marginal_tvd,
+    max_coverage_distance,
+    nearest_distances,
+    sinkhorn_w1,
+)
+
+__all__ = [
+    "EVALUATION_NOTE",
+    "cluster_coverage",
+    "downstream_accuracy",
+    "exact_w1",
+    "intrinsic_dimension",
+    "kmeans_loss",
+    "knn_precision_recall",
+    "labels_and_inertia",
+    "marginal_tvd",
+    "max_coverage_distance",
+    "nearest_distances",
+    "plot_centers",
+    "sinkhorn_w1",
+]
+
+EVALUATION_NOTE = ("labels_ and inertia_ are computed on the private rows (privevo.evaluation): "
+                   "they are not differentially private; do not publish them")
+
+
+def labels_and_inertia(X, centers) -> tuple[np.ndarray, float]:
+    """Each private row's nearest centre and Σ‖x − c‖² (scikit-learn's ``labels_``/``inertia_``; not DP)."""
+    dist, labels = nearest_distances(X, centers)
+    return labels, float(dist.sum())
+
+
+def plot_centers(X, centers, **kwargs):
+    """:func:`privevo.plots.plot_centers`: private points under the centres (a figure to keep private)."""
+    from .plots import plot_centers as plot
+
+    return plot(X, centers, **kwargs)

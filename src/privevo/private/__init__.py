@@ -1,0 +1,117 @@
+"""The private boundary: the only package of privevo that reads private rows or draws noise.
+
+Everything outside it receives :class:`Release` values, public inputs and
+:class:`Source` handles, and is post-processing. Layers, each importing only
+the ones before it:
+
+* :mod:`.flat`, :mod:`.lowd`, :mod:`.kernel` — the exact nearest-candidate
+  vote kernels (numpy GEMM, the fused low-d extension, faiss), one block of
+  rows at a time; :mod:`.votes` — k-neighbour and user-level votes;
+* :mod:`.domain` — the public ball/box, clipping, and the leak fallback;
+* :mod:`.blocks`, :mod:`.files`, :mod:`.dask`, :mod:`.sources` — the
+  :class:`Source` protocol for arrays, Parquet/``.npy`` folders and Dask
+  collections, and :func:`as_source`;
+* :mod:`.noise` — the exact discrete Gaussian sampler;
+* :mod:`.release` — every noisy release, returned as a frozen
+  :class:`Release`; :mod:`.statistics` — the baselines' releases.
+
+docs/privacy.md ("The private boundary") lists these files.
+"""
+
+from .dask import backend_session, dask_session
+from .domain import LEAK_NOTE, Domain, clip_to_ball, public_domain
+from .files import BlockSource, ClippedSource, NpySource, ParquetSource, open_source
+from .kernel import (
+    METRICS,
+    PreparedCandidates,
+    available_backends,
+    expand_counts,
+    partial_counts,
+    prepare_candidates,
+    reference_assign,
+    register_backend,
+)
+from .noise import discrete_gaussian, discrete_gaussian_pmf
+from .release import (
+    NOISES,
+    Release,
+    calibrate,
+    cluster_sums_sensitivity,
+    exact_nn_histogram,
+    lattice_sensitivity,
+    lattice_step,
+    noisy_cluster_sums,
+    noisy_count,
+    noisy_nn_histogram,
+    noisy_second_moment,
+    noisy_statistic,
+    release_noise,
+    second_moment_sensitivity,
+)
+from .sources import (
+    Source,
+    as_source,
+    cluster_sums,
+    data_digest,
+    is_private_source,
+    lazy_rows,
+    nn_histogram,
+    second_moment,
+)
+from .statistics import cluster_statistics, dplloyd_release, fastlloyd_release, lsh_leaf_sums, lsh_level_counts
+from .votes import check_vote_arguments, privacy_unit, reference_votes, vote_sensitivity
+
+__all__ = [
+    "LEAK_NOTE",
+    "METRICS",
+    "NOISES",
+    "BlockSource",
+    "ClippedSource",
+    "Domain",
+    "NpySource",
+    "ParquetSource",
+    "Release",
+    "PreparedCandidates",
+    "Source",
+    "as_source",
+    "available_backends",
+    "backend_session",
+    "calibrate",
+    "check_vote_arguments",
+    "clip_to_ball",
+    "cluster_statistics",
+    "cluster_sums_sensitivity",
+    "cluster_sums",
+    "dask_session",
+    "data_digest",
+    "discrete_gaussian",
+    "discrete_gaussian_pmf",
+    "dplloyd_release",
+    "exact_nn_histogram",
+    "expand_counts",
+    "fastlloyd_release",
+    "is_private_source",
+    "lattice_sensitivity",
+    "lattice_step",
+    "lazy_rows",
+    "lsh_leaf_sums",
+    "lsh_level_counts",
+    "nn_histogram",
+    "noisy_cluster_sums",
+    "noisy_count",
+    "noisy_nn_histogram",
+    "noisy_second_moment",
+    "noisy_statistic",
+    "open_source",
+    "partial_counts",
+    "prepare_candidates",
+    "privacy_unit",
+    "public_domain",
+    "reference_assign",
+    "reference_votes",
+    "register_backend",
+    "release_noise",
+    "second_moment",
+    "second_moment_sensitivity",
+    "vote_sensitivity",
+]

@@ -1,0 +1,312 @@
+"""The private boundary, proved on the source tree (DESIGN: one package reads private rows).
+
+The rules, checked on the AST of every module of ``src/privevo``:
+
+1. **Imports form no circle.** Edges are the modules a module names in an
+   ``import`` statement (module level or inside functions; a parent package
+   that Python runs implicitly is not an edge). Each module also imports on
+   its own in a fresh interpreter.
+2. **Only ``privevo/private/`` reaches into ``privevo.private``.** Every other
+   module imports the package ``privevo.private`` (its public names), never a
+   submodule such as ``privevo.private.kernel``.
+3. **No noise outside ``privevo/private/``.** Outside it, no random draw (a
+   Generator/``numpy.random``/``random`` method such as ``normal``,
+   ``laplace``, ``choice``, or any ``secrets`` call) may take a private-data-
+   derived value as an argument or be added to one. Private data are the
+   parameters named ``X``, ``Z``, ``private``, ``texts`` or ``groups`` and every
+   name assigned from an expression that uses one, except through
+   ``.shape[1]``, ``.shape[-1]``, ``.ndim`` and ``.dtype`` (the public schema).
+   Exempt: ``privevo/audit.py`` (it draws the neighbouring data sets it
+   audits), ``privevo/evaluation.py``, ``metrics.py`` and ``plots.py`` (the
+   documented evaluation door, not DP).
+4. **σ is calibrated in one place:** ``gaussian_sigma(`` is called only in
+   ``accounting.py`` (by ``calibrate``) and in ``privevo/private/``.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PRIVATE_NAMES = {"X", "Z", "private", "texts", "groups"}
+DRAWS = {
+    "normal", "standard_normal", "laplace", "gumbel", "exponential", "uniform", "random", "choice",
+    "integers", "permutation", "permuted", "shuffle", "binomial", "poisson", "geometric",
+    "multivariate_normal", "rand", "randn", "randint", "gauss", "randrange", "sample",
+    "discrete_gaussian",
+}
+SCHEMA_ATTRS = {"ndim", "dtype"}
+EXEMPT = {"privevo/audit.py", "privevo/evaluation.py", "privevo/metrics.py", "privevo/plots.py"}
+
+
+def modules(root: Path = SRC) -> dict[str, Path]:
+    """Dotted module name → file, for every module under ``root/privevo``."""
+    out = {}
+    for path in sorted((root / "privevo").rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+def extensions(root: Path = SRC) -> set[str]:
+    """Compiled modules (leaves of the graph: they import nothing of privevo)."""
+    return {".".join(p.relative_to(root).parts[:-1] + (p.name.split(".")[0],))
+            for p in (root / "privevo").rglob("*.so")}
+
+
+def imports_of(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The privevo modules ``name`` imports (``from . import x`` counts x when it is a module)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    leaves = extensions(path.parents[len(name.split(".")) - (0 if path.name == "__init__.py" else 1)])
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name in known}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            for alias in node.names:
+                target = f"{base}.{alias.name}"
+                if target in known or target in leaves:
+                    found.add(target)
+                else:
+                    found.add(base)
+    return {m for m in found if m in known and m != name}
+
+
+def import_graph(root: Path = SRC) -> dict[str, set[str]]:
+    known = modules(root)
+    return {name: imports_of(name, path, known) for name, path in known.items()}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle as [a, b, …, a], or None (iterative depth-first search)."""
+    state: dict[str, int] = {}
+    for start in graph:
+        if state.get(start):
+            continue
+        stack, path = [(start, iter(sorted(graph[start])))], [start]
+        state[start] = 1
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                state[node] = 2
+                stack.pop()
+                path.pop()
+            elif state.get(child) == 1:
+                return path[path.index(child):] + [child]
+            elif not state.get(child):
+                state[child] = 1
+                stack.append((child, iter(sorted(graph[child]))))
+                path.append(child)
+    return None
+
+
+def private_reach_violations(root: Path = SRC) -> list[str]:
+    """Modules outside privevo/private that import one of its submodules."""
+    graph = import_graph(root)
+    return sorted(f"{m} imports {t}" for m, targets in graph.items() if not m.startswith("privevo.private")
+                  for t in targets if t.startswith("privevo.private."))
+
+
+def _uses(node: ast.AST, tainted: set[str]) -> bool:
+    """Whether ``node`` reads a tainted name other than through the public schema."""
+    if isinstance(node, ast.Subscript) and _is_shape(node.value):
+        index = node.slice
+        if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
+            return False  # .shape[-1]: the number of features
+        if isinstance(index, ast.Constant) and index.value != 0:
+            return False  # .shape[1]
+    if isinstance(node, ast.Attribute) and node.attr in SCHEMA_ATTRS:
+        return False
+    if isinstance(node, ast.Name):
+        return node.id in tainted
+    return any(_uses(child, tainted) for child in ast.iter_child_nodes(node))
+
+
+def _bound_names(target: ast.AST) -> list[ast.Name]:
+    """Names an assignment target binds (``a``, ``a, b``); ``obj.attr =`` binds none."""
+    if isinstance(target, ast.Name):
+        return [target]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in _bound_names(elt)]
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    return []
+
+
+def _is_shape(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "shape"
+
+
+def _is_draw(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        if isinstance(func.value, ast.Name) and func.value.id == "secrets":
+            return True
+        return func.attr in DRAWS
+    return isinstance(func, ast.Name) and func.id in DRAWS
+
+
+def noise_violations_in(source: str, where: str) -> list[str]:
+    """Random draws fed by, or added to, private-data-derived values (rule 3) in one module."""
+    found = []
+    for func in ast.walk(ast.parse(source)):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        args = func.args
+        params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+        tainted = {p for p in params if p in PRIVATE_NAMES}
+        body = func.body if isinstance(func.body, list) else [func.body]
+        for stmt in (n for b in body for n in ast.walk(b)):  # assignments in source order
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value is not None:
+                if _uses(stmt.value, tainted):
+                    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                    tainted |= {n.id for t in targets for n in _bound_names(t)}
+        if not tainted:
+            continue
+        for node in (n for b in body for n in ast.walk(b)):
+            if _is_draw(node) and (any(_uses(a, tainted) for a in node.args)
+                                   or any(_uses(k.value, tainted) for k in node.keywords)):
+                found.append(f"{where}:{node.lineno} draws from private-derived values")
+            if isinstance(node, ast.BinOp):
+                for draw, other in ((node.left, node.right), (node.right, node.left)):
+                    if _is_draw(draw) and _uses(other, tainted):
+                        found.append(f"{where}:{node.lineno} adds a random draw to private-derived values")
+    return found
+
+
+def noise_violations(root: Path = SRC) -> list[str]:
+    out = []
+    for name, path in modules(root).items():
+        rel = path.relative_to(root).as_posix()
+        if name.startswith("privevo.private") or rel in EXEMPT:
+            continue
+        out += noise_violations_in(path.read_text(), rel)
+    return out
+
+
+def sigma_violations(root: Path = SRC) -> list[str]:
+    out = []
+    for name, path in modules(root).items():
+        if name.startswith("privevo.private") or name == "privevo.accounting":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "gaussian_sigma":
+                out.append(f"{name}:{node.lineno}")
+    return out
+
+
+# -- the tree ------------------------------------------------------------------------------
+
+
+def test_the_import_graph_has_no_circle():
+    graph = import_graph()
+    assert len(graph) > 50 and "privevo.private.kernel" in graph
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
+
+
+def test_only_the_private_package_reaches_into_itself():
+    assert private_reach_violations() == []
+    graph = import_graph()
+    assert "privevo.private.kernel" in graph["privevo.private.blocks"]  # the rule sees real edges
+
+
+def test_no_noise_is_drawn_on_private_data_outside_the_private_package():
+    assert noise_violations() == []
+
+
+def test_sigma_is_calibrated_in_one_function():
+    assert sigma_violations() == []
+
+
+ISOLATED_IMPORTS = """
+import importlib, os, sys
+import numpy, scipy.optimize, scipy.integrate, scipy.special, sklearn.base, threadpoolctl  # noqa: third party only
+from sklearn.utils import _param_validation, validation  # noqa
+assert not any(m == "privevo" or m.startswith("privevo.") for m in sys.modules)
+failed = []
+for name in sys.argv[1:]:
+    pid = os.fork()
+    if pid == 0:  # a child that has imported nothing of privevo: the module alone
+        try:
+            importlib.import_module(name)
+        except BaseException as err:
+            print(f"{name}: {type(err).__name__}: {err}", file=sys.stderr)
+            os._exit(1)
+        os._exit(0)
+    if os.waitpid(pid, 0)[1] != 0:
+        failed.append(name)
+print(" ".join(failed))
+"""
+
+
+def test_every_module_imports_alone_in_a_fresh_interpreter():
+    """Each module in a process where no privevo module was imported before (a fork of one that
+    imported only third-party libraries), so no module leans on another's import order."""
+    names = [n for n in modules() if not n.endswith("__main__")]
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", ISOLATED_IMPORTS, *names],
+                          capture_output=True, text=True, cwd=SRC.parent, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "", done.stderr[-2000:]
+    broken = subprocess.run([sys.executable, "-c", ISOLATED_IMPORTS, "privevo._version", "privevo.nope"],
+                            capture_output=True, text=True, cwd=SRC.parent, timeout=300)
+    assert broken.stdout.split() == ["privevo.nope"]  # a module that fails alone is named
+
+
+# -- the checks catch planted violations ----------------------------------------------------
+
+
+@pytest.fixture
+def tree(tmp_path) -> Path:
+    shutil.copytree(SRC / "privevo", tmp_path / "privevo", ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    return tmp_path
+
+
+def test_a_planted_draw_on_private_data_is_caught(tree):
+    target = tree / "privevo" / "selection" / "simple.py"
+    target.write_text(target.read_text() + "\n\ndef leak(X, rng):\n    return rng.normal(size=X.shape)\n")
+    assert noise_violations(tree) == ["privevo/selection/simple.py:" + str(len(target.read_text().splitlines()))
+                                      + " draws from private-derived values"]
+
+
+def test_planted_noise_added_to_a_derived_value_is_caught(tree):
+    target = tree / "privevo" / "kmeans.py"
+    target.write_text(target.read_text() + "\n\ndef leak(Z, rng):\n    sums = Z.sum(axis=0)\n"
+                      "    return sums + rng.laplace(0.0, 1.0, size=3)\n")
+    assert len(noise_violations(tree)) == 1
+
+
+def test_public_draws_with_the_feature_count_are_allowed():
+    source = "def basis(Z, rng, dim):\n    d = Z.shape[1]\n    return rng.standard_normal((d, dim))\n"
+    assert noise_violations_in(source, "x.py") == []
+    leaky = "def basis(Z, rng):\n    n = Z.shape[0]\n    return rng.standard_normal(n)\n"
+    assert noise_violations_in(leaky, "x.py") != []
+
+
+def test_a_planted_kernel_import_and_circle_are_caught(tree):
+    target = tree / "privevo" / "metrics.py"
+    target.write_text(target.read_text() + "\nfrom .private.kernel import partial_counts  # noqa\n")
+    assert private_reach_violations(tree) == ["privevo.metrics imports privevo.private.kernel"]
+    kernel = tree / "privevo" / "private" / "kernel.py"
+    kernel.write_text(kernel.read_text() + "\n\ndef _late():\n    from ..metrics import kmeans_loss  # noqa\n")
+    cycle = find_cycle(import_graph(tree))
+    assert cycle is not None and "privevo.private.kernel" in cycle and "privevo.metrics" in cycle
+
+
+def test_a_planted_sigma_is_caught(tree):
+    target = tree / "privevo" / "kmeans.py"
+    target.write_text(target.read_text() + "\n\ndef sigma():\n    return accounting.gaussian_sigma(1.0, 1e-6, 3)\n")
+    assert len(sigma_violations(tree)) == 1
