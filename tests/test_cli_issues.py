@@ -347,8 +347,7 @@ def test_delta_default_is_left_to_an_estimator_that_derives_it():
 
 @pytest.mark.parametrize("epsilon", ["1e-6", "1e6"])
 def test_the_ends_of_the_epsilon_range_run(data, capsys, epsilon):
-    # one rule: every command accepts [1e-6, 1e6]; kmeans' default T at 1e6 is refused (above),
-    # a T given with --iterations runs
+    # one rule: every command accepts [1e-6, 1e6]; kmeans runs with a T given with --iterations
     for argv in (synth(data, "--json"), kmeans(data, "--json", "--iterations", "3"),
                  synth(data, "--json", "--noise", "discrete_gaussian"),
                  ["account", "--epsilon", "1", "--delta", "1e-100", "--steps", "3", "--json"]):

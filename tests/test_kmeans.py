@@ -19,6 +19,7 @@ from privevo.kmeans import (
     paper_iterations,
     paper_variations,
     pca_basis,
+    pe_means_iterations,
     shrunk_means,
 )
 from privevo.metrics import kmeans_loss
@@ -224,6 +225,30 @@ def test_paper_defaults():
     assert paper_iterations(2.0, 16) == 32 and paper_iterations(4.0, 4) == 32
     assert [hdpe_projection_dim(d) for d in (33, 36, 48, 64, 784)] == [16, 18, 24, 32, 32]
     assert hdpe_iterations(16) == 16 and hdpe_iterations(32) == 22  # the same T at every ε
+    assert pe_means_iterations(1.0, 16) == 16 and pe_means_iterations(1.5, 16) == 24  # the paper's up to ε = 2
+    assert pe_means_iterations(4.0, 16) == pe_means_iterations(1e6, 16) == 32  # then fixed
+
+
+EPSILON_GRID = (0.05, 0.25, 0.5, 1.0, 1.3, 1.5, 2.0, 2.5, 3.0, 4.0, 8.0, 16.0, 100.0)
+
+
+@pytest.mark.parametrize("d", [2, 4, 16, 32, 64])
+def test_default_plan_spends_larger_epsilon_on_less_noise(d):
+    # issue 18: the default rounds never make a larger ε noisier per round, and T stays within 2x of
+    # its ε <= 1 value (the paper's rule fails this: T = 64 at ε = 4, d = 16, four times ε = 1's).
+    # Above ε = 2 the plan is the same at every ε: every release's σ then falls like 1/μ(ε).
+    plans = [DPKMeans(4, epsilon=e, delta=1e-6)._resolve(20000, d) for e in EPSILON_GRID]
+    rounds = [p.T for p in plans]
+    sigmas = []
+    for p in plans:
+        budget = accounting.quadratic_budget(p.epsilon, p.delta)
+        share = 1 - p.share - p.projection_share - p.count_share
+        sigmas.append(accounting.share_sigma(budget, share, 1.0, p.T))
+    assert rounds == sorted(rounds) and max(rounds) <= 2 * rounds[0]
+    assert all(later <= earlier for earlier, later in zip(sigmas, sigmas[1:]))
+    # from ε = 2 on the plan is one plan (one T), so ε = 4 is ε = 2 with σ < 0.6x on every round
+    assert len({p.T for p, e in zip(plans, EPSILON_GRID) if e >= 2.0}) == 1
+    assert sigmas[EPSILON_GRID.index(4.0)] <= 0.6 * sigmas[EPSILON_GRID.index(2.0)]
     assert paper_variations(20000, 16) == 250 and paper_variations(150, 3) == 10 and paper_variations(100, 20) == 4
 
 

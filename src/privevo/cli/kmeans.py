@@ -25,7 +25,7 @@ def add_parser(sub) -> None:
         "kmeans",
         "DP k-means centres (PE-means)",
         "Differentially private k-means by PE-means; writes the k centres and a JSON privacy "
-        "report.\npe-means' default T grows with epsilon above 1 (T = floor(epsilon * "
+        "report.\npe-means' default T grows with epsilon from 1 to 2 (T = floor(min(epsilon, 2) * "
         "floor(4 sqrt(d)))); a T above\nthe maximum (see --iterations) is refused with a line "
         "that says to pass --iterations.",
         "  privevo kmeans data.csv --k 8 --epsilon 1 --radius 10 -o centers.csv\n"
@@ -94,20 +94,20 @@ def _kmeans(args) -> int:
 
 
 def _check_kmeans_rounds(args, d: int) -> None:
-    """Refuse a default T (it grows with ε) above MAX_ROUNDS, saying what to pass."""
+    """Refuse a default T (it grows with ε up to 2, and with d) above MAX_ROUNDS, saying what to pass."""
     from .._validation import MAX_ROUNDS
 
     if args.iterations is not None:
         return
     try:
-        from ..kmeans import hdpe_iterations, hdpe_projection_dim, paper_iterations
+        from ..kmeans import hdpe_iterations, hdpe_projection_dim, pe_means_iterations
     except ImportError:  # the estimator checks its own T
         return
     hdpe = args.method == "hdpe-means" or (args.method == "auto" and d > 32)
     if hdpe:
         T = hdpe_iterations(min(hdpe_projection_dim(d), d))
     else:
-        T = paper_iterations(args.epsilon, d)
+        T = pe_means_iterations(args.epsilon, d)
     if T > MAX_ROUNDS:
         raise ValueError(
             f"--epsilon {args.epsilon:g} gives T = {T} PE rounds by default (T grows "
