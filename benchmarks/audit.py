@@ -13,7 +13,8 @@
    adjacency; planted: one scalar of noise per cluster added to every
    coordinate (the public HDPE-means code's flaw) and σ/4.
 
-    python benchmarks/audit.py                  # full sizes: 10⁶ releases, 10³ runs (several minutes)
+    python benchmarks/audit.py                  # full sizes: 10⁶ releases, 10³ runs (several
+    minutes)
     python benchmarks/audit.py --quick          # 10⁴ releases, 200 runs
     python benchmarks/audit.py --recover-step   # only part 4 (5·10⁴ releases per data set)
 """
@@ -29,7 +30,15 @@ from functools import partial
 import numpy as np
 
 from privevo import PrivateEvolution
-from privevo.audit import AuditResult, audit_cluster_sums, audit_release, audit_runs, default_model, format_table, run_audit
+from privevo.audit import (
+    AuditResult,
+    audit_cluster_sums,
+    audit_release,
+    audit_runs,
+    default_model,
+    format_table,
+    run_audit,
+)
 from privevo.private import cluster_sums, nn_histogram, noisy_nn_histogram, reference_assign
 from privevo.private.noise import discrete_gaussian, discrete_gaussian_scalar
 from privevo.private.release import _NOISES
@@ -42,7 +51,9 @@ class QuarterSigmaPE(PrivateEvolution):
     """Bug: claims σ, releases with σ/4 every round."""
 
     def _histogram(self, X, candidates, rng):
-        release = noisy_nn_histogram(X, candidates, self.sigma_ / 4, rng, noise=self.noise, metric=self.metric)
+        release = noisy_nn_histogram(
+            X, candidates, self.sigma_ / 4, rng, noise=self.noise, metric=self.metric
+        )
         return dataclasses.replace(release, sigma=self.sigma_)  # the ledger is told σ
 
 
@@ -52,7 +63,9 @@ class SkipsNoiseOnRound2PE(PrivateEvolution):
     def _histogram(self, X, candidates, rng):
         release = super()._histogram(X, candidates, rng)
         if len(self.history_) == 1:  # the ledger still records a noisy release
-            return dataclasses.replace(release, value=nn_histogram(X, candidates).astype(np.float64))
+            return dataclasses.replace(
+                release, value=nn_histogram(X, candidates).astype(np.float64)
+            )
         return release
 
 
@@ -63,31 +76,77 @@ def last_row_counted_twice(private, candidates):
     return counts
 
 
-def planted(n_releases: int, n_runs: int, iterations: int, seed: int) -> list[tuple[str, AuditResult]]:
+def planted(
+    n_releases: int, n_runs: int, iterations: int, seed: int
+) -> list[tuple[str, AuditResult]]:
     out = []
     for i, eps in enumerate(EPSILONS):
-        rng = lambda k: np.random.default_rng([seed, i, k])
+
+        def rng(k):
+            return np.random.default_rng([seed, i, k])
+
         for noise in ("gaussian", "discrete_gaussian"):
-            quarter = lambda c, s, r, noise=noise: _NOISES[noise](c, s / 4, r)
-            out.append(("σ/4", audit_release(eps, DELTA, noise=noise, n_releases=n_releases, random_state=rng(1), add_noise=quarter)))
-            out.append(("canary votes twice", audit_release(eps, DELTA, noise=noise, n_releases=n_releases,
-                                                            random_state=rng(2), histogram=last_row_counted_twice)))
+
+            def quarter(c, s, r, noise=noise):
+                return _NOISES[noise](c, s / 4, r)
+
+            out.append(
+                (
+                    "σ/4",
+                    audit_release(
+                        eps,
+                        DELTA,
+                        noise=noise,
+                        n_releases=n_releases,
+                        random_state=rng(1),
+                        add_noise=quarter,
+                    ),
+                )
+            )
+            out.append(
+                (
+                    "canary votes twice",
+                    audit_release(
+                        eps,
+                        DELTA,
+                        noise=noise,
+                        n_releases=n_releases,
+                        random_state=rng(2),
+                        histogram=last_row_counted_twice,
+                    ),
+                )
+            )
         for name, cls in (("σ/4", QuarterSigmaPE), ("no noise on round 2", SkipsNoiseOnRound2PE)):
-            out.append((name, audit_runs(eps, DELTA, n_runs=n_runs, iterations=iterations, random_state=rng(3),
-                                         make_model=partial(default_model, cls=cls))))
+            out.append(
+                (
+                    name,
+                    audit_runs(
+                        eps,
+                        DELTA,
+                        n_runs=n_runs,
+                        iterations=iterations,
+                        random_state=rng(3),
+                        make_model=partial(default_model, cls=cls),
+                    ),
+                )
+            )
     return out
 
 
 def scalar_noise_on_sums(private, centers, sigma_sum, sigma_count, rng):
     """Bug (the public HDPE-means code): one noise value per cluster, added to every coordinate."""
     sums, counts = cluster_sums(private, centers)
-    return sums + rng.normal(0.0, sigma_sum, size=(len(sums), 1)), counts + rng.normal(0.0, sigma_count, size=counts.shape)
+    return sums + rng.normal(0.0, sigma_sum, size=(len(sums), 1)), counts + rng.normal(
+        0.0, sigma_count, size=counts.shape
+    )
 
 
 def quarter_sigma_sums(private, centers, sigma_sum, sigma_count, rng):
     """Bug: claims (σ_sum, σ_count), releases with a quarter of each."""
     sums, counts = cluster_sums(private, centers)
-    return sums + rng.normal(0.0, sigma_sum / 4, size=sums.shape), counts + rng.normal(0.0, sigma_count / 4, size=counts.shape)
+    return sums + rng.normal(0.0, sigma_sum / 4, size=sums.shape), counts + rng.normal(
+        0.0, sigma_count / 4, size=counts.shape
+    )
 
 
 def recover_step(n_releases: int, seed: int) -> None:
@@ -95,27 +154,62 @@ def recover_step(n_releases: int, seed: int) -> None:
     tic = time.perf_counter()
     correct, planted_rows = [], []
     for i, eps in enumerate(EPSILONS):
-        rng = lambda k: np.random.default_rng([seed, 7, i, k])
+
+        def rng(k):
+            return np.random.default_rng([seed, 7, i, k])
+
         for j, adjacency in enumerate(("add_remove", "replace")):
-            correct.append(audit_cluster_sums(eps, DELTA, adjacency=adjacency, n_releases=n_releases, random_state=rng(j)))
-        for k, (name, bug) in enumerate((("one noise scalar per cluster", scalar_noise_on_sums), ("σ/4", quarter_sigma_sums))):
-            planted_rows.append((name, audit_cluster_sums(eps, DELTA, n_releases=n_releases, random_state=rng(10 + k), release=bug)))
-    print(f"## DPKMeans' recover step: noisy cluster sums + counts ({n_releases} releases per data set, "
-          f"δ = {DELTA:g}; {time.perf_counter() - tic:.0f} s)\n")
+            correct.append(
+                audit_cluster_sums(
+                    eps, DELTA, adjacency=adjacency, n_releases=n_releases, random_state=rng(j)
+                )
+            )
+        for k, (name, bug) in enumerate(
+            (("one noise scalar per cluster", scalar_noise_on_sums), ("σ/4", quarter_sigma_sums))
+        ):
+            planted_rows.append(
+                (
+                    name,
+                    audit_cluster_sums(
+                        eps, DELTA, n_releases=n_releases, random_state=rng(10 + k), release=bug
+                    ),
+                )
+            )
+    print(
+        f"## DPKMeans' recover step: noisy cluster sums + counts ({n_releases} releases per data "
+        "set, "
+        f"δ = {DELTA:g}; {time.perf_counter() - tic:.0f} s)\n"
+    )
     print(format_table(correct))
-    print(f"\n{sum(r.consistent for r in correct)} of {len(correct)} settings have lower bound ≤ claimed ε.\n")
+    print(
+        f"\n{sum(r.consistent for r in correct)} of {len(correct)} settings have lower bound ≤ "
+        "claimed ε.\n"
+    )
     print(planted_table(planted_rows))
-    print(f"\n{sum(r.epsilon_lower > r.claimed_epsilon for _, r in planted_rows)} of {len(planted_rows)} buggy settings caught.")
+    print(
+        f"\n{sum(r.epsilon_lower > r.claimed_epsilon for _, r in planted_rows)} of "
+        f"{len(planted_rows)} buggy settings caught."
+    )
 
 
 def planted_table(rows: list[tuple[str, AuditResult]]) -> str:
     lines = [
-        "| bug | setting | noise | claimed ε | ε lower bound (95%) | caught (lower > claimed) | best test |",
+        "| bug | setting | noise | claimed ε | ε lower bound (95%) | caught (lower > claimed) | "
+        "best test |",
         "|---|---|---|---|---|---|---|",
     ]
     for bug, r in rows:
-        lines.append(f"| {bug} | {r.setting} | {r.noise} | {r.claimed_epsilon:.3g} | {r.epsilon_lower:.3f} | "
-                     f"{'yes' if r.epsilon_lower > r.claimed_epsilon else 'no'} | {r.statistic} |")
+        lines.append(
+            f"| {bug} | {r.setting} | {r.noise} | {r.claimed_epsilon:.3g} "
+            f"| {r.epsilon_lower:.3f} | "
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            f"{'yes' if r.epsilon_lower > r.claimed_epsilon else 'no'} | {r.statistic} |"
+        )
     return "\n".join(lines)
 
 
@@ -128,25 +222,43 @@ def sampler_speed(n: int) -> str:
     rng = np.random.default_rng(0)
     rows = ["| sampler | σ | samples/s |", "|---|---|---|"]
     for sigma in (1.0, 10.0, 1000.0):
-        rows.append(f"| numpy float normal (not exact, reference speed) | {sigma:g} | {rate(lambda: rng.normal(0, sigma, n), n):.3g} |")
-        rows.append(f"| exact discrete Gaussian, batched, numpy Generator | {sigma:g} | {rate(lambda: discrete_gaussian(sigma, n, rng), n):.3g} |")
-        rows.append(f"| exact discrete Gaussian, batched, secrets.SystemRandom | {sigma:g} | "
-                    f"{rate(lambda: discrete_gaussian(sigma, n, secrets.SystemRandom()), n):.3g} |")
+        rows.append(
+            f"| numpy float normal (not exact, reference speed) | {sigma:g} | "
+            f"{rate(lambda: rng.normal(0, sigma, n), n):.3g} |"
+        )
+        rows.append(
+            f"| exact discrete Gaussian, batched, numpy Generator | {sigma:g} | "
+            f"{rate(lambda: discrete_gaussian(sigma, n, rng), n):.3g} |"
+        )
+        rows.append(
+            f"| exact discrete Gaussian, batched, secrets.SystemRandom | {sigma:g} | "
+            f"{rate(lambda: discrete_gaussian(sigma, n, secrets.SystemRandom()), n):.3g} |"
+        )
         k = 2000
-        rows.append(f"| exact discrete Gaussian, scalar CKS20 (Fractions) | {sigma:g} | "
-                    f"{rate(lambda: [discrete_gaussian_scalar(sigma, rng) for _ in range(k)], k):.3g} |")
+        rows.append(
+            f"| exact discrete Gaussian, scalar CKS20 (Fractions) | {sigma:g} | "
+            f"{rate(lambda: [discrete_gaussian_scalar(sigma, rng) for _ in range(k)], k):.3g} |"
+        )
     return "\n".join(rows)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--iterations", type=int, default=5)
-    parser.add_argument("--releases", type=int, default=1_000_000, help="single releases per data set")
+    parser.add_argument(
+        "--releases", type=int, default=1_000_000, help="single releases per data set"
+    )
     parser.add_argument("--runs", type=int, default=1000, help="whole PE runs per data set")
-    parser.add_argument("--recover-step", action="store_true", help="only audit DPKMeans' recover step (part 4)")
-    parser.add_argument("--sums-releases", type=int, default=50_000, help="recover-step releases per data set")
+    parser.add_argument(
+        "--recover-step", action="store_true", help="only audit DPKMeans' recover step (part 4)"
+    )
+    parser.add_argument(
+        "--sums-releases", type=int, default=50_000, help="recover-step releases per data set"
+    )
     args = parser.parse_args()
     if args.recover_step:
         recover_step(2_000 if args.quick else args.sums_releases, args.seed)
@@ -154,9 +266,25 @@ def main() -> None:
     n_releases, n_runs = (10_000, 200) if args.quick else (args.releases, args.runs)
 
     tic = time.perf_counter()
-    results = run_audit(EPSILONS, DELTA, n_releases=n_releases, n_runs=n_runs, iterations=args.iterations, seed=args.seed)
+    results = run_audit(
+        EPSILONS,
+        DELTA,
+        n_releases=n_releases,
+        n_runs=n_runs,
+        iterations=args.iterations,
+        seed=args.seed,
+    )
     t1 = time.perf_counter() - tic
-    print(f"## Correct mechanisms ({n_releases} releases / {n_runs} runs per data set, δ = {DELTA:g}; {t1:.0f} s)\n")
+    print(
+        f"## Correct mechanisms ({n_releases} releases / {n_runs} runs per data set, "
+        f"δ = {DELTA:g}; "
+        ""
+        ""
+        ""
+        ""
+        ""
+        f"{t1:.0f} s)\n"
+    )
     print(format_table(results))
     bad = [r for r in results if not r.consistent]
     print(f"\n{len(results) - len(bad)} of {len(results)} settings have lower bound ≤ claimed ε.")
@@ -168,7 +296,10 @@ def main() -> None:
     t2 = time.perf_counter() - tic
     print(f"## Planted bugs ({n_releases} releases / {n_runs} runs per data set; {t2:.0f} s)\n")
     print(planted_table(rows))
-    print(f"\n{sum(r.epsilon_lower > r.claimed_epsilon for _, r in rows)} of {len(rows)} buggy settings caught.\n")
+    print(
+        f"\n{sum(r.epsilon_lower > r.claimed_epsilon for _, r in rows)} of {len(rows)} buggy "
+        "settings caught.\n"
+    )
 
     print("## Exact discrete Gaussian sampler speed (shared, busy machine: timings are rough)\n")
     print(sampler_speed(200_000 if args.quick else 1_000_000))

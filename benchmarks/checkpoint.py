@@ -23,9 +23,28 @@ import numpy as np
 
 
 def synth(data: Path, out: Path, rounds: int, m: int, checkpoint: Path | None) -> float:
-    command = [sys.executable, "-m", "privevo.cli", "synth", str(data), "--m", str(m), "--selector", "rank",
-               "--iterations", str(rounds), "--epsilon", "1", "--delta", "1e-6", "--radius", "5", "-q",
-               "-o", str(out)]
+    command = [
+        sys.executable,
+        "-m",
+        "privevo.cli",
+        "synth",
+        str(data),
+        "--m",
+        str(m),
+        "--selector",
+        "rank",
+        "--iterations",
+        str(rounds),
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--radius",
+        "5",
+        "-q",
+        "-o",
+        str(out),
+    ]
     if checkpoint is not None:
         command += ["--checkpoint", str(checkpoint)]
     tic = time.perf_counter()
@@ -34,7 +53,9 @@ def synth(data: Path, out: Path, rounds: int, m: int, checkpoint: Path | None) -
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--rounds", type=int, default=300)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--m", type=int, default=50, help="synthetic points (population 5·m)")
@@ -52,11 +73,17 @@ def main() -> None:
             times["with"].append(synth(data, tmp / "b.csv", args.rounds, args.m, ckpt))
             sizes.append(ckpt.stat().st_size)
     without, with_ = statistics.median(times["without"]), statistics.median(times["with"])
-    print(f"privevo synth, {args.rounds} rounds, m = {args.m}, n = {args.n}, d = 4; median of {args.repeats}\n")
+    print(
+        f"privevo synth, {args.rounds} rounds, m = {args.m}, n = {args.n}, d = 4; median of "
+        f"{args.repeats}\n"
+    )
     print("| run | seconds (median) | per round (ms) | checkpoint size |")
     print("|---|---|---|---|")
     print(f"| without --checkpoint | {without:.2f} | {1000 * without / args.rounds:.1f} | — |")
-    print(f"| with --checkpoint | {with_:.2f} | {1000 * with_ / args.rounds:.1f} | {sizes[0] / 2**20:.1f} MiB |")
+    print(
+        f"| with --checkpoint | {with_:.2f} | {1000 * with_ / args.rounds:.1f} | "
+        f"{sizes[0] / 2**20:.1f} MiB |"
+    )
     print(f"\nratio with / without: {with_ / without:.2f}")
 
 

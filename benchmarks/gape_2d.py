@@ -54,19 +54,29 @@ def separation(setting: str) -> float:
 
 def variants(R: float) -> dict:
     """name → (selector, variation API)."""
-    gauss = lambda: GaussianVariation(0.1, 2)
+
+    def gauss():
+        return GaussianVariation(0.1, 2)
+
     return {
         "rank": lambda: (Rank(), gauss()),
         "subsample": lambda: (Subsample(), gauss()),
         "gape": lambda: (GAPE(R), gauss()),
-        "gape+": lambda: (GAPE(R, aggregate="neighbourhood", refill=True), MultiScaleVariation(R, max_level=8)),
+        "gape+": lambda: (
+            GAPE(R, aggregate="neighbourhood", refill=True),
+            MultiScaleVariation(R, max_level=8),
+        ),
     }
 
 
-def run(setting: str, name: str, epsilon: float, seed: int, R: float | None = None) -> PrivateEvolution:
+def run(
+    setting: str, name: str, epsilon: float, seed: int, R: float | None = None
+) -> PrivateEvolution:
     X = mixture(setting, np.random.default_rng(10_000 + seed))
     selector, variation = variants(R or separation(setting))[name]()
-    pe = PrivateEvolution(START, variation, selector, 3, 20, epsilon, 1e-5, random_state=seed, keep_candidates=False)
+    pe = PrivateEvolution(
+        START, variation, selector, 3, 20, epsilon, 1e-5, random_state=seed, keep_candidates=False
+    )
     return pe.fit(X)
 
 
@@ -90,8 +100,12 @@ def plot(setting: str, runs: dict, epsilon: float) -> list[Path]:
         ax.scatter(X[:, 0], X[:, 1], s=2, c="0.8")
         for t, rec in enumerate(pe.history_):  # selected points of every round, coloured by round
             pts = rec.selected_points
-            ax.scatter(pts[:, 0], pts[:, 1], s=14, color=plt.cm.viridis(t / max(1, len(pe.history_) - 1)))
-        ax.scatter(pe.synthetic_[:, 0], pe.synthetic_[:, 1], s=120, marker="*", c="red", label="final")
+            ax.scatter(
+                pts[:, 0], pts[:, 1], s=14, color=plt.cm.viridis(t / max(1, len(pe.history_) - 1))
+            )
+        ax.scatter(
+            pe.synthetic_[:, 0], pe.synthetic_[:, 1], s=120, marker="*", c="red", label="final"
+        )
         ax.scatter(START[:, 0], START[:, 1], marker="x", c="k")
         ax.set_title(f"{name}, {setting}, ε={epsilon:g}, seed 0 (dark→light: rounds)", fontsize=9)
         ax.set_xlim(-2, 3)
@@ -110,7 +124,12 @@ def main() -> None:
     ap.add_argument("--eps", type=float, nargs="+", default=[0.5, 1.0, 2.0, 4.0])
     ap.add_argument("--variants", nargs="+", default=list(variants(1.0)))
     ap.add_argument("--plot-eps", type=float, default=1.0)
-    ap.add_argument("--R", type=float, default=None, help="GAPE's public R (default: the design's centre separation)")
+    ap.add_argument(
+        "--R",
+        type=float,
+        default=None,
+        help="GAPE's public R (default: the design's centre separation)",
+    )
     ap.add_argument("--plot-only", action="store_true", help="only redraw the trajectory plots")
     args = ap.parse_args()
     if args.plot_only:
@@ -120,8 +139,14 @@ def main() -> None:
     for name in args.variants:
         for eps in args.eps:
             tic = time.perf_counter()
-            hits = [covered(args.setting, run(args.setting, name, eps, s, args.R).synthetic_) for s in range(args.seeds)]
-            share[name, eps], secs[name] = np.mean(hits), secs.get(name, 0.0) + time.perf_counter() - tic
+            hits = [
+                covered(args.setting, run(args.setting, name, eps, s, args.R).synthetic_)
+                for s in range(args.seeds)
+            ]
+            share[name, eps], secs[name] = (
+                np.mean(hits),
+                secs.get(name, 0.0) + time.perf_counter() - tic,
+            )
     if args.eps:
         head = "| selector | " + " | ".join(f"ε={e:g}" for e in args.eps) + " | s / run |"
         print(head + "\n|" + "---|" * (len(args.eps) + 2))
@@ -129,7 +154,9 @@ def main() -> None:
             cells = " | ".join(f"{share[name, e]:.0%}" for e in args.eps)
             print(f"| {name} | {cells} | {secs[name] / (args.seeds * len(args.eps)):.3f} |")
         if "gape" in args.variants and "rank" in args.variants:
-            gaps = ", ".join(f"ε={e:g}: {100 * (share['gape', e] - share['rank', e]):+.0f}" for e in args.eps)
+            gaps = ", ".join(
+                f"ε={e:g}: {100 * (share['gape', e] - share['rank', e]):+.0f}" for e in args.eps
+            )
             print(f"gape − rank (points): {gaps}")
     runs = {name: run(args.setting, name, args.plot_eps, 0, args.R) for name in args.variants}
     for p in plot(args.setting, runs, args.plot_eps):

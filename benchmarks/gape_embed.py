@@ -28,7 +28,6 @@ from privevo import PrivateEvolution, metrics
 from privevo.selection import GAPE, Rank, Subsample
 from privevo.variation import GaussianVariation
 
-
 # -- data -------------------------------------------------------------------------
 
 
@@ -102,10 +101,30 @@ def quality(seeds: int, epsilons, quick: bool) -> list[dict]:
                 for seed in range(seeds):
                     pe = run_pe(X, pool, make(), m, eps, seed, R)
                     prec, rec = metrics.knn_precision_recall(X, pe.synthetic_, k=3)
-                    vals.append((rec, prec, metrics.exact_w1(X, pe.synthetic_), metrics.cluster_coverage(means, pe.synthetic_, cover), len(pe.synthetic_)))
+                    vals.append(
+                        (
+                            rec,
+                            prec,
+                            metrics.exact_w1(X, pe.synthetic_),
+                            metrics.cluster_coverage(means, pe.synthetic_, cover),
+                            len(pe.synthetic_),
+                        )
+                    )
                 rec, prec, w1, cov, size = np.mean(vals, axis=0)
-                rows.append({"data": name, "R": round(R, 3), "ε": eps, "selector": sel_name, "recall": rec, "precision": prec, "W1": w1,
-                             "coverage": cov, "points": size, "s/run": (time.perf_counter() - tic) / seeds})
+                rows.append(
+                    {
+                        "data": name,
+                        "R": round(R, 3),
+                        "ε": eps,
+                        "selector": sel_name,
+                        "recall": rec,
+                        "precision": prec,
+                        "W1": w1,
+                        "coverage": cov,
+                        "points": size,
+                        "s/run": (time.perf_counter() - tic) / seeds,
+                    }
+                )
                 print(rows[-1], flush=True)
     return rows
 
@@ -120,12 +139,19 @@ def selectors(R: float) -> dict:
     }
 
 
-def run_pe(X, pool, selector, m: int, eps: float, seed: int, R: float, iterations: int = 10) -> PrivateEvolution:
-    """Start: 5m draws from the public pool; variation: Gaussian steps of length ≈ R/6, 4 per point."""
+def run_pe(
+    X, pool, selector, m: int, eps: float, seed: int, R: float, iterations: int = 10
+) -> PrivateEvolution:
+    """Start: 5m draws from the public pool; variation: Gaussian steps of length ≈ R/6, 4 per
+    point."""
     rng = np.random.default_rng(seed)
-    start = pool[rng.integers(0, len(pool), 5 * m)] + 0.01 * R * rng.standard_normal((5 * m, X.shape[1]))
+    start = pool[rng.integers(0, len(pool), 5 * m)] + 0.01 * R * rng.standard_normal(
+        (5 * m, X.shape[1])
+    )
     var = GaussianVariation(R / 6.0 / np.sqrt(X.shape[1]), 4)
-    pe = PrivateEvolution(start, var, selector, m, iterations, eps, 1e-5, random_state=seed, keep_candidates=False)
+    pe = PrivateEvolution(
+        start, var, selector, m, iterations, eps, 1e-5, random_state=seed, keep_candidates=False
+    )
     return pe.fit(X)
 
 
@@ -140,22 +166,48 @@ def timing(epsilons, n: int, d: int, m: int, per_point: int, rounds: int) -> lis
     rows = []
     for eps in epsilons:
         # public prior (a foundation model's samples): points near the same 200 topics, 4× wider
-        start = centres[rng.integers(0, 200, m * (1 + per_point))] + 0.04 * rng.standard_normal((m * (1 + per_point), d))
+        start = centres[rng.integers(0, 200, m * (1 + per_point))] + 0.04 * rng.standard_normal(
+            (m * (1 + per_point), d)
+        )
         gape = GAPE(R, refill=True)  # keep m_V = 16 000 candidates every round
-        pe = PrivateEvolution(start, GaussianVariation(0.01, per_point), gape, m, rounds, eps, 1e-5, random_state=1, keep_candidates=False)
+        pe = PrivateEvolution(
+            start,
+            GaussianVariation(0.01, per_point),
+            gape,
+            m,
+            rounds,
+            eps,
+            1e-5,
+            random_state=1,
+            keep_candidates=False,
+        )
         pe.fit(X)
         for rec in pe.history_:
-            rows.append({"ε": eps, "round": rec.iteration, "m_V": rec.noisy_counts.size, "histogram s": rec.seconds["histogram"], "gape s": rec.seconds["selection"],
-                         "ratio": rec.seconds["selection"] / rec.seconds["histogram"], "n_above": rec.info.get("n_above"),
-                         "selected": len(rec.selected_points), "swaps": rec.info.get("swaps"), "exact solves": rec.info.get("exact_evaluations"),
-                         "certified": rec.info.get("certified")})
+            rows.append(
+                {
+                    "ε": eps,
+                    "round": rec.iteration,
+                    "m_V": rec.noisy_counts.size,
+                    "histogram s": rec.seconds["histogram"],
+                    "gape s": rec.seconds["selection"],
+                    "ratio": rec.seconds["selection"] / rec.seconds["histogram"],
+                    "n_above": rec.info.get("n_above"),
+                    "selected": len(rec.selected_points),
+                    "swaps": rec.info.get("swaps"),
+                    "exact solves": rec.info.get("exact_evaluations"),
+                    "certified": rec.info.get("certified"),
+                }
+            )
             print(rows[-1], flush=True)
     return rows
 
 
 def table(rows: list[dict]) -> str:
     keys = list(rows[0])
-    fmt = lambda v: f"{v:.4g}" if isinstance(v, float) else str(v)
+
+    def fmt(v):
+        return f"{v:.4g}" if isinstance(v, float) else str(v)
+
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
     lines += ["| " + " | ".join(fmt(r[k]) for k in keys) + " |" for r in rows]
     return "\n".join(lines)
@@ -170,7 +222,9 @@ def main() -> None:
     ap.add_argument("--eps", type=float, nargs="+", default=None)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--m", type=int, default=2000, help="timing: points selected per round")
-    ap.add_argument("--per-point", type=int, default=7, help="timing: variations per point (m_V = m·(1 + this))")
+    ap.add_argument(
+        "--per-point", type=int, default=7, help="timing: variations per point (m_V = m·(1 + this))"
+    )
     args = ap.parse_args()
     if not (args.quality or args.timing):
         args.quality = args.timing = True

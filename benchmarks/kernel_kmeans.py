@@ -23,17 +23,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from kmeans import datasets  # noqa: E402  (the benchmark's data sets and preprocessing)
-
-from privevo import DPKMeans, _lowd_kernel  # noqa: E402
+from privevo import DPKMeans  # noqa: E402
+from privevo.private import flat, lowd  # noqa: E402
 
 SETS = ("blobs k=16 d=16", "letter")
 
 
 def fit(X: np.ndarray, k: int, seed: int, kernel: str) -> tuple[float, float, float, np.ndarray]:
     """(wall s, CPU s, histogram share, centres) of one fit at ε = 1."""
-    saved = _lowd_kernel.SMALL_WORK
+    saved = flat.SMALL_WORK
     if kernel == "old":
-        _lowd_kernel.SMALL_WORK = 0
+        flat.SMALL_WORK = 0
     try:
         est = DPKMeans(
             k,
@@ -47,7 +47,7 @@ def fit(X: np.ndarray, k: int, seed: int, kernel: str) -> tuple[float, float, fl
         est.fit(X)
         wall, cpu = time.perf_counter() - tic, time.process_time() - cpu
     finally:
-        _lowd_kernel.SMALL_WORK = saved
+        flat.SMALL_WORK = saved
     return wall, cpu, est.timings_["histogram"] / est.timings_["total"], est.cluster_centers_
 
 
@@ -57,10 +57,7 @@ def main() -> None:
     args = parser.parse_args()
     data = datasets(quick=True)
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
-    print(
-        f"cores allowed: {cores}; fused kernel: {_lowd_kernel.isa()}; "
-        f"load average: {os.getloadavg()}"
-    )
+    print(f"cores allowed: {cores}; fused kernel: {lowd.isa()}; load average: {os.getloadavg()}")
     head = [
         "data set",
         "n",

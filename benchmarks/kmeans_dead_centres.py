@@ -55,7 +55,12 @@ RANDOM = dict(projection="random", recover_share=0.25)  # HDPE-means' defaults b
 def fits(X, k: int, eps: float, seeds, floor: bool) -> list[DPKMeans]:
     cls = SignificanceFloor if floor else WeightedKMeans
     with mock.patch("privevo.kmeans.WeightedKMeans", cls):
-        return [DPKMeans(k, epsilon=eps, delta=len(X) ** -1.1, radius=1.0, random_state=s, **RANDOM).fit(X) for s in seeds]
+        return [
+            DPKMeans(
+                k, epsilon=eps, delta=len(X) ** -1.1, radius=1.0, random_state=s, **RANDOM
+            ).fit(X)
+            for s in seeds
+        ]
 
 
 def diagnose(rounds=(0, 1, 5, 21)) -> None:
@@ -70,24 +75,36 @@ def diagnose(rounds=(0, 1, 5, 21)) -> None:
         return centers
 
     with mock.patch.object(WeightedKMeans, "_centers", record):
-        est = DPKMeans(16, epsilon=2.0, delta=len(X) ** -1.1, radius=1.0, random_state=0, **RANDOM).fit(X)
+        est = DPKMeans(
+            16, epsilon=2.0, delta=len(X) ** -1.1, radius=1.0, random_state=0, **RANDOM
+        ).fit(X)
     pe_dim = est.privacy_report_["public_parameters"]["projection_dim"]
-    basis = np.linalg.qr(np.random.default_rng(0).standard_normal((128, pe_dim)))[0]  # DPKMeans' first draw
+    basis = np.linalg.qr(np.random.default_rng(0).standard_normal((128, pe_dim)))[
+        0
+    ]  # DPKMeans' first draw
     sigma = est.evolution_.sigma_
     for t in rounds:
         candidates, weights, centers = seen[t]
         data = np.bincount(nearest_distances(X @ basis, centers)[1], minlength=16)
         mass = np.bincount(nearest_distances(candidates, centers)[1], weights=weights, minlength=16)
         dead = int(np.argmin(data))
-        print(f"round {t:2d}: τ = {weights[weights > 0].min() / sigma:.1f}σ; data points per centre {data.tolist()}; "
-              f"candidate weight per centre {np.round(mass).astype(int).tolist()}; emptiest centre {dead}")
+        print(
+            f"round {t:2d}: τ = {weights[weights > 0].min() / sigma:.1f}σ; data points per centre "
+            f"{data.tolist()}; "
+            f"candidate weight per centre {np.round(mass).astype(int).tolist()}; emptiest centre "
+            f"{dead}"
+        )
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=3, help="seeds 0.. (the main sweep's grid seeds)")
+    parser.add_argument(
+        "--seeds", type=int, default=3, help="seeds 0.. (the main sweep's grid seeds)"
+    )
     parser.add_argument("--z", type=float, default=3.0)
-    parser.add_argument("--diagnose", action="store_true", help="only the per-round dump (seed 0, ε = 2)")
+    parser.add_argument(
+        "--diagnose", action="store_true", help="only the per-round dump (seed 0, ε = 2)"
+    )
     args = parser.parse_args(argv)
     if args.diagnose:
         diagnose()
@@ -100,8 +117,15 @@ def main(argv=None) -> int:
         X = unit_ball(make_blobs(n_samples=20000, n_features=d, centers=k, random_state=1)[0])
         for eps in (0.5, 2.0, 4.0):
             runs = [fits(X, k, eps, seeds, f) for f in (False, True)]
-            cells = [", ".join(f"{kmeans_loss(X, e.cluster_centers_):.4f}" for e in r) for r in runs]
-            print(f"| blobs k={k} d={d} | {eps:g} | {runs[0][0].evolution_.sigma_:.1f} | " + " | ".join(cells) + " |", flush=True)
+            cells = [
+                ", ".join(f"{kmeans_loss(X, e.cluster_centers_):.4f}" for e in r) for r in runs
+            ]
+            print(
+                f"| blobs k={k} d={d} | {eps:g} | {runs[0][0].evolution_.sigma_:.1f} | "
+                + " | ".join(cells)
+                + " |",
+                flush=True,
+            )
     return 0
 
 

@@ -25,7 +25,15 @@ from kmeans import EPSILONS, datasets, paper_hdpe
 from privevo import DPKMeans
 from privevo.metrics import area_under_curve, kmeans_loss
 
-SETS = ("blobs k=16 d=64", "blobs k=16 d=128", "blobs k=64 d=64", "blobs k=64 d=128", "digits", "optdigits", "satimage")
+SETS = (
+    "blobs k=16 d=64",
+    "blobs k=16 d=128",
+    "blobs k=64 d=64",
+    "blobs k=64 d=128",
+    "digits",
+    "optdigits",
+    "satimage",
+)
 
 
 def _one_blend():
@@ -54,7 +62,12 @@ def area(X, k, variant: str, seeds) -> float:
     losses = []
     with patch() if patch else contextlib.nullcontext():
         for eps in EPSILONS:
-            fits = [DPKMeans(k, epsilon=eps, delta=len(X) ** -1.1, radius=1.0, random_state=s, **params(eps)).fit(X) for s in seeds]
+            fits = [
+                DPKMeans(
+                    k, epsilon=eps, delta=len(X) ** -1.1, radius=1.0, random_state=s, **params(eps)
+                ).fit(X)
+                for s in seeds
+            ]
             losses.append(np.mean([kmeans_loss(X, f.cluster_centers_) for f in fits]))
     return area_under_curve(EPSILONS, losses)
 
@@ -62,7 +75,9 @@ def area(X, k, variant: str, seeds) -> float:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--seed-offset", type=int, default=100, help="first seed (the main sweep uses 0–49)")
+    parser.add_argument(
+        "--seed-offset", type=int, default=100, help="first seed (the main sweep uses 0–49)"
+    )
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     args = parser.parse_args(argv)
     data = datasets(quick=False)
@@ -74,7 +89,10 @@ def main(argv=None) -> int:
         if name in data:
             X, k = data[name]
             cells = [area(X, k, v, seeds) for v in args.variants]
-            print(f"| {name} | {X.shape[1]} | {k} | " + " | ".join(f"{c:.4f}" for c in cells) + " |", flush=True)
+            print(
+                f"| {name} | {X.shape[1]} | {k} | " + " | ".join(f"{c:.4f}" for c in cells) + " |",
+                flush=True,
+            )
     return 0
 
 

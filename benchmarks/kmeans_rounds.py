@@ -25,18 +25,29 @@ EPSILONS = (1.0, 2.0, 4.0)
 
 def loss(X: np.ndarray, k: int, eps: float, seed: int, iterations: int | None) -> float:
     """The paper's settings (HDPE at d' = 16); ``iterations=None`` is the paper's T."""
-    est = DPKMeans(k, epsilon=eps, delta=len(X) ** -1.1, radius=1.0, random_state=seed, **paper_hdpe(eps, X.shape[1], iterations))
+    est = DPKMeans(
+        k,
+        epsilon=eps,
+        delta=len(X) ** -1.1,
+        radius=1.0,
+        random_state=seed,
+        **paper_hdpe(eps, X.shape[1], iterations),
+    )
     return kmeans_loss(X, est.fit(X).cluster_centers_)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--seed-offset", type=int, default=100, help="first seed (the main sweep uses 0–19)")
+    parser.add_argument(
+        "--seed-offset", type=int, default=100, help="first seed (the main sweep uses 0–19)"
+    )
     args = parser.parse_args(argv)
     data = datasets(quick=False)
     seeds = range(args.seed_offset, args.seed_offset + args.seeds)
-    print(f"Mean normalised loss over {args.seeds} seeds (ε = 1 uses T = ⌊4√d'⌋ under both rules).\n")
+    print(
+        f"Mean normalised loss over {args.seeds} seeds (ε = 1 uses T = ⌊4√d'⌋ under both rules).\n"
+    )
     print("| data set | d' | ε=1 | ε=2 paper T | ε=2 T=⌊4√d'⌋ | ε=4 paper T | ε=4 T=⌊4√d'⌋ |")
     print("|---|---|---|---|---|---|---|")
     for name in SETS:

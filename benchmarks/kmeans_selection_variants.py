@@ -30,7 +30,15 @@ from privevo.metrics import area_under_curve, kmeans_loss, nearest_distances
 from privevo.selection import Selection
 from privevo.selection.weighted_kmeans import WeightedKMeans, pe_means_counts, signal_to_noise
 
-SETS = ("blobs k=64 d=64", "iris", "letter", "blobs k=64 d=16", "penbased", "blobs k=16 d=16", "digits")
+SETS = (
+    "blobs k=64 d=64",
+    "iris",
+    "letter",
+    "blobs k=64 d=16",
+    "penbased",
+    "blobs k=16 d=16",
+    "digits",
+)
 
 
 def families(n_candidates: int, k: int) -> np.ndarray | None:
@@ -59,7 +67,9 @@ class FamilyMass(WeightedKMeans):
         scaled = weights * np.where(kept > 0, total / np.where(kept > 0, kept, 1.0), 0.0)[fam]
         orphan = (kept <= 0) & (total > 0)
         scaled[:k][orphan] = total[orphan]
-        variations = self._next_variations(len(candidates), k, signal_to_noise(weights, context.sigma))  # SNR of the plain weights
+        variations = self._next_variations(
+            len(candidates), k, signal_to_noise(weights, context.sigma)
+        )  # SNR of the plain weights
         points = self._centers(candidates, noisy, scaled, k, context.rng)
         return Selection(points=points, indices=None, weights=None, variations_per_point=variations)
 
@@ -74,7 +84,9 @@ class Guard(WeightedKMeans):
         if fam is None:
             return sel
         L = len(candidates) // k - 1
-        significant = np.bincount(fam, weights=noisy, minlength=k) > 3.0 * context.sigma * np.sqrt(L + 1)
+        significant = np.bincount(fam, weights=noisy, minlength=k) > 3.0 * context.sigma * np.sqrt(
+            L + 1
+        )
         centers, parents = sel.points.copy(), candidates[:k]
         owner = nearest_distances(centers, parents)[1]
         owned = np.bincount(owner, minlength=k)
@@ -92,60 +104,93 @@ class Guard(WeightedKMeans):
             centers[free] = w @ candidates[members] / w.sum() if w.sum() > 0 else parents[j]
             owned[owner[free]] -= 1
             owner[free], owned[j] = j, owned[j] + 1
-        return type(sel)(points=centers, indices=None, weights=None, variations_per_point=sel.variations_per_point, info=sel.info)
+        return type(sel)(
+            points=centers,
+            indices=None,
+            weights=None,
+            variations_per_point=sel.variations_per_point,
+            info=sel.info,
+        )
 
 
 VARIANTS = {"default": WeightedKMeans, "warm": WarmStart, "family": FamilyMass, "guard": Guard}
 
 
 def fit(selector_cls, X, k: int, eps: float, seed: int, iterations=None) -> DPKMeans:
-    """DPKMeans with its selector class swapped (the estimator builds ``WeightedKMeans(n_init=...)``).
+    """DPKMeans with its selector class swapped (it builds ``WeightedKMeans(n_init=...)``).
 
     With the paper's settings (HDPE at d' = 16, its T), under which these variants were tried.
     """
     params = paper_hdpe(eps, X.shape[1], iterations)
     with mock.patch("privevo.kmeans.WeightedKMeans", selector_cls):
-        return DPKMeans(k, epsilon=eps, delta=len(X) ** -1.1, radius=1.0, random_state=seed, **params).fit(X)
+        return DPKMeans(
+            k, epsilon=eps, delta=len(X) ** -1.1, radius=1.0, random_state=seed, **params
+        ).fit(X)
 
 
 def coverage(seed: int) -> None:
-    """Per round: true clusters of blobs k=64 d=64 with a nearest selected centre (in HDPE's projection)."""
+    """Per round: true clusters of blobs k=64 d=64 with a nearest selected centre (in HDPE's
+    projection)."""
     from sklearn.datasets import make_blobs
 
     from kmeans import unit_ball
 
     raw, y = make_blobs(n_samples=20000, n_features=64, centers=64, random_state=1)
     X = unit_ball(raw)
-    basis = np.linalg.qr(np.random.default_rng(seed).standard_normal((64, 16)))[0]  # DPKMeans' first draw
+    basis = np.linalg.qr(np.random.default_rng(seed).standard_normal((64, 16)))[
+        0
+    ]  # DPKMeans' first draw
     true = np.array([(X @ basis)[y == j].mean(axis=0) for j in range(64)])
     for name in ("default", "warm"):
         for eps, T in ((1.0, None), (4.0, None), (4.0, 16)):
             est = fit(VARIANTS[name], X, 64, eps, seed, T)
-            hit = [len(set(nearest_distances(r.selected_points, true)[1])) for r in est.evolution_.history_]
-            print(f"{name:8s} ε={eps:g} T={est.n_iter_:3d}: loss {kmeans_loss(X, est.cluster_centers_):.4f}, "
-                  f"coverage per round {hit}", flush=True)
+            hit = [
+                len(set(nearest_distances(r.selected_points, true)[1]))
+                for r in est.evolution_.history_
+            ]
+            print(
+                f"{name:8s} ε={eps:g} T={est.n_iter_:3d}: loss "
+                f"{kmeans_loss(X, est.cluster_centers_):.4f}, "
+                f"coverage per round {hit}",
+                flush=True,
+            )
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=2)
-    parser.add_argument("--seed-offset", type=int, default=200, help="first seed (the main sweep uses 0–49)")
-    parser.add_argument("--coverage", action="store_true", help="only the per-round coverage diagnostic (seed 0)")
+    parser.add_argument(
+        "--seed-offset", type=int, default=200, help="first seed (the main sweep uses 0–49)"
+    )
+    parser.add_argument(
+        "--coverage", action="store_true", help="only the per-round coverage diagnostic (seed 0)"
+    )
     args = parser.parse_args(argv)
     if args.coverage:
         coverage(0)
         return 0
     data = datasets(quick=False)
     seeds = range(args.seed_offset, args.seed_offset + args.seeds)
-    print(f"Area under the mean normalised-loss-vs-ε curve, {args.seeds} seeds from {args.seed_offset}.\n")
+    print(
+        f"Area under the mean normalised-loss-vs-ε curve, {args.seeds} seeds from "
+        f"{args.seed_offset}.\n"
+    )
     print("| data set | " + " | ".join(VARIANTS) + " |")
     print("|---|" + "---|" * len(VARIANTS))
     for name in SETS:
         if name not in data:
             continue
         X, k = data[name]
-        areas = [area_under_curve(EPSILONS, [np.mean([kmeans_loss(X, fit(cls, X, k, e, s).cluster_centers_) for s in seeds])
-                                             for e in EPSILONS]) for cls in VARIANTS.values()]
+        areas = [
+            area_under_curve(
+                EPSILONS,
+                [
+                    np.mean([kmeans_loss(X, fit(cls, X, k, e, s).cluster_centers_) for s in seeds])
+                    for e in EPSILONS
+                ],
+            )
+            for cls in VARIANTS.values()
+        ]
         print(f"| {name} | " + " | ".join(f"{a:.4f}" for a in areas) + " |", flush=True)
     return 0
 

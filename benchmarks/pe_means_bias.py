@@ -1,4 +1,4 @@
-"""Where PE-means stops without noise, and what one Lloyd step adds (why DPKMeans has a recover step).
+"""Where PE-means stops without noise, and what one Lloyd step adds (why DPKMeans recovers).
 
 A point votes for its nearest candidate, and PE-means' Lévy candidates sit
 within a few γ of their parent, so votes carry direction more than distance:
@@ -28,11 +28,25 @@ SETS = ("iris", "blobs k=16 d=16", "penbased", "letter")
 def lloyd_step(X: np.ndarray, centers: np.ndarray) -> np.ndarray:
     """Each centre moves to the mean of its Voronoi cell (empty cells stay)."""
     labels = nearest_distances(X, centers)[1]
-    return np.array([X[labels == j].mean(axis=0) if np.any(labels == j) else c for j, c in enumerate(centers)])
+    return np.array(
+        [X[labels == j].mean(axis=0) if np.any(labels == j) else c for j, c in enumerate(centers)]
+    )
 
 
 def row(X: np.ndarray, k: int, seed: int) -> list[float]:
-    pe = DPKMeans(k, epsilon=1e4, delta=len(X) ** -1.1, radius=1.0, iterations=64, recover_share=0.0, random_state=seed).fit(X).cluster_centers_
+    pe = (
+        DPKMeans(
+            k,
+            epsilon=1e4,
+            delta=len(X) ** -1.1,
+            radius=1.0,
+            iterations=64,
+            recover_share=0.0,
+            random_state=seed,
+        )
+        .fit(X)
+        .cluster_centers_
+    )
     local = KMeans(k, init=pe, n_init=1, random_state=seed).fit(X).cluster_centers_
     return [
         kmeans_loss(X, pe),
@@ -48,8 +62,14 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args(argv)
     data = datasets(quick=False)
-    print(f"Mean normalised loss over {args.seeds} seeds; PE-means at ε = 1e4, T = 64, no recover step.\n")
-    print("| data set | PE-means | + one Lloyd step | + Lloyd to convergence | k-means++ (1 init) | k-means++ (10 inits) |")
+    print(
+        f"Mean normalised loss over {args.seeds} seeds; PE-means at ε = 1e4, T = 64, no recover "
+        "step.\n"
+    )
+    print(
+        "| data set | PE-means | + one Lloyd step | + Lloyd to convergence | k-means++ (1 init) | "
+        "k-means++ (10 inits) |"
+    )
     print("|---|---|---|---|---|---|")
     for name in SETS:
         if name not in data:

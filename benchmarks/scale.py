@@ -46,19 +46,27 @@ def main() -> None:
         data = make_data(out, n, args.d, args.clusters)
         results = {p: _in_subprocess(p, n, data, args) for p in args.paths}
         rows += _rows(n, results)
-        print(format_table(rows[-len(results):]), flush=True)
+        print(format_table(rows[-len(results) :]), flush=True)
     print("\n" + format_table(rows))
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--sizes", nargs="+", default=["1e5", "1e6"], help="values of n (default 1e5 1e6)")
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--sizes", nargs="+", default=["1e5", "1e6"], help="values of n (default 1e5 1e6)"
+    )
     p.add_argument("--d", type=int, default=32)
     p.add_argument("--m", type=int, default=1000)
-    p.add_argument("--clusters", type=int, default=20, help="Gaussian clusters in the synthetic data")
+    p.add_argument(
+        "--clusters", type=int, default=20, help="Gaussian clusters in the synthetic data"
+    )
     p.add_argument("--paths", nargs="+", default=list(PATHS), choices=PATHS)
     p.add_argument("--out", default=str(Path(__file__).parent / "out" / "scale"))
-    p.add_argument("--case", choices=PATHS, help=argparse.SUPPRESS)  # internal: one path in this process
+    p.add_argument(
+        "--case", choices=PATHS, help=argparse.SUPPRESS
+    )  # internal: one path in this process
     p.add_argument("--n", type=int, help=argparse.SUPPRESS)
     p.add_argument("--data", help=argparse.SUPPRESS)
     return p
@@ -86,15 +94,24 @@ def make_data(out: Path, n: int, d: int, clusters: int) -> Path:
         if start % ROWS_PER_FILE == 0:
             writer and writer.close()
             schema = pa.schema([(c, pa.float32()) for c in names])
-            writer = pq.ParquetWriter(folder / "parquet" / f"part{start // ROWS_PER_FILE:04d}.parquet", schema)
+            writer = pq.ParquetWriter(
+                folder / "parquet" / f"part{start // ROWS_PER_FILE:04d}.parquet", schema
+            )
         rows = min(ROWS_PER_GROUP, n - start)
-        block = (centres[rng.integers(clusters, size=rows)] + 0.3 * rng.standard_normal((rows, d))).astype(np.float32)
-        writer.write_table(pa.table({c: block[:, j] for j, c in enumerate(names)}), row_group_size=ROWS_PER_GROUP)
+        block = (
+            centres[rng.integers(clusters, size=rows)] + 0.3 * rng.standard_normal((rows, d))
+        ).astype(np.float32)
+        writer.write_table(
+            pa.table({c: block[:, j] for j, c in enumerate(names)}), row_group_size=ROWS_PER_GROUP
+        )
         npy[start : start + rows] = block
     writer.close()
     npy.flush()
     del npy
-    np.save(folder / "candidates.npy", centres[rng.integers(clusters, size=1000)] + 0.3 * rng.standard_normal((1000, d)))
+    np.save(
+        folder / "candidates.npy",
+        centres[rng.integers(clusters, size=1000)] + 0.3 * rng.standard_normal((1000, d)),
+    )
     done.write_text("ok")
     return folder
 
@@ -103,8 +120,7 @@ def make_data(out: Path, n: int, d: int, clusters: int) -> Path:
 
 
 def run_case(args) -> dict:
-    from privevo.histogram import nn_histogram
-    from privevo.streaming import NpySource, ParquetSource
+    from privevo.private import NpySource, ParquetSource, nn_histogram
 
     data = Path(args.data)
     C = np.load(data / "candidates.npy")[: args.m]
@@ -147,13 +163,19 @@ def _dask_case(source, C):
 
     import distributed
 
-    from privevo.distributed import dask_session
-    from privevo.histogram import nn_histogram
+    from privevo.private import dask_session, nn_histogram
 
     tic = time.perf_counter()
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR
-    ) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=logging.ERROR,
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         client.wait_for_workers(2)
         timings = {"start_s": time.perf_counter() - tic}
         with dask_session(client):
@@ -166,9 +188,22 @@ def _dask_case(source, C):
 
 
 def _in_subprocess(path: str, n: int, data: Path, args) -> dict:
-    cmd = [sys.executable, __file__, "--case", path, "--n", str(n), "--data", str(data), "--m", str(args.m)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--case",
+        path,
+        "--n",
+        str(n),
+        "--data",
+        str(data),
+        "--m",
+        str(args.m),
+    ]
     tic = time.perf_counter()
-    res = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    res = subprocess.run(
+        cmd, capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"}
+    )
     if res.returncode:
         raise RuntimeError(f"{path} n={n} failed:\n{res.stderr[-3000:]}")
     result = json.loads(res.stdout.strip().splitlines()[-1])
@@ -184,26 +219,37 @@ def _rows(n: int, results: dict) -> list[dict]:
     rows = []
     for r in results.values():
         wall = r["load_s"] + r["count_s"]
-        rows.append({
-            **r,
-            "wall_s": wall,
-            "mrows_s": n / wall / 1e6,
-            "vs_memory": wall / (ref["load_s"] + ref["count_s"]),
-            "equal": r["sha"] == ref["sha"] and r["total"] == n,
-        })
+        rows.append(
+            {
+                **r,
+                "wall_s": wall,
+                "mrows_s": n / wall / 1e6,
+                "vs_memory": wall / (ref["load_s"] + ref["count_s"]),
+                "equal": r["sha"] == ref["sha"] and r["total"] == n,
+            }
+        )
     return rows
 
 
 def format_table(rows: list[dict]) -> str:
-    head = "| n | path | read s | count s | wall s | vs memory | Mrows/s | peak RSS MiB | cluster start s | 1st call s | counts identical |"
+    head = (
+        "| n | path | read s | count s | wall s | vs memory | Mrows/s | peak RSS MiB "
+        "| cluster start s | 1st call s | counts identical |"
+    )
     lines = [head, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         rss = f"{r['rss_mib']:.0f}"
         if r.get("worker_rss_mib"):
-            rss += " (" + " + ".join(f"{v:.0f}" for v in [r["driver_rss_mib"], *r["worker_rss_mib"]]) + ")"
+            rss += (
+                " ("
+                + " + ".join(f"{v:.0f}" for v in [r["driver_rss_mib"], *r["worker_rss_mib"]])
+                + ")"
+            )
         lines.append(
-            f"| {r['n']:.0e} | {r['path']} | {r['load_s']:.1f} | {r['count_s']:.1f} | {r['wall_s']:.1f} | "
-            f"{r['vs_memory']:.2f} | {r['mrows_s']:.2f} | {rss} | {r['start_s']:.1f} | {r.get('first_call_s', 0):.1f} | {'yes' if r['equal'] else 'NO'} |"
+            f"| {r['n']:.0e} | {r['path']} | {r['load_s']:.1f} | {r['count_s']:.1f} | "
+            f"{r['wall_s']:.1f} | "
+            f"{r['vs_memory']:.2f} | {r['mrows_s']:.2f} | {rss} | {r['start_s']:.1f} | "
+            f"{r.get('first_call_s', 0):.1f} | {'yes' if r['equal'] else 'NO'} |"
         )
     return "\n".join(lines)
 

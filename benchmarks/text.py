@@ -16,7 +16,8 @@ synthetic texts. GAPE's R is public: 3 × the median nearest-neighbour
 distance among the S_0 embeddings, so costs are truncated at the typical
 spacing of public candidates.
 
-    python benchmarks/text.py                      # m=50, T=5, 32 tokens (~25 min on 2 shared cores)
+    python benchmarks/text.py                      # m=50, T=5, 32 tokens (~25 min on 2 shared
+    cores)
     python benchmarks/text.py --m 200 --max-tokens 48   # the issue's size, on a faster machine
     python benchmarks/text.py --quick              # a smoke run
 """
@@ -55,8 +56,13 @@ def evaluate(X: np.ndarray, syn: np.ndarray, probe) -> dict:
     from privevo import metrics
 
     precision, recall = metrics.knn_precision_recall(X, syn, k=3)
-    return {"n_syn": len(syn), "precision": precision, "recall": recall, "w1": metrics.sinkhorn_w1(X, syn),
-            "great": float(probe.predict(syn).mean())}
+    return {
+        "n_syn": len(syn),
+        "precision": precision,
+        "recall": recall,
+        "w1": metrics.sinkhorn_w1(X, syn),
+        "great": float(probe.predict(syn).mean()),
+    }
 
 
 def median_nn_distance(E: np.ndarray) -> float:
@@ -66,7 +72,9 @@ def median_nn_distance(E: np.ndarray) -> float:
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--m", type=int, default=50)
     p.add_argument("--iterations", type=int, default=5)
     p.add_argument("--max-tokens", type=int, default=32)
@@ -74,7 +82,9 @@ def main(argv=None) -> None:
     p.add_argument("--selectors", nargs="+", default=["rank", "gape"])
     p.add_argument("--mask-fraction", type=float, default=0.5)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest on busy shared cores)")
+    p.add_argument(
+        "--threads", type=int, default=1, help="torch threads (1 is fastest on busy shared cores)"
+    )
     p.add_argument("--samples", type=int, default=3, help="sample texts printed per run")
     p.add_argument("--quick", action="store_true", help="m=6, T=2, 12 tokens, 500 private reviews")
     args = p.parse_args(argv)
@@ -84,7 +94,14 @@ def main(argv=None) -> None:
     import torch
 
     torch.set_num_threads(args.threads)
-    from privevo.text import FOOD_TOPICS, LLMRandomAPI, LLMVariationAPI, SentenceEmbedder, TextPrivateEvolution, smollm2
+    from privevo.text import (
+        FOOD_TOPICS,
+        LLMRandomAPI,
+        LLMVariationAPI,
+        SentenceEmbedder,
+        TextPrivateEvolution,
+        smollm2,
+    )
 
     t0 = time.perf_counter()
     texts, great = load_reviews()
@@ -94,7 +111,10 @@ def main(argv=None) -> None:
     X = embedder.embed(texts, cache=False)
     probe, accuracy = great_probe(X, great)
     n, delta = len(texts), float(len(texts)) ** -1.1
-    log(f"loaded {n} reviews + models, embedded, probe accuracy {accuracy:.3f}: {time.perf_counter() - t0:.0f}s")
+    log(
+        f"loaded {n} reviews + models, embedded, probe accuracy {accuracy:.3f}: "
+        f"{time.perf_counter() - t0:.0f}s"
+    )
 
     kw = dict(kind="food review", max_new_tokens=args.max_tokens)
     rng = np.random.default_rng(args.seed)
@@ -105,7 +125,9 @@ def main(argv=None) -> None:
     log(f"S_0: {len(initial)} public texts in {time.perf_counter() - tic:.0f}s; gape R = {R:.3f}")
 
     zero = dict.fromkeys(("seconds", "histogram", "selection", "variation"), 0.0)
-    rows = [{"method": "S_0 (public, first m)", "eps": "-", **evaluate(X, S0[: args.m], probe), **zero}]
+    rows = [
+        {"method": "S_0 (public, first m)", "eps": "-", **evaluate(X, S0[: args.m], probe), **zero}
+    ]
     samples = {}
     for eps in args.eps:
         for selector in args.selectors:
@@ -113,22 +135,49 @@ def main(argv=None) -> None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # ε = inf warns that it is not private
                 model = TextPrivateEvolution(
-                    lm, embedder, n_synthetic=args.m, iterations=args.iterations, epsilon=eps, delta=delta,
-                    selector=selector, gape_R=R, random_api=list(initial), random_state=args.seed + 1,
-                    variation_api=LLMVariationAPI(lm, mask_fraction=args.mask_fraction, **kw), kind="food review",
+                    lm,
+                    embedder,
+                    n_synthetic=args.m,
+                    iterations=args.iterations,
+                    epsilon=eps,
+                    delta=delta,
+                    selector=selector,
+                    gape_R=R,
+                    random_api=list(initial),
+                    random_state=args.seed + 1,
+                    variation_api=LLMVariationAPI(lm, mask_fraction=args.mask_fraction, **kw),
+                    kind="food review",
                 ).fit(embeddings=X)
             seconds = time.perf_counter() - tic
             report = model.privacy_report_
-            eps_label = "inf (non-private)" if report["epsilon"] is None else f"{report['epsilon']:.3g}"
-            phases = {k: sum(r.seconds[k] for r in model.history_) for k in ("histogram", "selection", "variation")}
-            rows.append({"method": selector, "eps": eps_label, **evaluate(X, model.synthetic_, probe), "seconds": seconds,
-                         **phases})
+            eps_label = (
+                "inf (non-private)" if report["epsilon"] is None else f"{report['epsilon']:.3g}"
+            )
+            phases = {
+                k: sum(r.seconds[k] for r in model.history_)
+                for k in ("histogram", "selection", "variation")
+            }
+            rows.append(
+                {
+                    "method": selector,
+                    "eps": eps_label,
+                    **evaluate(X, model.synthetic_, probe),
+                    "seconds": seconds,
+                    **phases,
+                }
+            )
             samples[(eps_label, selector)] = model.synthetic_texts_[: args.samples]
             log(f"{selector} eps={eps_label}: {rows[-1]}")
 
-    print(f"\nprivate n={n}, m={args.m}, T={args.iterations}, delta=n^-1.1={delta:.2e}, max_new_tokens={args.max_tokens}, "
-          f"mask_fraction={args.mask_fraction}, gape R={R:.3f} (public), seed={args.seed}")
-    print(f"share of 'great' in the private set: {great.mean():.3f}; probe 5-fold accuracy {accuracy:.3f}\n")
+    print(
+        f"\nprivate n={n}, m={args.m}, T={args.iterations}, delta=n^-1.1={delta:.2e}, "
+        f"max_new_tokens={args.max_tokens}, "
+        f"mask_fraction={args.mask_fraction}, gape R={R:.3f} (public), seed={args.seed}"
+    )
+    print(
+        f"share of 'great' in the private set: {great.mean():.3f}; probe 5-fold accuracy "
+        f"{accuracy:.3f}\n"
+    )
     print(table(rows, great.mean()))
     print(f"\ntotal {time.perf_counter() - t0:.0f}s (2 shared, busy cores)\n")
     for (eps_label, selector), texts_ in samples.items():
@@ -138,12 +187,19 @@ def main(argv=None) -> None:
 
 
 def table(rows: list[dict], private_great: float) -> str:
-    head = ("| method | ε | synthetic | kNN precision | kNN recall | Sinkhorn W1 | 'great' share (private {:.3f}) "
-            "| seconds (histogram / selection / LLM+embed) |").format(private_great)
+    head = (
+        "| method | ε | synthetic | kNN precision | kNN recall | Sinkhorn W1 | 'great' share "
+        "(private {:.3f}) "
+        "| seconds (histogram / selection / LLM+embed) |"
+    ).format(private_great)
     lines = [head, "|" + "---|" * 8]
     for r in rows:
-        lines.append(f"| {r['method']} | {r['eps']} | {r['n_syn']} | {r['precision']:.3f} | {r['recall']:.4f} | "
-                     f"{r['w1']:.4f} | {r['great']:.3f} | {r['seconds']:.0f} ({r['histogram']:.0f} / {r['selection']:.0f} / {r['variation']:.0f}) |")
+        lines.append(
+            f"| {r['method']} | {r['eps']} | {r['n_syn']} | {r['precision']:.3f} | "
+            f"{r['recall']:.4f} | "
+            f"{r['w1']:.4f} | {r['great']:.3f} | {r['seconds']:.0f} ({r['histogram']:.0f} / "
+            f"{r['selection']:.0f} / {r['variation']:.0f}) |"
+        )
     return "\n".join(lines)
 
 

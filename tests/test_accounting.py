@@ -7,7 +7,9 @@ import pytest
 from privevo import accounting
 
 
-def pld_epsilon(sigma: float, steps: int, delta: float, sensitivity: float = 1.0, scale: float = 1.0) -> float:
+def pld_epsilon(
+    sigma: float, steps: int, delta: float, sensitivity: float = 1.0, scale: float = 1.0
+) -> float:
     """Google's PLD accountant; its grid step grows with the ε being checked (relative accuracy)."""
     acc = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4 * max(1.0, scale))
     acc.compose(accounting.dp_event(sigma, steps, sensitivity))
@@ -114,7 +116,10 @@ def mp_delta(epsilon: float, mu: float):
     """δ(ε) of μ-GDP in 60-digit arithmetic (mpmath: no underflow, no cancellation)."""
     with mpmath.workdps(60):
         eps, mu = mpmath.mpf(epsilon), mpmath.mpf(mu)
-        phi = lambda x: mpmath.erfc(-x / mpmath.sqrt(2)) / 2
+
+        def phi(x):
+            return mpmath.erfc(-x / mpmath.sqrt(2)) / 2
+
         return phi(-eps / mu + mu / 2) - mpmath.exp(eps) * phi(-eps / mu - mu / 2)
 
 
@@ -141,7 +146,9 @@ def test_epsilon_of_mu_is_an_upper_bound_and_tight(eps, delta):
     assert mp_delta(reported * (1 - 1e-5), mu) > delta
 
 
-@pytest.mark.parametrize("eps,mu", [(e, m) for e in (0.0, 1e-6, 1.0, 1e6) for m in (1e-7, 0.03, 1, 1e3)])
+@pytest.mark.parametrize(
+    "eps,mu", [(e, m) for e in (0.0, 1e-6, 1.0, 1e6) for m in (1e-7, 0.03, 1, 1e3)]
+)
 def test_log_delta_matches_mpmath(eps, mu):
     ref = mp_delta(eps, mu)
     if ref <= 0 or mpmath.log(ref) < -2000:
@@ -159,7 +166,10 @@ def test_target_one_is_never_exceeded():
     # before: the root finder gave 1.0000000000000353 for target 1
     for steps in (1, 4, 10, 100):
         for delta in (1e-5, 1e-8):
-            assert accounting.epsilon_of(accounting.gaussian_sigma(1.0, delta, steps), delta, steps) <= 1.0
+            assert (
+                accounting.epsilon_of(accounting.gaussian_sigma(1.0, delta, steps), delta, steps)
+                <= 1.0
+            )
 
 
 def test_a_split_budget_recomposes_below_its_target():

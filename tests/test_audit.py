@@ -16,8 +16,20 @@ import numpy as np
 import pytest
 
 from privevo import PrivateEvolution, audit
-from privevo.audit import audit_cluster_sums, audit_release, audit_runs, audit_second_moment, default_model
-from privevo.private import cluster_sums, nn_histogram, noisy_nn_histogram, noisy_second_moment, reference_assign
+from privevo.audit import (
+    audit_cluster_sums,
+    audit_release,
+    audit_runs,
+    audit_second_moment,
+    default_model,
+)
+from privevo.private import (
+    cluster_sums,
+    nn_histogram,
+    noisy_nn_histogram,
+    noisy_second_moment,
+    reference_assign,
+)
 from privevo.private.release import _NOISES
 
 DELTA = 1e-5
@@ -28,9 +40,13 @@ DELTA = 1e-5
 
 def test_clopper_pearson_upper_matches_closed_forms():
     # k = 0: the (1 − α) upper bound solves (1 − p)^n = α
-    assert audit.clopper_pearson_upper(0, 200, 0.025) == pytest.approx(1 - 0.025 ** (1 / 200), rel=1e-9)
+    assert audit.clopper_pearson_upper(0, 200, 0.025) == pytest.approx(
+        1 - 0.025 ** (1 / 200), rel=1e-9
+    )
     # k = n − 1: it solves P[X ≤ n − 1] = 1 − p^n = α; k = n: 1
-    assert audit.clopper_pearson_upper(199, 200, 0.025) == pytest.approx(0.975 ** (1 / 200), rel=1e-9)
+    assert audit.clopper_pearson_upper(199, 200, 0.025) == pytest.approx(
+        0.975 ** (1 / 200), rel=1e-9
+    )
     assert audit.clopper_pearson_upper(200, 200, 0.025) == 1.0
     up = audit.clopper_pearson_upper(50, 1000, 0.025)
     assert 0.05 < up < 0.05 + 3 * math.sqrt(0.05 * 0.95 / 1000)
@@ -40,7 +56,9 @@ def test_epsilon_lower_bound_from_perfect_separation():
     u = 1 - 0.025 ** (1 / 100)
     got = audit.epsilon_lower_bound(0, 100, 0, 100, DELTA, 0.05)
     assert got == pytest.approx(math.log((1 - DELTA - u) / u), rel=1e-9)
-    assert audit.epsilon_lower_bound(50, 100, 50, 100, DELTA, 0.05) == 0.0  # a coin flip proves nothing
+    assert (
+        audit.epsilon_lower_bound(50, 100, 50, 100, DELTA, 0.05) == 0.0
+    )  # a coin flip proves nothing
 
 
 def test_threshold_is_chosen_on_the_first_half_only():
@@ -58,7 +76,8 @@ def test_threshold_is_chosen_on_the_first_half_only():
 
 @pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
 def test_release_is_noise_applied_to_exact_counts(noise):
-    """The audit's shortcut equals the release function: noisy_nn_histogram = noise(nn_histogram)."""
+    """The audit's shortcut equals the release function: noisy_nn_histogram =
+    noise(nn_histogram)."""
     sc = audit.canary_scenario()
     a = noisy_nn_histogram(sc.D, sc.candidates, 3.0, np.random.default_rng(5), noise=noise).value
     b = _NOISES[noise](nn_histogram(sc.D, sc.candidates), 3.0, np.random.default_rng(5))
@@ -80,7 +99,9 @@ def test_scenario_neighbours_differ_by_one_canary_vote(adjacency):
 @pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
 @pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
 def test_single_release_lower_bound_below_claim(noise, adjacency):
-    r = audit_release(1.0, DELTA, noise=noise, adjacency=adjacency, n_releases=40_000, random_state=11)
+    r = audit_release(
+        1.0, DELTA, noise=noise, adjacency=adjacency, n_releases=40_000, random_state=11
+    )
     assert r.claimed_epsilon == pytest.approx(1.0, abs=1e-9)
     assert r.epsilon_lower <= r.claimed_epsilon
     assert r.epsilon_lower > 0.25  # and the audit has power: the test does distinguish D from D′
@@ -115,13 +136,22 @@ def _last_row_counted_twice(private, candidates):
 
 @pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
 def test_sigma_over_four_single_release_is_caught(noise):
-    r = audit_release(1.0, DELTA, noise=noise, n_releases=20_000, random_state=1, add_noise=_quarter_sigma(noise))
+    r = audit_release(
+        1.0, DELTA, noise=noise, n_releases=20_000, random_state=1, add_noise=_quarter_sigma(noise)
+    )
     assert r.epsilon_lower > r.claimed_epsilon
 
 
 @pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
 def test_canary_that_votes_twice_is_caught(noise):
-    r = audit_release(4.0, DELTA, noise=noise, n_releases=300_000, random_state=1, histogram=_last_row_counted_twice)
+    r = audit_release(
+        4.0,
+        DELTA,
+        noise=noise,
+        n_releases=300_000,
+        random_state=1,
+        histogram=_last_row_counted_twice,
+    )
     assert r.epsilon_lower > r.claimed_epsilon
 
 
@@ -129,7 +159,9 @@ class _QuarterSigmaPE(PrivateEvolution):
     """Claims σ, releases with σ/4 on every round."""
 
     def _histogram(self, X, candidates, rng):
-        release = noisy_nn_histogram(X, candidates, self.sigma_ / 4, rng, noise=self.noise, metric=self.metric)
+        release = noisy_nn_histogram(
+            X, candidates, self.sigma_ / 4, rng, noise=self.noise, metric=self.metric
+        )
         return dataclasses.replace(release, sigma=self.sigma_)  # the ledger is told σ
 
 
@@ -139,7 +171,9 @@ class _SkipsNoiseOnRound2PE(PrivateEvolution):
     def _histogram(self, X, candidates, rng):
         release = super()._histogram(X, candidates, rng)
         if len(self.history_) == 1:  # the ledger still records a noisy release
-            return dataclasses.replace(release, value=nn_histogram(X, candidates).astype(np.float64))
+            return dataclasses.replace(
+                release, value=nn_histogram(X, candidates).astype(np.float64)
+            )
         return release
 
 
@@ -152,7 +186,9 @@ def test_sigma_over_four_whole_runs_is_caught():
 @pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
 def test_noise_missing_on_one_round_is_caught(noise):
     model = partial(default_model, cls=_SkipsNoiseOnRound2PE)
-    r = audit_runs(1.0, DELTA, noise=noise, n_runs=200, iterations=3, random_state=0, make_model=model)
+    r = audit_runs(
+        1.0, DELTA, noise=noise, n_runs=200, iterations=3, random_state=0, make_model=model
+    )
     assert r.epsilon_lower > r.claimed_epsilon
     assert r.statistic == "LLR of round 2"
 
@@ -165,13 +201,34 @@ def test_cli_audit_json(capsys):
 
     from privevo.cli import main
 
-    code = main(["audit", "--epsilon", "1", "--releases", "4000", "--runs", "0", "--noise", "gaussian",
-                 "--adjacency", "add_remove", "--seed", "2", "--json"])
+    code = main(
+        [
+            "audit",
+            "--epsilon",
+            "1",
+            "--releases",
+            "4000",
+            "--runs",
+            "0",
+            "--noise",
+            "gaussian",
+            "--adjacency",
+            "add_remove",
+            "--seed",
+            "2",
+            "--json",
+        ]
+    )
     rows = json.loads(capsys.readouterr().out)
     assert code == 0
     settings = [r["setting"] for r in rows]
-    assert settings == ["single release", "noisy row count", "user-level votes (k = 1, 4 rows per user)",
-                        "user-level votes (k = 3, 4 rows per user)", "DPLloyd iteration (box without 0)"]
+    assert settings == [
+        "single release",
+        "noisy row count",
+        "user-level votes (k = 1, 4 rows per user)",
+        "user-level votes (k = 3, 4 rows per user)",
+        "DPLloyd iteration (box without 0)",
+    ]
     for row in rows:
         assert row["epsilon_lower"] <= row["claimed_epsilon"] == pytest.approx(1.0)
 
@@ -179,24 +236,43 @@ def test_cli_audit_json(capsys):
 def test_cli_audit_table_and_failing_exit_status(capsys, monkeypatch):
     from privevo.cli import main
 
-    code = main(["audit", "--epsilon", "4", "--releases", "4000", "--runs", "0", "--noise", "discrete_gaussian",
-                 "--adjacency", "replace", "-q"])
+    code = main(
+        [
+            "audit",
+            "--epsilon",
+            "4",
+            "--releases",
+            "4000",
+            "--runs",
+            "0",
+            "--noise",
+            "discrete_gaussian",
+            "--adjacency",
+            "replace",
+            "-q",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert "| single release | discrete_gaussian | replace |" in out and "4 of 4 settings" in out
 
-    broken = audit_release(1.0, DELTA, n_releases=20_000, random_state=1, add_noise=_quarter_sigma("gaussian"))
+    broken = audit_release(
+        1.0, DELTA, n_releases=20_000, random_state=1, add_noise=_quarter_sigma("gaussian")
+    )
     monkeypatch.setattr(audit, "run_audit", lambda **kwargs: [broken])
     assert main(["audit", "--runs", "0", "-q"]) == 1
     assert "VIOLATED in 1" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--alpha", "1.5"], "alpha must be in (0, 1)"),
-    (["--runs", "-1"], "runs must be an integer >= 0"),
-    (["--releases", "2"], "n_releases"),
-    (["--epsilon", "0"], "epsilon"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--alpha", "1.5"], "alpha must be in (0, 1)"),
+        (["--runs", "-1"], "runs must be an integer >= 0"),
+        (["--releases", "2"], "n_releases"),
+        (["--epsilon", "0"], "epsilon"),
+    ],
+)
 def test_cli_audit_bad_input_one_line(argv, message, capsys):
     from privevo.cli import main
 
@@ -205,7 +281,8 @@ def test_cli_audit_bad_input_one_line(argv, message, capsys):
     assert message in err and "\n" not in err
 
 
-# ---------------------------------------------------------------- the recover step (noisy cluster sums)
+# ---------------------------------------------------------------- the recover step (noisy cluster
+# sums)
 
 
 @pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
@@ -218,16 +295,22 @@ def test_cluster_sums_release_lower_bound_below_claim(adjacency):
 def _scalar_noise_on_sums(private, centers, sigma_sum, sigma_count, rng):
     """The public HDPE-means code's flaw: one noise value per cluster, added to every coordinate."""
     sums, counts = cluster_sums(private, centers)
-    return sums + rng.normal(0.0, sigma_sum, size=(len(sums), 1)), counts + rng.normal(0.0, sigma_count, size=counts.shape)
+    return sums + rng.normal(0.0, sigma_sum, size=(len(sums), 1)), counts + rng.normal(
+        0.0, sigma_count, size=counts.shape
+    )
 
 
 def _quarter_sigma_sums(private, centers, sigma_sum, sigma_count, rng):
     sums, counts = cluster_sums(private, centers)
-    return sums + rng.normal(0.0, sigma_sum / 4, size=sums.shape), counts + rng.normal(0.0, sigma_count / 4, size=counts.shape)
+    return sums + rng.normal(0.0, sigma_sum / 4, size=sums.shape), counts + rng.normal(
+        0.0, sigma_count / 4, size=counts.shape
+    )
 
 
 def test_scalar_noise_on_cluster_sums_is_caught():
-    r = audit_cluster_sums(1.0, DELTA, n_releases=2000, random_state=1, release=_scalar_noise_on_sums)
+    r = audit_cluster_sums(
+        1.0, DELTA, n_releases=2000, random_state=1, release=_scalar_noise_on_sums
+    )
     assert r.epsilon_lower > 3 * r.claimed_epsilon and r.statistic == "sum residual off (1, …, 1)"
 
 
@@ -236,8 +319,8 @@ def test_quarter_sigma_on_cluster_sums_is_caught():
     assert r.epsilon_lower > r.claimed_epsilon
 
 
-
-# ---------------------------------------------------------------- HDPE's projection (noisy second moment)
+# ---------------------------------------------------------------- HDPE's projection (noisy second
+# moment)
 
 
 @pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
@@ -252,7 +335,9 @@ def _quarter_sigma_moment(private, sigma, rng):
 
 
 def test_quarter_sigma_on_second_moment_is_caught():
-    r = audit_second_moment(1.0, DELTA, n_releases=2000, random_state=1, release=_quarter_sigma_moment)
+    r = audit_second_moment(
+        1.0, DELTA, n_releases=2000, random_state=1, release=_quarter_sigma_moment
+    )
     assert r.epsilon_lower > r.claimed_epsilon
 
 

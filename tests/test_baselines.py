@@ -10,9 +10,15 @@ from sklearn.cluster import KMeans
 from sklearn.datasets import make_blobs
 
 from privevo import PrivacyLeakWarning
-from privevo.baselines import DPLloyd, FastLloyd, NonPrivateKMeans, dplloyd_iterations, split_epsilon
-from privevo.private.statistics import cluster_statistics
+from privevo.baselines import (
+    DPLloyd,
+    FastLloyd,
+    NonPrivateKMeans,
+    dplloyd_iterations,
+    split_epsilon,
+)
 from privevo.metrics import kmeans_loss
+from privevo.private.statistics import cluster_statistics
 
 
 def unit_blobs(n=4000, d=4, k=4, seed=1):
@@ -41,7 +47,9 @@ def test_cluster_statistics_relative_and_capped():
     sums, counts = cluster_statistics(X, centers)
     np.testing.assert_allclose(sums, [[0.6, 0.0], [4.2, 4.0]])
     np.testing.assert_array_equal(counts, [2, 2])
-    sums, counts = cluster_statistics(X, centers, max_dist=0.3, relative=True)  # (0.5, 0) is too far
+    sums, counts = cluster_statistics(
+        X, centers, max_dist=0.3, relative=True
+    )  # (0.5, 0) is too far
     np.testing.assert_allclose(sums, [[0.1, 0.0], [0.2, 0.0]])
     np.testing.assert_array_equal(counts, [1, 2])
 
@@ -56,7 +64,10 @@ def test_dp_baselines_reproducible_in_box_and_useful(cls):
     assert 2 <= a.n_iter_ <= 7
     floor = kmeans_loss(X, KMeans(4, n_init=10, random_state=0).fit(X).cluster_centers_)
     random_loss = kmeans_loss(X, np.random.default_rng(0).uniform(-1, 1, (4, 4)))
-    losses = [kmeans_loss(X, cls(4, epsilon=8.0, radius=1.0, random_state=s).fit(X).cluster_centers_) for s in range(3)]
+    losses = [
+        kmeans_loss(X, cls(4, epsilon=8.0, radius=1.0, random_state=s).fit(X).cluster_centers_)
+        for s in range(3)
+    ]
     assert floor <= np.mean(losses) < 0.5 * random_loss
 
 
@@ -77,7 +88,9 @@ def test_nonprivate_matches_sklearn_quality():
     X = unit_blobs()
     est = NonPrivateKMeans(4, random_state=0).fit(X)
     ref = KMeans(4, n_init=10, random_state=0).fit(X)
-    assert kmeans_loss(X, est.cluster_centers_) == pytest.approx(kmeans_loss(X, ref.cluster_centers_), rel=1e-6)
+    assert kmeans_loss(X, est.cluster_centers_) == pytest.approx(
+        kmeans_loss(X, ref.cluster_centers_), rel=1e-6
+    )
     np.testing.assert_array_equal(est.predict(X), est.labels_)
 
 
@@ -103,7 +116,9 @@ def test_lsh_tree_baseline():
     assert a.cluster_centers_.shape == (4, 4) and a.n_leaves_ >= 4
     floor = kmeans_loss(X, KMeans(4, n_init=10, random_state=0).fit(X).cluster_centers_)
     assert kmeans_loss(X, a.cluster_centers_) < 1.5 * floor
-    tiny = LSHTreeKMeans(5, epsilon=0.01, radius=1.0, random_state=0).fit(X[:50])  # almost no signal
+    tiny = LSHTreeKMeans(5, epsilon=0.01, radius=1.0, random_state=0).fit(
+        X[:50]
+    )  # almost no signal
     assert tiny.cluster_centers_.shape == (5, 4) and np.isfinite(tiny.cluster_centers_).all()
 
 
@@ -119,8 +134,9 @@ def test_baselines_draw_through_releases_that_compose_to_their_epsilon():
     for cls in (FastLloyd, LSHTreeKMeans):
         model = cls(4, epsilon=0.8, delta=1e-6, bounds=(-1, 1), random_state=0).fit(X)
         assert model.releases_ and all(r.noise == "gaussian" for r in model.releases_)
-        report = privacy_report(epsilon_target=0.8, delta=1e-6, adjacency="add_remove",
-                                releases=model.releases_)
+        report = privacy_report(
+            epsilon_target=0.8, delta=1e-6, adjacency="add_remove", releases=model.releases_
+        )
         assert report["epsilon"] <= 0.8 * (1 + 1e-9)
         if cls is LSHTreeKMeans:  # levels the tree never reached are charged too
             continue

@@ -36,9 +36,28 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 PRIVATE_NAMES = {"X", "Z", "private", "texts", "groups"}
 DRAWS = {
-    "normal", "standard_normal", "laplace", "gumbel", "exponential", "uniform", "random", "choice",
-    "integers", "permutation", "permuted", "shuffle", "binomial", "poisson", "geometric",
-    "multivariate_normal", "rand", "randn", "randint", "gauss", "randrange", "sample",
+    "normal",
+    "standard_normal",
+    "laplace",
+    "gumbel",
+    "exponential",
+    "uniform",
+    "random",
+    "choice",
+    "integers",
+    "permutation",
+    "permuted",
+    "shuffle",
+    "binomial",
+    "poisson",
+    "geometric",
+    "multivariate_normal",
+    "rand",
+    "randn",
+    "randint",
+    "gauss",
+    "randrange",
+    "sample",
     "discrete_gaussian",
 }
 SCHEMA_ATTRS = {"ndim", "dtype"}
@@ -57,14 +76,18 @@ def modules(root: Path = SRC) -> dict[str, Path]:
 
 def extensions(root: Path = SRC) -> set[str]:
     """Compiled modules (leaves of the graph: they import nothing of privevo)."""
-    return {".".join(p.relative_to(root).parts[:-1] + (p.name.split(".")[0],))
-            for p in (root / "privevo").rglob("*.so")}
+    return {
+        ".".join(p.relative_to(root).parts[:-1] + (p.name.split(".")[0],))
+        for p in (root / "privevo").rglob("*.so")
+    }
 
 
 def imports_of(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     """The privevo modules ``name`` imports (``from . import x`` counts x when it is a module)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    leaves = extensions(path.parents[len(name.split(".")) - (0 if path.name == "__init__.py" else 1)])
+    leaves = extensions(
+        path.parents[len(name.split(".")) - (0 if path.name == "__init__.py" else 1)]
+    )
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
@@ -104,7 +127,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
                 stack.pop()
                 path.pop()
             elif state.get(child) == 1:
-                return path[path.index(child):] + [child]
+                return path[path.index(child) :] + [child]
             elif not state.get(child):
                 state[child] = 1
                 stack.append((child, iter(sorted(graph[child]))))
@@ -115,8 +138,13 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def private_reach_violations(root: Path = SRC) -> list[str]:
     """Modules outside privevo/private that import one of its submodules."""
     graph = import_graph(root)
-    return sorted(f"{m} imports {t}" for m, targets in graph.items() if not m.startswith("privevo.private")
-                  for t in targets if t.startswith("privevo.private."))
+    return sorted(
+        f"{m} imports {t}"
+        for m, targets in graph.items()
+        if not m.startswith("privevo.private")
+        for t in targets
+        if t.startswith("privevo.private.")
+    )
 
 
 def _uses(node: ast.AST, tainted: set[str]) -> bool:
@@ -171,20 +199,27 @@ def noise_violations_in(source: str, where: str) -> list[str]:
         tainted = {p for p in params if p in PRIVATE_NAMES}
         body = func.body if isinstance(func.body, list) else [func.body]
         for stmt in (n for b in body for n in ast.walk(b)):  # assignments in source order
-            if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value is not None:
+            if (
+                isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                and stmt.value is not None
+            ):
                 if _uses(stmt.value, tainted):
                     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                     tainted |= {n.id for t in targets for n in _bound_names(t)}
         if not tainted:
             continue
         for node in (n for b in body for n in ast.walk(b)):
-            if _is_draw(node) and (any(_uses(a, tainted) for a in node.args)
-                                   or any(_uses(k.value, tainted) for k in node.keywords)):
+            if _is_draw(node) and (
+                any(_uses(a, tainted) for a in node.args)
+                or any(_uses(k.value, tainted) for k in node.keywords)
+            ):
                 found.append(f"{where}:{node.lineno} draws from private-derived values")
             if isinstance(node, ast.BinOp):
                 for draw, other in ((node.left, node.right), (node.right, node.left)):
                     if _is_draw(draw) and _uses(other, tainted):
-                        found.append(f"{where}:{node.lineno} adds a random draw to private-derived values")
+                        found.append(
+                            f"{where}:{node.lineno} adds a random draw to private-derived values"
+                        )
     return found
 
 
@@ -204,7 +239,10 @@ def sigma_violations(root: Path = SRC) -> list[str]:
         if name.startswith("privevo.private") or name == "privevo.accounting":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "gaussian_sigma":
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", getattr(node.func, "attr", "")) == "gaussian_sigma"
+            ):
                 out.append(f"{name}:{node.lineno}")
     return out
 
@@ -234,7 +272,7 @@ def test_sigma_is_calibrated_in_one_function():
 
 ISOLATED_IMPORTS = """
 import importlib, os, sys
-import numpy, scipy.optimize, scipy.integrate, scipy.special, sklearn.base, threadpoolctl  # noqa: third party only
+import numpy, scipy.optimize, scipy.integrate, scipy.special, sklearn.base, threadpoolctl
 from sklearn.utils import _param_validation, validation  # noqa
 assert not any(m == "privevo" or m.startswith("privevo.") for m in sys.modules)
 failed = []
@@ -257,12 +295,22 @@ def test_every_module_imports_alone_in_a_fresh_interpreter():
     """Each module in a process where no privevo module was imported before (a fork of one that
     imported only third-party libraries), so no module leans on another's import order."""
     names = [n for n in modules() if not n.endswith("__main__")]
-    done = subprocess.run([sys.executable, "-W", "ignore", "-c", ISOLATED_IMPORTS, *names],
-                          capture_output=True, text=True, cwd=SRC.parent, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", ISOLATED_IMPORTS, *names],
+        capture_output=True,
+        text=True,
+        cwd=SRC.parent,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "", done.stderr[-2000:]
-    broken = subprocess.run([sys.executable, "-c", ISOLATED_IMPORTS, "privevo._version", "privevo.nope"],
-                            capture_output=True, text=True, cwd=SRC.parent, timeout=300)
+    broken = subprocess.run(
+        [sys.executable, "-c", ISOLATED_IMPORTS, "privevo._version", "privevo.nope"],
+        capture_output=True,
+        text=True,
+        cwd=SRC.parent,
+        timeout=300,
+    )
     assert broken.stdout.split() == ["privevo.nope"]  # a module that fails alone is named
 
 
@@ -271,26 +319,37 @@ def test_every_module_imports_alone_in_a_fresh_interpreter():
 
 @pytest.fixture
 def tree(tmp_path) -> Path:
-    shutil.copytree(SRC / "privevo", tmp_path / "privevo", ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    shutil.copytree(
+        SRC / "privevo", tmp_path / "privevo", ignore=shutil.ignore_patterns("*.so", "__pycache__")
+    )
     return tmp_path
 
 
 def test_a_planted_draw_on_private_data_is_caught(tree):
     target = tree / "privevo" / "selection" / "simple.py"
-    target.write_text(target.read_text() + "\n\ndef leak(X, rng):\n    return rng.normal(size=X.shape)\n")
-    assert noise_violations(tree) == ["privevo/selection/simple.py:" + str(len(target.read_text().splitlines()))
-                                      + " draws from private-derived values"]
+    target.write_text(
+        target.read_text() + "\n\ndef leak(X, rng):\n    return rng.normal(size=X.shape)\n"
+    )
+    assert noise_violations(tree) == [
+        "privevo/selection/simple.py:"
+        + str(len(target.read_text().splitlines()))
+        + " draws from private-derived values"
+    ]
 
 
 def test_planted_noise_added_to_a_derived_value_is_caught(tree):
     target = tree / "privevo" / "kmeans.py"
-    target.write_text(target.read_text() + "\n\ndef leak(Z, rng):\n    sums = Z.sum(axis=0)\n"
-                      "    return sums + rng.laplace(0.0, 1.0, size=3)\n")
+    target.write_text(
+        target.read_text() + "\n\ndef leak(Z, rng):\n    sums = Z.sum(axis=0)\n"
+        "    return sums + rng.laplace(0.0, 1.0, size=3)\n"
+    )
     assert len(noise_violations(tree)) == 1
 
 
 def test_public_draws_with_the_feature_count_are_allowed():
-    source = "def basis(Z, rng, dim):\n    d = Z.shape[1]\n    return rng.standard_normal((d, dim))\n"
+    source = (
+        "def basis(Z, rng, dim):\n    d = Z.shape[1]\n    return rng.standard_normal((d, dim))\n"
+    )
     assert noise_violations_in(source, "x.py") == []
     leaky = "def basis(Z, rng):\n    n = Z.shape[0]\n    return rng.standard_normal(n)\n"
     assert noise_violations_in(leaky, "x.py") != []
@@ -301,12 +360,17 @@ def test_a_planted_kernel_import_and_circle_are_caught(tree):
     target.write_text(target.read_text() + "\nfrom .private.kernel import partial_counts  # noqa\n")
     assert private_reach_violations(tree) == ["privevo.metrics imports privevo.private.kernel"]
     kernel = tree / "privevo" / "private" / "kernel.py"
-    kernel.write_text(kernel.read_text() + "\n\ndef _late():\n    from ..metrics import kmeans_loss  # noqa\n")
+    kernel.write_text(
+        kernel.read_text() + "\n\ndef _late():\n    from ..metrics import kmeans_loss  # noqa\n"
+    )
     cycle = find_cycle(import_graph(tree))
     assert cycle is not None and "privevo.private.kernel" in cycle and "privevo.metrics" in cycle
 
 
 def test_a_planted_sigma_is_caught(tree):
     target = tree / "privevo" / "kmeans.py"
-    target.write_text(target.read_text() + "\n\ndef sigma():\n    return accounting.gaussian_sigma(1.0, 1e-6, 3)\n")
+    target.write_text(
+        target.read_text()
+        + "\n\ndef sigma():\n    return accounting.gaussian_sigma(1.0, 1e-6, 3)\n"
+    )
     assert len(sigma_violations(tree)) == 1

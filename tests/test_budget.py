@@ -157,14 +157,26 @@ class _Untouchable:
         raise AssertionError("the data was read")
 
 
-@pytest.mark.parametrize("make", [
-    lambda acc: __import__("privevo").DPKMeans(2, epsilon=0.6, radius=1.0, random_state=0, accountant=acc),
-    lambda acc: __import__("privevo").PrivateEvolution(
-        __import__("privevo.demo", fromlist=["x"]).MIXTURE_START,
-        __import__("privevo.variation", fromlist=["x"]).GaussianVariation(0.1, 2),
-        __import__("privevo.selection", fromlist=["x"]).Rank(), 3, 2, 0.6, 1e-6, random_state=0,
-        accountant=acc),
-], ids=["DPKMeans", "PrivateEvolution"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda acc: __import__("privevo").DPKMeans(
+            2, epsilon=0.6, radius=1.0, random_state=0, accountant=acc
+        ),
+        lambda acc: __import__("privevo").PrivateEvolution(
+            __import__("privevo.demo", fromlist=["x"]).MIXTURE_START,
+            __import__("privevo.variation", fromlist=["x"]).GaussianVariation(0.1, 2),
+            __import__("privevo.selection", fromlist=["x"]).Rank(),
+            3,
+            2,
+            0.6,
+            1e-6,
+            random_state=0,
+            accountant=acc,
+        ),
+    ],
+    ids=["DPKMeans", "PrivateEvolution"],
+)
 def test_estimators_take_an_accountant(make):
     import numpy as np
 

@@ -14,14 +14,15 @@ import pytest
 
 from privevo import PrivateEvolution
 from privevo.checkpoint import load_checkpoint, rng_from_state, rng_state
+from privevo.demo import MIXTURE_START, mixture_2d
+from privevo.selection import Rank, Subsample
+from privevo.variation import GaussianVariation
 
 
 def rounds_of(path):
     """The round records of a checkpoint file."""
     return [r for r in load_checkpoint(path)[1] if r.key.startswith("round/")]
-from privevo.demo import MIXTURE_START, mixture_2d
-from privevo.selection import Rank, Subsample
-from privevo.variation import GaussianVariation
+
 
 T = 12
 
@@ -29,7 +30,9 @@ T = 12
 def make_pe(selector=None, **kw):
     params = dict(n_synthetic=3, iterations=T, epsilon=2.0, delta=1e-5, random_state=7)
     params.update(kw)
-    return PrivateEvolution(MIXTURE_START, GaussianVariation(0.1, 2), selector or Subsample(), **params)
+    return PrivateEvolution(
+        MIXTURE_START, GaussianVariation(0.1, 2), selector or Subsample(), **params
+    )
 
 
 @pytest.fixture(scope="module")
@@ -81,19 +84,24 @@ def test_resume_equals_uninterrupted_and_counts_each_release_once(tmp_path, data
     with pytest.raises(Stop):
         make_pe(checkpoint=path, callbacks=[stop_after(6)]).fit(data)
     rounds_seen = []
-    resumed = make_pe(checkpoint=path, callbacks=[lambda r: rounds_seen.append(r.iteration)]).fit(data)
+    resumed = make_pe(checkpoint=path, callbacks=[lambda r: rounds_seen.append(r.iteration)]).fit(
+        data
+    )
     assert resumed.resumed_from_ == 7
     assert rounds_seen == list(range(7, T))  # only the missing rounds were released
     np.testing.assert_array_equal(resumed.synthetic_, reference.synthetic_)
     for a, b in zip(resumed.history_, reference.history_):
         np.testing.assert_array_equal(a.noisy_counts, b.noisy_counts)
     report = resumed.privacy_report_
-    assert report["releases"] == [{"name": "nn_histogram", "sigma": reference.sigma_, "count": T,
-                                   "sensitivity": 1.0}]
+    assert report["releases"] == [
+        {"name": "nn_histogram", "sigma": reference.sigma_, "count": T, "sensitivity": 1.0}
+    ]
     assert report["epsilon"] == reference.privacy_report_["epsilon"]
     assert report["epsilon"] == pytest.approx(2.0, rel=1e-9)
     # a finished checkpoint: fitting again releases nothing and gives the same output
-    again = make_pe(checkpoint=path, callbacks=[lambda r: rounds_seen.append(("again", r.iteration))]).fit(data)
+    again = make_pe(
+        checkpoint=path, callbacks=[lambda r: rounds_seen.append(("again", r.iteration))]
+    ).fit(data)
     assert again.resumed_from_ == T and not any(isinstance(r, tuple) for r in rounds_seen)
     np.testing.assert_array_equal(again.synthetic_, reference.synthetic_)
 
@@ -158,7 +166,8 @@ CHILD = textwrap.dedent(
 
     X = mixture_2d(rng=np.random.default_rng(0))[0]
     pe = PrivateEvolution(MIXTURE_START, GaussianVariation(0.1, 2), SlowSubsample(), n_synthetic=3,
-                          iterations=%d, epsilon=2.0, delta=1e-5, random_state=7, checkpoint=sys.argv[1])
+                          iterations=%d, epsilon=2.0, delta=1e-5, random_state=7,
+                          checkpoint=sys.argv[1])
     pe.fit(X)
     np.save(sys.argv[1] + ".out.npy", pe.synthetic_)
     print(repr(pe.privacy_report_["epsilon"]), pe.resumed_from_, len(pe.history_))
@@ -171,7 +180,11 @@ def test_sigkill_mid_run_then_resume_matches_uninterrupted(tmp_path, reference):
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     path = tmp_path / "run.ckpt"
-    child = subprocess.Popen([sys.executable, str(script), str(path), "0.15"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        [sys.executable, str(script), str(path), "0.15"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 120
     completed = 0
     while completed < 4 and time.monotonic() < deadline and child.poll() is None:
@@ -187,7 +200,9 @@ def test_sigkill_mid_run_then_resume_matches_uninterrupted(tmp_path, reference):
     assert 4 <= killed_at < T
     assert not (tmp_path / "run.ckpt.out.npy").exists()
 
-    done = subprocess.run([sys.executable, str(script), str(path), "0"], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(script), str(path), "0"], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     epsilon, resumed_from, n_history = done.stdout.split()
     assert int(resumed_from) == killed_at and int(n_history) == T
@@ -208,7 +223,14 @@ def test_dpkmeans_checkpoint_resume(tmp_path, monkeypatch, method, d):
         pytest.skip("privevo.DPKMeans is not available yet")
     rng = np.random.default_rng(1)
     X = np.vstack([rng.normal(c, 0.05, (300, d)) for c in (-0.5, 0.5)])
-    params = dict(n_clusters=2, epsilon=1.0, radius=2.0 * np.sqrt(d), method=method, iterations=6, random_state=3)
+    params = dict(
+        n_clusters=2,
+        epsilon=1.0,
+        radius=2.0 * np.sqrt(d),
+        method=method,
+        iterations=6,
+        random_state=3,
+    )
     reference = privevo.DPKMeans(**params).fit(X)
     path = tmp_path / "km.ckpt"
     step, calls = PE.step, []

@@ -15,8 +15,22 @@ from privevo.cli import main
 from privevo.demo import mixture_2d
 
 REPORT_KEYS = {
-    "epsilon", "delta", "mu", "sigma", "steps", "adjacency", "sensitivity", "noise", "mechanism",
-    "dp_event", "releases", "public_parameters", "warnings", "guarantee_holds", "privevo_version", "timestamp",
+    "epsilon",
+    "delta",
+    "mu",
+    "sigma",
+    "steps",
+    "adjacency",
+    "sensitivity",
+    "noise",
+    "mechanism",
+    "dp_event",
+    "releases",
+    "public_parameters",
+    "warnings",
+    "guarantee_holds",
+    "privevo_version",
+    "timestamp",
 }
 
 
@@ -26,7 +40,9 @@ def has_dpkmeans() -> bool:
     return hasattr(privevo, "DPKMeans")
 
 
-needs_dpkmeans = pytest.mark.skipif(not has_dpkmeans(), reason="privevo.DPKMeans is not available yet")
+needs_dpkmeans = pytest.mark.skipif(
+    not has_dpkmeans(), reason="privevo.DPKMeans is not available yet"
+)
 
 
 def run(argv, capsys) -> tuple[int, str, str]:
@@ -57,11 +73,47 @@ def files(tmp_path_factory):
     (d / "afile").write_text("x")
     (d / "junk.ckpt").write_bytes(b"junk")
     # a finished checkpoint of another run (epsilon 4, seed 1)
-    code = main(["synth", str(d / "mix.csv"), "--m", "3", "--selector", "rank", "--epsilon", "4", "--radius", "2",
-                 "--iterations", "3", "--seed", "1", "--checkpoint", str(d / "other.ckpt"), "-q", "-o", str(d / "other.csv")])
+    code = main(
+        [
+            "synth",
+            str(d / "mix.csv"),
+            "--m",
+            "3",
+            "--selector",
+            "rank",
+            "--epsilon",
+            "4",
+            "--radius",
+            "2",
+            "--iterations",
+            "3",
+            "--seed",
+            "1",
+            "--checkpoint",
+            str(d / "other.ckpt"),
+            "-q",
+            "-o",
+            str(d / "other.csv"),
+        ]
+    )
     assert code == 0
-    code = main(["kmeans", str(d / "mix.csv"), "--k", "2", "--epsilon", "1", "--radius", "2", "-q",
-                 "--checkpoint", str(d / "km.ckpt"), "-o", str(d / "km.csv")])
+    code = main(
+        [
+            "kmeans",
+            str(d / "mix.csv"),
+            "--k",
+            "2",
+            "--epsilon",
+            "1",
+            "--radius",
+            "2",
+            "-q",
+            "--checkpoint",
+            str(d / "km.ckpt"),
+            "-o",
+            str(d / "km.csv"),
+        ]
+    )
     assert code == 0
     (d / "numhead.csv").write_text("1,2\n" + (d / "mix.csv").read_text().split("\n", 1)[1])
     (d / "one.csv").write_text("x,y\n0.1,0.2\n")
@@ -88,11 +140,29 @@ def snapshot(folder) -> dict[str, str]:
     """Every file under ``folder`` (links followed) → the SHA-256 of its bytes."""
     import hashlib
 
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
-SYNTH = ["synth", "{d}/mix.csv", "--m", "3", "--selector", "rank", "--epsilon", "1", "--radius", "2", "--iterations", "3", "--seed", "0"]
+SYNTH = [
+    "synth",
+    "{d}/mix.csv",
+    "--m",
+    "3",
+    "--selector",
+    "rank",
+    "--epsilon",
+    "1",
+    "--radius",
+    "2",
+    "--iterations",
+    "3",
+    "--seed",
+    "0",
+]
 KMEANS = ["kmeans", "{d}/mix.csv", "--k", "2", "--epsilon", "1", "--radius", "2", "--seed", "0"]
 
 
@@ -116,7 +186,11 @@ BAD_INPUTS = [
     ("missing file", swap(SYNTH, data="{d}/nope.csv"), "data file not found"),
     ("empty file", swap(SYNTH, data="{d}/empty.csv"), "is empty"),
     ("header only", swap(SYNTH, data="{d}/header.csv"), "header but no data rows"),
-    ("non-numeric column", swap(SYNTH, data="{d}/text.csv", header=[]), "column 'label' is not numeric"),
+    (
+        "non-numeric column",
+        swap(SYNTH, data="{d}/text.csv", header=[]),
+        "column 'label' is not numeric",
+    ),
     ("NaN", swap(SYNTH, data="{d}/nan.csv"), "column 'x' has NaN or infinite values"),
     ("inf", swap(KMEANS, data="{d}/inf.csv"), "column 'y' has NaN or infinite values"),
     ("empty cell", swap(SYNTH, data="{d}/gap.csv"), "empty cell at line 3"),
@@ -131,83 +205,178 @@ BAD_INPUTS = [
     ("m = 0", swap(SYNTH, m="0"), "--m must be an integer >= 1"),
     ("epsilon = 0", swap(SYNTH, epsilon="0"), "epsilon must be a finite number > 0"),
     ("epsilon < 0", swap(KMEANS, epsilon="-1"), "epsilon must be a finite number > 0"),
-    ("epsilon not a number", swap(SYNTH, epsilon="abc"), "argument --epsilon: invalid float value: 'abc'"),
-    ("epsilon missing", swap(SYNTH, epsilon=None), "the following arguments are required: --epsilon"),
+    (
+        "epsilon not a number",
+        swap(SYNTH, epsilon="abc"),
+        "argument --epsilon: invalid float value: 'abc'",
+    ),
+    (
+        "epsilon missing",
+        swap(SYNTH, epsilon=None),
+        "the following arguments are required: --epsilon",
+    ),
     ("delta = 1", swap(SYNTH, delta="1"), "delta must be in (0, 1)"),
     ("delta = 0", swap(KMEANS, delta="0"), "delta must be in (0, 1)"),
-    ("unknown selector", swap(SYNTH, selector="best"), "argument --selector: invalid choice: 'best'"),
+    (
+        "unknown selector",
+        swap(SYNTH, selector="best"),
+        "argument --selector: invalid choice: 'best'",
+    ),
     ("negative radius", swap(SYNTH, radius="-1"), "--radius must be a finite number > 0"),
-    ("bounds lo >= hi", swap(swap(KMEANS, radius=None), bounds=["3", "3"]), "--bounds LO HI needs LO < HI"),
+    (
+        "bounds lo >= hi",
+        swap(swap(KMEANS, radius=None), bounds=["3", "3"]),
+        "--bounds LO HI needs LO < HI",
+    ),
     ("radius and bounds", swap(KMEANS, bounds=["0", "1"]), "not allowed with argument --radius"),
     ("center of wrong length", swap(SYNTH, center=["1", "2", "3"]), "--center needs 1 or 2 values"),
     ("iterations = 0", swap(SYNTH, iterations="0"), "--iterations must be an integer >= 1"),
     ("recover share = 1", swap(KMEANS, recover_share="1"), "--recover-share must be in [0, 1)"),
     ("negative R", swap(SYNTH, selector="gape", R="-2"), "--R must be a finite number > 0"),
     ("unknown column", swap(SYNTH, columns="x,zz"), "unknown column 'zz'; available columns: x, y"),
-    ("checkpoint of another run", swap(SYNTH, checkpoint="{d}/other.ckpt"), "belongs to another run (epsilon is 4.0 there, 1.0 now)"),
-    ("checkpoint of the other command", swap(SYNTH, checkpoint="{d}/km.ckpt"),
-     "was written by a DPKMeans run, not by this PrivateEvolution run"),
-    ("corrupt checkpoint", swap(SYNTH, checkpoint="{d}/junk.ckpt"), "not a readable privevo checkpoint"),
+    (
+        "checkpoint of another run",
+        swap(SYNTH, checkpoint="{d}/other.ckpt"),
+        "belongs to another run (epsilon is 4.0 there, 1.0 now)",
+    ),
+    (
+        "checkpoint of the other command",
+        swap(SYNTH, checkpoint="{d}/km.ckpt"),
+        "was written by a DPKMeans run, not by this PrivateEvolution run",
+    ),
+    (
+        "corrupt checkpoint",
+        swap(SYNTH, checkpoint="{d}/junk.ckpt"),
+        "not a readable privevo checkpoint",
+    ),
     ("output path is a folder", swap(SYNTH, output="{o}"), "is a directory"),
-    ("unwritable output (parent is a file)", swap(SYNTH, output="{d}/afile/out.csv"), "is not a directory"),
+    (
+        "unwritable output (parent is a file)",
+        swap(SYNTH, output="{d}/afile/out.csv"),
+        "is not a directory",
+    ),
     ("output folder missing", swap(KMEANS, output="{o}/no/out.csv"), "does not exist"),
-    ("unsupported output type", swap(SYNTH, output="{o}/out.xlsx"), "unsupported file type '.xlsx'"),
+    (
+        "unsupported output type",
+        swap(SYNTH, output="{o}/out.xlsx"),
+        "unsupported file type '.xlsx'",
+    ),
     ("plot without output", swap(SYNTH, plot=[]), "--plot needs an output file"),
-    ("account: epsilon and sigma", ["account", "--epsilon", "1", "--sigma", "2", "--delta", "1e-5", "--steps", "3"], "exactly one of --epsilon or --sigma"),
-    ("account: steps = 0", ["account", "--epsilon", "1", "--delta", "1e-5", "--steps", "0"], "steps must be an integer >= 1"),
-    ("account: delta >= 1", ["account", "--epsilon", "1", "--delta", "2", "--steps", "3"], "delta must be in (0, 1)"),
+    (
+        "account: epsilon and sigma",
+        ["account", "--epsilon", "1", "--sigma", "2", "--delta", "1e-5", "--steps", "3"],
+        "exactly one of --epsilon or --sigma",
+    ),
+    (
+        "account: steps = 0",
+        ["account", "--epsilon", "1", "--delta", "1e-5", "--steps", "0"],
+        "steps must be an integer >= 1",
+    ),
+    (
+        "account: delta >= 1",
+        ["account", "--epsilon", "1", "--delta", "2", "--steps", "3"],
+        "delta must be in (0, 1)",
+    ),
     ("demo: --out is a file", ["demo", "--out", "{d}/afile"], "exists and is not a folder"),
     # issue 19, item 1: no output may destroy the input or another output
     ("-o is the input", swap(SYNTH, output="{d}/mix.csv"), "-o {d}/mix.csv is the input data file"),
     ("-o is a link to the input", swap(KMEANS, output="{d}/link.csv"), "is the input data file"),
-    ("checkpoint is the input", swap(SYNTH, checkpoint="{d}/mix.csv"),
-     "--checkpoint {d}/mix.csv is the input data file"),
-    ("-o inside the input folder", swap(SYNTH, data="{d}/parts", output="{d}/parts/o.csv"),
-     "is inside the input folder"),
-    ("checkpoint inside the input folder", swap(SYNTH, data="{d}/parts", checkpoint="{d}/parts/c"),
-     "is inside the input folder"),
-    ("-o X --checkpoint X", swap(SYNTH, output="{o}/r.csv", checkpoint="{o}/r.csv"),
-     "-o and --checkpoint are the same file"),
-    ("checkpoint is the report", swap(KMEANS, output="{o}/r.csv", checkpoint="{o}/r.privacy.json"),
-     "the privacy report and --checkpoint are the same file"),
-    ("checkpoint is the plot", swap(SYNTH, output="{o}/r.csv", plot=[], checkpoint="{o}/r.png"),
-     "the --plot image and --checkpoint are the same file"),
+    (
+        "checkpoint is the input",
+        swap(SYNTH, checkpoint="{d}/mix.csv"),
+        "--checkpoint {d}/mix.csv is the input data file",
+    ),
+    (
+        "-o inside the input folder",
+        swap(SYNTH, data="{d}/parts", output="{d}/parts/o.csv"),
+        "is inside the input folder",
+    ),
+    (
+        "checkpoint inside the input folder",
+        swap(SYNTH, data="{d}/parts", checkpoint="{d}/parts/c"),
+        "is inside the input folder",
+    ),
+    (
+        "-o X --checkpoint X",
+        swap(SYNTH, output="{o}/r.csv", checkpoint="{o}/r.csv"),
+        "-o and --checkpoint are the same file",
+    ),
+    (
+        "checkpoint is the report",
+        swap(KMEANS, output="{o}/r.csv", checkpoint="{o}/r.privacy.json"),
+        "the privacy report and --checkpoint are the same file",
+    ),
+    (
+        "checkpoint is the plot",
+        swap(SYNTH, output="{o}/r.csv", plot=[], checkpoint="{o}/r.png"),
+        "the --plot image and --checkpoint are the same file",
+    ),
     # item 2: no hang
-    ("iterations above the cap", swap(SYNTH, iterations="100000"),
-     "--iterations must be at most 10000 (PE rounds), got 100000"),
+    (
+        "iterations above the cap",
+        swap(SYNTH, iterations="100000"),
+        "--iterations must be at most 10000 (PE rounds), got 100000",
+    ),
     ("iterations 1e8", swap(KMEANS, iterations="1e8"), "argument --iterations: invalid int value"),
     # item 3: one range for epsilon and delta, one message
     ("delta 5e-324", swap(KMEANS, delta="5e-324"), "delta must be at least 1e-300"),
-    ("synth: epsilon 1e-12", swap(SYNTH, epsilon="1e-12"), "epsilon must be between 1e-06 and 1e+06"),
+    (
+        "synth: epsilon 1e-12",
+        swap(SYNTH, epsilon="1e-12"),
+        "epsilon must be between 1e-06 and 1e+06",
+    ),
     ("kmeans: epsilon 1e-12", swap(KMEANS, epsilon="1e-12"), "epsilon must be between 1e-06 and"),
-    ("account: epsilon 1e-12", ["account", "--epsilon", "1e-12", "--delta", "1e-5", "--steps", "3"],
-     "epsilon must be between 1e-06 and 1e+06"),
-    ("account: delta 5e-324", ["account", "--epsilon", "1", "--delta", "5e-324", "--steps", "3"],
-     "delta must be at least 1e-300"),
+    (
+        "account: epsilon 1e-12",
+        ["account", "--epsilon", "1e-12", "--delta", "1e-5", "--steps", "3"],
+        "epsilon must be between 1e-06 and 1e+06",
+    ),
+    (
+        "account: delta 5e-324",
+        ["account", "--epsilon", "1", "--delta", "5e-324", "--steps", "3"],
+        "delta must be at least 1e-300",
+    ),
     # item 4: a folder of mixed parts
-    ("mixed folder", swap(SYNTH, data="{d}/mixed"), "mixes .npy files (a.npy) and Parquet files (b.parquet)"),
+    (
+        "mixed folder",
+        swap(SYNTH, data="{d}/mixed"),
+        "mixes .npy files (a.npy) and Parquet files (b.parquet)",
+    ),
     # item 7: header, one row
     ("text first line, text below", swap(SYNTH, data="{d}/text.csv"), "pass --header if line 1"),
-    ("one row, no --delta, replace adjacency (n public)",
-     swap(SYNTH, data="{d}/one.csv") + ["--adjacency", "replace"],
-     "the default delta n^-1.1 needs at least 2 rows; pass --delta"),
+    (
+        "one row, no --delta, replace adjacency (n public)",
+        swap(SYNTH, data="{d}/one.csv") + ["--adjacency", "replace"],
+        "the default delta n^-1.1 needs at least 2 rows; pass --delta",
+    ),
     ("--header on .npy", swap(SYNTH, data="{d}/mix.npy", header=[]), "apply to CSV/TSV files only"),
     # issue 14, item 8: a private first row is data, and no message quotes a cell
-    ("first row with an empty cell", swap(SYNTH, data="{d}/firstgap.csv"),
-     "column '1' has an empty cell at line 1"),
-    ("a text cell", swap(SYNTH, data="{d}/secret.csv", header=[]),
-     "column 'y' is not numeric (line 3 holds a non-number)"),
+    (
+        "first row with an empty cell",
+        swap(SYNTH, data="{d}/firstgap.csv"),
+        "column '1' has an empty cell at line 1",
+    ),
+    (
+        "a text cell",
+        swap(SYNTH, data="{d}/secret.csv", header=[]),
+        "column 'y' is not numeric (line 3 holds a non-number)",
+    ),
     # item 10: messages
     ("center nan", swap(SYNTH, center="nan"), "--center must be finite numbers, got nan"),
-    ("center with bounds", swap(swap(KMEANS, radius=None), bounds=["0", "1"], center="0.5"),
-     "--center goes with --radius, not --bounds"),
+    (
+        "center with bounds",
+        swap(swap(KMEANS, radius=None), bounds=["0", "1"], center="0.5"),
+        "--center goes with --radius, not --bounds",
+    ),
     ("seed -1", swap(SYNTH, seed="-1"), "--seed must be an integer >= 0, got -1"),
     ("random-bytes npy", swap(SYNTH, data="{d}/random.npy"), "not a readable .npy file (no valid"),
     ("unknown noise", swap(SYNTH, noise="laplace"), "argument --noise: invalid choice: 'laplace'"),
 ]
 
 
-@pytest.mark.parametrize("argv, message", [c[1:] for c in BAD_INPUTS], ids=[c[0] for c in BAD_INPUTS])
+@pytest.mark.parametrize(
+    "argv, message", [c[1:] for c in BAD_INPUTS], ids=[c[0] for c in BAD_INPUTS]
+)
 def test_bad_input_one_line_error_no_output(files, tmp_path, capsys, argv, message):
     out_dir = tmp_path / "out"
     out_dir.mkdir()
@@ -237,16 +406,27 @@ def test_unwritable_output_folder(files, tmp_path, capsys):
     locked.mkdir()
     locked.chmod(0o500)
     try:
-        code, _, err = run([a.format(d=files) for a in SYNTH] + ["-o", str(locked / "o.csv")], capsys)
+        code, _, err = run(
+            [a.format(d=files) for a in SYNTH] + ["-o", str(locked / "o.csv")], capsys
+        )
     finally:
         locked.chmod(0o700)
     assert code != 0 and "cannot write to output folder" in err and list(locked.iterdir()) == []
 
 
-@pytest.mark.parametrize("argv", [["synth", "{d}/nope.csv", "--m", "3", "--epsilon", "1"], ["kmeans", "{d}/mix.csv", "--k", "0", "--epsilon", "1"], ["synth", "{d}/mix.csv", "--m", "3", "--epsilon", "1", "--selector", "x"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["synth", "{d}/nope.csv", "--m", "3", "--epsilon", "1"],
+        ["kmeans", "{d}/mix.csv", "--k", "0", "--epsilon", "1"],
+        ["synth", "{d}/mix.csv", "--m", "3", "--epsilon", "1", "--selector", "x"],
+    ],
+)
 def test_real_process_exit_code_and_no_traceback(files, argv):
     argv = [a.format(d=files) for a in argv]
-    done = subprocess.run([sys.executable, "-m", "privevo.cli", *argv], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "privevo.cli", *argv], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert done.stderr.startswith(f"privevo {argv[0]}: error: ")
@@ -259,7 +439,11 @@ def read_report(path) -> dict:
 
 
 def test_synth_writes_points_report_and_plot(files, tmp_path, capsys):
-    argv = [a.format(d=files) for a in swap(SYNTH, iterations="5", epsilon="2")] + ["-o", tmp_path / "syn.csv", "--plot"]
+    argv = [a.format(d=files) for a in swap(SYNTH, iterations="5", epsilon="2")] + [
+        "-o",
+        tmp_path / "syn.csv",
+        "--plot",
+    ]
     code, out, err = run(argv, capsys)
     assert code == 0 and err == ""  # not a terminal: no progress bars
     points = np.loadtxt(tmp_path / "syn.csv", delimiter=",", skiprows=1)
@@ -268,7 +452,9 @@ def test_synth_writes_points_report_and_plot(files, tmp_path, capsys):
     assert report["epsilon"] == pytest.approx(2.0, rel=1e-9) and report["steps"] == 5
     assert report["guarantee_holds"] is True and len(report["warnings"]) == 1
     assert "seed" in report["warnings"][0] and report["public_parameters"]["cli"]["seeded"] is True
-    assert report["public_parameters"]["radius"] == 2.0 and report["public_parameters"]["cli"]["columns"] == ["x", "y"]
+    assert report["public_parameters"]["radius"] == 2.0 and report["public_parameters"]["cli"][
+        "columns"
+    ] == ["x", "y"]
     assert (tmp_path / "syn.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "epsilon=2 " in out and "wrote" in out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["syn.csv", "syn.png", "syn.privacy.json"]
@@ -292,13 +478,19 @@ def test_synth_without_public_radius_warns_and_marks_report(files, tmp_path, cap
     argv = [a.format(d=files) for a in swap(SYNTH, radius=None)] + ["-o", tmp_path / "s.npy"]
     code, _, err = run(argv, capsys)
     assert code == 0
-    assert err.startswith("privevo: warning: PrivacyLeakWarning: ") and len(err.strip().splitlines()) == 1
+    assert (
+        err.startswith("privevo: warning: PrivacyLeakWarning: ")
+        and len(err.strip().splitlines()) == 1
+    )
     report = read_report(tmp_path / "s.privacy.json")
     assert report["guarantee_holds"] is False and "not DP" in report["warnings"][-1]
 
 
 def test_synth_checkpoint_resume_spends_nothing_more(files, tmp_path, capsys):
-    argv = [a.format(d=files) for a in swap(SYNTH, iterations="4")] + ["--checkpoint", tmp_path / "run.ckpt"]
+    argv = [a.format(d=files) for a in swap(SYNTH, iterations="4")] + [
+        "--checkpoint",
+        tmp_path / "run.ckpt",
+    ]
     code, _, _ = run(argv + ["-o", tmp_path / "a.csv"], capsys)
     assert code == 0
     first = (tmp_path / "run.ckpt").read_bytes()
@@ -327,7 +519,13 @@ def test_kmeans_writes_centers_and_report(files, tmp_path, capsys):
 @needs_dpkmeans
 @pytest.mark.parametrize("projection", ["pca", "random"])
 def test_kmeans_hdpe_projection_option(files, capsys, projection):
-    argv = [a.format(d=files) for a in KMEANS] + ["--json", "--method", "hdpe-means", "--projection", projection]
+    argv = [a.format(d=files) for a in KMEANS] + [
+        "--json",
+        "--method",
+        "hdpe-means",
+        "--projection",
+        projection,
+    ]
     code, out, err = run(argv, capsys)
     assert code == 0, err
     report = json.loads(out)["privacy_report"]
@@ -339,7 +537,11 @@ def test_kmeans_hdpe_projection_option(files, capsys, projection):
 
 @needs_dpkmeans
 def test_kmeans_json_to_stdout_with_bounds(files, capsys):
-    argv = [a.format(d=files) for a in swap(swap(KMEANS, radius=None), bounds=["-2", "2"])] + ["--json", "--columns", "x,y"]
+    argv = [a.format(d=files) for a in swap(swap(KMEANS, radius=None), bounds=["-2", "2"])] + [
+        "--json",
+        "--columns",
+        "x,y",
+    ]
     code, out, err = run(argv, capsys)
     assert code == 0, err
     result = json.loads(out)
@@ -348,10 +550,15 @@ def test_kmeans_json_to_stdout_with_bounds(files, capsys):
 
 
 def test_account_both_directions(capsys):
-    code, out, _ = run(["account", "--epsilon", "1", "--delta", "1e-5", "--steps", "10", "--json"], capsys)
+    code, out, _ = run(
+        ["account", "--epsilon", "1", "--delta", "1e-5", "--steps", "10", "--json"], capsys
+    )
     forward = json.loads(out)
     assert code == 0 and forward["sigma"] == pytest.approx(accounting.gaussian_sigma(1.0, 1e-5, 10))
-    code, out, _ = run(["account", "--sigma", str(forward["sigma"]), "--delta", "1e-5", "--steps", "10", "--json"], capsys)
+    code, out, _ = run(
+        ["account", "--sigma", str(forward["sigma"]), "--delta", "1e-5", "--steps", "10", "--json"],
+        capsys,
+    )
     assert json.loads(out)["epsilon"] == pytest.approx(1.0, rel=1e-9)
 
 
@@ -382,13 +589,24 @@ def test_progress_bar_only_on_a_terminal(files, tmp_path):
     import struct
     import termios
 
-    argv = [sys.executable, "-m", "privevo.cli", *[a.format(d=files) for a in swap(SYNTH, iterations="30")]]
+    argv = [
+        sys.executable,
+        "-m",
+        "privevo.cli",
+        *[a.format(d=files) for a in swap(SYNTH, iterations="30")],
+    ]
     shown = {}
     for quiet in (False, True):
         leader, follower = pty.openpty()
-        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a 100-column terminal
-        done = subprocess.run(argv + ["-o", str(tmp_path / f"s{quiet}.csv")] + (["-q"] if quiet else []),
-                              stderr=follower, stdout=subprocess.PIPE, timeout=120)
+        fcntl.ioctl(
+            follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0)
+        )  # a 100-column terminal
+        done = subprocess.run(
+            argv + ["-o", str(tmp_path / f"s{quiet}.csv")] + (["-q"] if quiet else []),
+            stderr=follower,
+            stdout=subprocess.PIPE,
+            timeout=120,
+        )
         os.close(follower)
         chunks = []
         while True:

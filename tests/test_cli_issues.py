@@ -4,7 +4,6 @@ publishes a secret: one test per defect found by trying odd inputs (each replays
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -49,15 +48,31 @@ def inputs_unchanged(request):
     import hashlib
 
     folder = request.getfixturevalue("data")
-    snap = lambda: {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()}
+
+    def snap():
+        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()}
+
     before = snap()
     yield
     assert snap() == before
 
 
 def synth(d, *extra):
-    return ["synth", d / "mix.csv", "--m", "3", "--selector", "rank", "--epsilon", "1",
-            "--radius", "2", "--iterations", "3", *extra]
+    return [
+        "synth",
+        d / "mix.csv",
+        "--m",
+        "3",
+        "--selector",
+        "rank",
+        "--epsilon",
+        "1",
+        "--radius",
+        "2",
+        "--iterations",
+        "3",
+        *extra,
+    ]
 
 
 def kmeans(d, *extra):
@@ -100,8 +115,23 @@ def test_reported_epsilon_never_exceeds_the_target(data, capsys, epsilon):
 
 def test_huge_finite_values_are_clipped_not_zeroed(data, capsys):
     # before: values near 1e300 overflowed while clipping: centres ~0, "guarantee_holds": true
-    code, out, err = run(["kmeans", data / "huge.csv", "--k", "2", "--epsilon", "4", "--radius",
-                          "10", "--seed", "0", "--json", "-q"], capsys)
+    code, out, err = run(
+        [
+            "kmeans",
+            data / "huge.csv",
+            "--k",
+            "2",
+            "--epsilon",
+            "4",
+            "--radius",
+            "10",
+            "--seed",
+            "0",
+            "--json",
+            "-q",
+        ],
+        capsys,
+    )
     assert code == 0, err
     result = json.loads(out)
     centers = np.asarray(result["points"])
@@ -113,8 +143,24 @@ def test_huge_finite_values_are_clipped_not_zeroed(data, capsys):
 
 def test_huge_finite_values_synth_agrees(data, capsys):
     # before: synth called the values "NaN or infinite"
-    argv = ["synth", data / "huge.csv", "--m", "2", "--selector", "rank", "--epsilon", "4",
-            "--radius", "10", "--iterations", "5", "--seed", "0", "--json", "-q"]
+    argv = [
+        "synth",
+        data / "huge.csv",
+        "--m",
+        "2",
+        "--selector",
+        "rank",
+        "--epsilon",
+        "4",
+        "--radius",
+        "10",
+        "--iterations",
+        "5",
+        "--seed",
+        "0",
+        "--json",
+        "-q",
+    ]
     code, out, err = run(argv, capsys)
     assert code == 0, err
     points = np.asarray(json.loads(out)["points"])
@@ -128,8 +174,24 @@ def test_huge_finite_values_in_a_streamed_folder(tmp_path, capsys):
     X = mixture_2d(400, np.random.default_rng(0))[0] * 1e300
     np.save(parts / "a.npy", X[:200])
     np.save(parts / "b.npy", X[200:])
-    argv = ["synth", parts, "--m", "2", "--selector", "rank", "--epsilon", "4", "--radius", "10",
-            "--iterations", "5", "--seed", "0", "--json", "-q"]
+    argv = [
+        "synth",
+        parts,
+        "--m",
+        "2",
+        "--selector",
+        "rank",
+        "--epsilon",
+        "4",
+        "--radius",
+        "10",
+        "--iterations",
+        "5",
+        "--seed",
+        "0",
+        "--json",
+        "-q",
+    ]
     code, out, err = run(argv, capsys)
     assert code == 0, err
     points = np.asarray(json.loads(out)["points"])
@@ -141,8 +203,21 @@ def test_huge_finite_values_in_a_streamed_folder(tmp_path, capsys):
 
 
 def test_gape_fewer_points_said_on_stderr_and_in_json(data, tmp_path, capsys):
-    argv = ["synth", data / "mix.csv", "--m", "200", "--epsilon", "1", "--radius", "5", "--seed",
-            "0", "--json", "-o", tmp_path / "s.csv"]
+    argv = [
+        "synth",
+        data / "mix.csv",
+        "--m",
+        "200",
+        "--epsilon",
+        "1",
+        "--radius",
+        "5",
+        "--seed",
+        "0",
+        "--json",
+        "-o",
+        tmp_path / "s.csv",
+    ]
     code, out, err = run(argv, capsys)
     assert code == 0
     result = json.loads(out)
@@ -162,17 +237,52 @@ def test_gape_fewer_points_said_on_stderr_and_in_json(data, tmp_path, capsys):
 
 def test_numeric_header_is_data_unless_header_is_given(data, tmp_path, capsys):
     for flag, names in (([], "0,1"), (["--header"], "1,2")):
-        argv = ["synth", data / "numhead.csv", "--m", "2", "--selector", "rank", "--epsilon", "1",
-                "--radius", "2", "--iterations", "2", "-q", "-o", tmp_path / "s.csv", *flag]
+        argv = [
+            "synth",
+            data / "numhead.csv",
+            "--m",
+            "2",
+            "--selector",
+            "rank",
+            "--epsilon",
+            "1",
+            "--radius",
+            "2",
+            "--iterations",
+            "2",
+            "-q",
+            "-o",
+            tmp_path / "s.csv",
+            *flag,
+        ]
         code, _, err = run(argv, capsys)
         assert code == 0, err
         assert (tmp_path / "s.csv").read_text().splitlines()[0] == names
 
 
 def test_one_row_with_delta_runs(data, tmp_path, capsys):
-    code, _, err = run(["synth", data / "one.csv", "--m", "1", "--selector", "rank", "--epsilon",
-                        "1", "--radius", "1", "--iterations", "2", "--delta", "1e-6", "-q",
-                        "-o", tmp_path / "s.csv"], capsys)
+    code, _, err = run(
+        [
+            "synth",
+            data / "one.csv",
+            "--m",
+            "1",
+            "--selector",
+            "rank",
+            "--epsilon",
+            "1",
+            "--radius",
+            "1",
+            "--iterations",
+            "2",
+            "--delta",
+            "1e-6",
+            "-q",
+            "-o",
+            tmp_path / "s.csv",
+        ],
+        capsys,
+    )
     assert code == 0, err
 
 
@@ -216,8 +326,24 @@ def test_the_seed_value_is_in_no_output(data, tmp_path, capsys, monkeypatch):
         kmeans(data, "--seed", SEED, "--json"),
         synth(data, "--seed", SEED, "--plot", "-o", tmp_path / "s.csv"),
         synth(data, "--seed", SEED, "--json"),
-        ["audit", "--epsilon", "1", "--noise", "gaussian", "--adjacency", "add_remove",
-         "--releases", "2000", "--runs", "4", "--iterations", "2", "--seed", SEED, "--json"],
+        [
+            "audit",
+            "--epsilon",
+            "1",
+            "--noise",
+            "gaussian",
+            "--adjacency",
+            "add_remove",
+            "--releases",
+            "2000",
+            "--runs",
+            "4",
+            "--iterations",
+            "2",
+            "--seed",
+            SEED,
+            "--json",
+        ],
     ):
         code, out, err = run(argv, capsys)
         assert code == 0, err
@@ -246,7 +372,7 @@ def test_summaries_never_carry_the_exact_n_under_add_remove(data, capsys):
         assert "400" not in json.dumps(result)
     for argv in (synth(data), kmeans(data)):  # the stderr summary's delta is not n^-1.1
         code, _, err = run(argv, capsys)
-        assert code == 0 and "delta=1e-06 " in err and f"{400 ** -1.1:.3g}" not in err
+        assert code == 0 and "delta=1e-06 " in err and f"{400**-1.1:.3g}" not in err
 
 
 # -- issue 14, item 10: --noise reaches the estimators --------------------------------------
@@ -274,17 +400,33 @@ def test_kmeans_noise_option(data, capsys):
 
 
 def test_audit_no_progress_bars_off_a_terminal(capsys):
-    code, out, err = run(["audit", "--epsilon", "1", "--noise", "gaussian", "--adjacency",
-                          "add_remove", "--releases", "2000", "--runs", "4", "--iterations", "2"],
-                         capsys)
+    code, out, err = run(
+        [
+            "audit",
+            "--epsilon",
+            "1",
+            "--noise",
+            "gaussian",
+            "--adjacency",
+            "add_remove",
+            "--releases",
+            "2000",
+            "--runs",
+            "4",
+            "--iterations",
+            "2",
+        ],
+        capsys,
+    )
     assert code == 0 and err == "" and "claimed ε" in out
 
 
 # -- item 10: a broken part of a folder is named; NaN in a folder names the folder -------------
 
 
-@pytest.mark.parametrize("extra", [[], ["--plot", "-o", "{o}/s.csv"]],
-                         ids=["streamed", "in memory"])
+@pytest.mark.parametrize(
+    "extra", [[], ["--plot", "-o", "{o}/s.csv"]], ids=["streamed", "in memory"]
+)
 def test_folder_errors_name_the_file(tmp_path, capsys, extra):
     pa = pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq
@@ -304,9 +446,25 @@ def test_folder_errors_name_the_file(tmp_path, capsys, extra):
     extra = [a.format(o=tmp_path / "o") for a in extra]
     broken = f"{tmp_path}/broken/p1.parquet is not a readable Parquet file"
     for name, message in (("broken", broken), ("nan", f"{tmp_path}/nan: ")):
-        code, out, err = run(["synth", tmp_path / name, "--m", "2", "--selector", "rank",
-                              "--epsilon", "1", "--radius", "3", "--iterations", "2", "-q", *extra],
-                             capsys)
+        code, out, err = run(
+            [
+                "synth",
+                tmp_path / name,
+                "--m",
+                "2",
+                "--selector",
+                "rank",
+                "--epsilon",
+                "1",
+                "--radius",
+                "3",
+                "--iterations",
+                "2",
+                "-q",
+                *extra,
+            ],
+            capsys,
+        )
         assert code == 2 and len(err.strip().splitlines()) == 1 and message in err, err
         assert "NaN or infinite" in err or name == "broken"
         assert list((tmp_path / "o").iterdir()) == [] and out == ""
@@ -333,24 +491,42 @@ def test_delta_default_is_left_to_an_estimator_that_derives_it():
     public = Namespace(delta=None, adjacency="replace")
     assert _delta(args, 400, library_default=True) is None
     assert _delta(args, 400, library_default=False) == 1e-6  # fixed: n is private
-    assert _delta(public, 400, library_default=False) == 400 ** -1.1  # n is public
+    assert _delta(public, 400, library_default=False) == 400**-1.1  # n is public
     with pytest.raises(ValueError, match="needs at least 2 rows; pass --delta"):
         _delta(public, 1, library_default=False)
     assert _delta(Namespace(delta=1e-7, adjacency="replace"), 400, library_default=True) == 1e-7
     if DPKMeans().get_params().get("delta", 0) is None:
-        kmeans_args = Namespace(delta=None, k=2, epsilon=1.0, radius=1.0, center=None, bounds=None,
-                                method="auto", recover_share=None, projection="pca",
-                                iterations=None, adjacency="add_remove", seed=None, quiet=True,
-                                json=True, backend="auto", checkpoint=None, noise="gaussian")
+        kmeans_args = Namespace(
+            delta=None,
+            k=2,
+            epsilon=1.0,
+            radius=1.0,
+            center=None,
+            bounds=None,
+            method="auto",
+            recover_share=None,
+            projection="pca",
+            iterations=None,
+            adjacency="add_remove",
+            seed=None,
+            quiet=True,
+            json=True,
+            backend="auto",
+            checkpoint=None,
+            noise="gaussian",
+        )
         assert _kmeans_model(kmeans_args, 400, 2).delta is None
 
 
 @pytest.mark.parametrize("epsilon", ["1e-6", "1e6"])
 def test_the_ends_of_the_epsilon_range_run(data, capsys, epsilon):
     # one rule: every command accepts [1e-6, 1e6]; kmeans runs with a T given with --iterations
-    for argv in (synth(data, "--json"), kmeans(data, "--json", "--iterations", "3"),
-                 synth(data, "--json", "--noise", "discrete_gaussian"),
-                 ["account", "--epsilon", "1", "--delta", "1e-100", "--steps", "3", "--json"]):
+    for argv in (
+        synth(data, "--json"),
+        kmeans(data, "--json", "--iterations", "3"),
+        synth(data, "--json", "--noise", "discrete_gaussian"),
+        ["account", "--epsilon", "1", "--delta", "1e-100", "--steps", "3", "--json"],
+    ):
         argv = [a if a != "1" else epsilon for a in argv]
         code, out, err = run(argv, capsys)
         assert code == 0, err

@@ -45,8 +45,13 @@ def workdir(tmp_path, monkeypatch):
     np.save(tmp_path / "data.npy", X)
     np.save(tmp_path / "digits.npy", load_digits().data[:400])
     patients = np.repeat(np.arange(100), 3)[:, None]  # three visits per patient
-    np.savetxt(tmp_path / "visits.csv", np.hstack([X, patients]), delimiter=",",
-               header="x,y,z,patient", comments="")
+    np.savetxt(
+        tmp_path / "visits.csv",
+        np.hstack([X, patients]),
+        delimiter=",",
+        header="x,y,z,patient",
+        comments="",
+    )
     (tmp_path / "reviews.csv").write_text("review\ngood food\nslow service\n")
     try:
         import pyarrow as pa
@@ -57,8 +62,10 @@ def workdir(tmp_path, monkeypatch):
         (tmp_path / "parts").mkdir()
         for i in range(3):
             part = X[100 * i : 100 * (i + 1)]
-            pq.write_table(pa.table({c: part[:, j] for j, c in enumerate("xyz")}),
-                           tmp_path / "parts" / f"p{i}.parquet")
+            pq.write_table(
+                pa.table({c: part[:, j] for j, c in enumerate("xyz")}),
+                tmp_path / "parts" / f"p{i}.parquet",
+            )
     except ImportError:
         pass
     monkeypatch.chdir(tmp_path)
@@ -74,8 +81,9 @@ def check(command: str, capsys, monkeypatch) -> None:
         import privevo.demo
 
         table = {"title": "t", "rows": [{"method": "m", "loss": 1.0}], "note": "n"}
-        monkeypatch.setattr(privevo.demo, "run_demo",
-                            lambda **kw: {"tables": [table], "plots": [], "seconds": 0.0})
+        monkeypatch.setattr(
+            privevo.demo, "run_demo", lambda **kw: {"tables": [table], "plots": [], "seconds": 0.0}
+        )
     if "parquet" in command or "parts/" in command:
         pytest.importorskip("pyarrow")
     if "--backend dask" in command:

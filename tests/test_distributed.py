@@ -1,4 +1,5 @@
-"""Dask backend: exact counts equal to the local backend, on a real LocalCluster with worker processes."""
+"""Dask backend: exact counts equal to the local backend, on a real LocalCluster with worker
+processes."""
 
 from __future__ import annotations
 
@@ -12,9 +13,8 @@ import distributed  # noqa: E402
 import psutil  # noqa: E402  (a dependency of distributed)
 
 from privevo import PrivateEvolution  # noqa: E402
-from privevo.private import dask_session, nn_histogram, noisy_nn_histogram  # noqa: E402
+from privevo.private import NpySource, ParquetSource, dask_session, nn_histogram, noisy_nn_histogram  # noqa: E402  # noqa: E402
 from privevo.selection import Rank  # noqa: E402
-from privevo.private import NpySource, ParquetSource  # noqa: E402
 from privevo.variation.random_api import UniformBall  # noqa: E402
 from privevo.variation.vector import GaussianVariation  # noqa: E402
 
@@ -22,9 +22,16 @@ from privevo.variation.vector import GaussianVariation  # noqa: E402
 @pytest.fixture(scope="module")
 def client():
     """2 worker processes, 1 thread each; not the default client, so tests choose explicitly."""
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40
-    ) as cluster, distributed.Client(cluster, set_as_default=False) as c:
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=40,
+        ) as cluster,
+        distributed.Client(cluster, set_as_default=False) as c,
+    ):
         yield c
 
 
@@ -66,17 +73,25 @@ def test_parquet_csv_and_npy_partitions_equal_local(client, tmp_path):
     X = rng.normal(size=(4000, 6)).astype(np.float32)
     C = rng.normal(size=(64, 6))
     for i, part in enumerate(np.array_split(X, 3)):
-        pd.DataFrame(part, columns=[f"f{j}" for j in range(6)]).to_parquet(tmp_path / f"part{i}.parquet", row_group_size=500)
+        pd.DataFrame(part, columns=[f"f{j}" for j in range(6)]).to_parquet(
+            tmp_path / f"part{i}.parquet", row_group_size=500
+        )
     local = nn_histogram(X, C)
     with dask_session(client):
         np.testing.assert_array_equal(nn_histogram(dd.read_parquet(str(tmp_path)), C), local)
-        np.testing.assert_array_equal(nn_histogram(ParquetSource(tmp_path), C, backend="dask"), local)
+        np.testing.assert_array_equal(
+            nn_histogram(ParquetSource(tmp_path), C, backend="dask"), local
+        )
         for i, part in enumerate(np.array_split(X, 3)):
             np.save(tmp_path / f"part{i}.npy", part)
             pd.DataFrame(part).to_csv(tmp_path / f"part{i}.csv", index=False)
-        np.testing.assert_array_equal(nn_histogram(NpySource(tmp_path, block_rows=600), C, backend="dask"), local)
+        np.testing.assert_array_equal(
+            nn_histogram(NpySource(tmp_path, block_rows=600), C, backend="dask"), local
+        )
         csv_local = pd.concat([pd.read_csv(tmp_path / f"part{i}.csv") for i in range(3)]).to_numpy()
-        np.testing.assert_array_equal(nn_histogram(dd.read_csv(str(tmp_path / "*.csv")), C), nn_histogram(csv_local, C))
+        np.testing.assert_array_equal(
+            nn_histogram(dd.read_csv(str(tmp_path / "*.csv")), C), nn_histogram(csv_local, C)
+        )
 
 
 def test_noise_added_once_by_the_driver(client):
@@ -85,7 +100,9 @@ def test_noise_added_once_by_the_driver(client):
     X, C = _tied_data(rng, n=3000)
     local = noisy_nn_histogram(X, C, sigma=2.0, rng=np.random.default_rng(7)).value
     with dask_session(client):
-        dist = noisy_nn_histogram(da.from_array(X, chunks=(400, 5)), C, sigma=2.0, rng=np.random.default_rng(7)).value
+        dist = noisy_nn_histogram(
+            da.from_array(X, chunks=(400, 5)), C, sigma=2.0, rng=np.random.default_rng(7)
+        ).value
     np.testing.assert_array_equal(dist, local)
     assert not np.allclose(dist, np.round(dist))  # noise present
 
@@ -106,8 +123,15 @@ def test_private_evolution_rank_end_to_end_on_dask(client):
 
     def run(backend, data):
         pe = PrivateEvolution(
-            UniformBall(1.0), GaussianVariation(0.1, per_point=2, radius=1.0), Rank(),
-            n_synthetic=20, iterations=4, epsilon=2.0, delta=1e-5, random_state=11, backend=backend,
+            UniformBall(1.0),
+            GaussianVariation(0.1, per_point=2, radius=1.0),
+            Rank(),
+            n_synthetic=20,
+            iterations=4,
+            epsilon=2.0,
+            delta=1e-5,
+            random_state=11,
+            backend=backend,
         )
         return pe.fit(data)
 
@@ -119,10 +143,15 @@ def test_private_evolution_rank_end_to_end_on_dask(client):
         np.testing.assert_array_equal(other.synthetic_, local.synthetic_)
         for a, b in zip(other.history_, local.history_):
             np.testing.assert_array_equal(a.noisy_counts, b.noisy_counts)
-    drop_time = lambda report: {k: v for k, v in report.items() if k != "timestamp"}  # runs may straddle a second
+
+    def drop_time(report):
+        return {k: v for k, v in report.items() if k != "timestamp"}  # runs may straddle a second
+
     assert drop_time(dist.privacy_report_) == drop_time(local.privacy_report_)
     # the run found the two clusters (a real outcome, not just agreement)
-    nearest = np.linalg.norm(dist.synthetic_[:, None] - np.array([[0.5, 0.5], [-0.5, -0.3]]), axis=2).min(axis=0)
+    nearest = np.linalg.norm(
+        dist.synthetic_[:, None] - np.array([[0.5, 0.5], [-0.5, -0.3]]), axis=2
+    ).min(axis=0)
     assert (nearest < 0.15).all()
 
 
@@ -153,19 +182,27 @@ def test_backend_dask_without_client_starts_and_closes_a_local_cluster(started_c
     assert len(started[0].workers) == 0
     with pytest.raises(ValueError):
         distributed.default_client()
-    psutil.wait_procs([p for p in psutil.Process().children(recursive=True) if p.pid not in children], timeout=10)
+    psutil.wait_procs(
+        [p for p in psutil.Process().children(recursive=True) if p.pid not in children], timeout=10
+    )
     left = [p.cmdline() for p in psutil.Process().children(recursive=True) if p.pid not in children]
-    assert not [c for c in left if "resource_tracker" not in " ".join(c)]  # multiprocessing's helper may stay
+    assert not [
+        c for c in left if "resource_tracker" not in " ".join(c)
+    ]  # multiprocessing's helper may stay
 
 
 def test_dpkmeans_on_dask_equals_local(client):
     from privevo.kmeans import DPKMeans
 
     rng = np.random.default_rng(6)
-    X = np.vstack([rng.normal(c, 0.1, size=(800, 3)) for c in ([1, 0, 0], [-1, 0.5, 0], [0, -1, 0.5])])
+    X = np.vstack(
+        [rng.normal(c, 0.1, size=(800, 3)) for c in ([1, 0, 0], [-1, 0.5, 0], [0, -1, 0.5])]
+    )
 
     def fit(backend):
-        model = DPKMeans(n_clusters=3, epsilon=1.0, radius=2.0, iterations=3, random_state=3, backend=backend)
+        model = DPKMeans(
+            n_clusters=3, epsilon=1.0, radius=2.0, iterations=3, random_state=3, backend=backend
+        )
         return model.fit(X)
 
     local = fit("numpy")
@@ -189,8 +226,15 @@ def test_gape_run_on_dask_equals_local(client):
 
     def run(backend, data):
         pe = PrivateEvolution(
-            start, GaussianVariation(0.1, per_point=2), GAPE(R=2.0),
-            n_synthetic=3, iterations=20, epsilon=4.0, delta=1e-5, random_state=2, backend=backend,
+            start,
+            GaussianVariation(0.1, per_point=2),
+            GAPE(R=2.0),
+            n_synthetic=3,
+            iterations=20,
+            epsilon=4.0,
+            delta=1e-5,
+            random_state=2,
+            backend=backend,
         )
         return pe.fit(data)
 
@@ -198,8 +242,12 @@ def test_gape_run_on_dask_equals_local(client):
     with dask_session(client):
         dist = run("auto", da.from_array(X, chunks=(600, 2)))
     np.testing.assert_array_equal(dist.synthetic_, local.synthetic_)
-    assert np.linalg.norm(dist.synthetic_ - [-1.0, 0.0], axis=1).min() < 0.3  # the run moved onto the data
-    assert all(r.info["n_above"] >= 1 for r in dist.history_[5:])  # GAPE's threshold test ran on real counts
+    assert (
+        np.linalg.norm(dist.synthetic_ - [-1.0, 0.0], axis=1).min() < 0.3
+    )  # the run moved onto the data
+    assert all(
+        r.info["n_above"] >= 1 for r in dist.history_[5:]
+    )  # GAPE's threshold test ran on real counts
 
 
 def test_private_evolution_backend_dask_starts_one_cluster_for_the_whole_run(started_clusters):
@@ -207,8 +255,15 @@ def test_private_evolution_backend_dask_starts_one_cluster_for_the_whole_run(sta
     rng = np.random.default_rng(9)
     X = rng.normal(0.3, 0.1, size=(1000, 2))
     pe = PrivateEvolution(
-        UniformBall(1.0), GaussianVariation(0.1, per_point=2, radius=1.0), Rank(),
-        n_synthetic=5, iterations=3, epsilon=2.0, delta=1e-5, random_state=1, backend="dask",
+        UniformBall(1.0),
+        GaussianVariation(0.1, per_point=2, radius=1.0),
+        Rank(),
+        n_synthetic=5,
+        iterations=3,
+        epsilon=2.0,
+        delta=1e-5,
+        random_state=1,
+        backend="dask",
     ).fit(X)
     assert len(pe.history_) == 3 and len(started) == 1 and started[0].status.name == "closed"
 
@@ -218,10 +273,27 @@ def test_cli_synth_backend_dask_equals_numpy(client, tmp_path):
 
     rng = np.random.default_rng(10)
     np.save(tmp_path / "x.npy", rng.normal(0.2, 0.1, size=(800, 3)))
-    args = ["synth", str(tmp_path / "x.npy"), "--m", "4", "--selector", "rank", "--epsilon", "2", "--radius", "1",
-            "--seed", "3", "--iterations", "3", "-q"]
+    args = [
+        "synth",
+        str(tmp_path / "x.npy"),
+        "--m",
+        "4",
+        "--selector",
+        "rank",
+        "--epsilon",
+        "2",
+        "--radius",
+        "1",
+        "--seed",
+        "3",
+        "--iterations",
+        "3",
+        "-q",
+    ]
     assert main([*args, "--backend", "numpy", "-o", str(tmp_path / "a.csv")]) == 0
     assert main([*args, "--backend", "dask", "-o", str(tmp_path / "b.csv")]) == 0
     assert (tmp_path / "b.csv").read_text() == (tmp_path / "a.csv").read_text()
-    assert main([*args, "--scheduler", client.scheduler.address, "-o", str(tmp_path / "c.csv")]) == 0
+    assert (
+        main([*args, "--scheduler", client.scheduler.address, "-o", str(tmp_path / "c.csv")]) == 0
+    )
     assert (tmp_path / "c.csv").read_text() == (tmp_path / "a.csv").read_text()

@@ -39,7 +39,11 @@ def test_fit_moves_points_to_the_data_and_reports_privacy():
     report = model.privacy_report_
     for key in ("epsilon", "delta", "sigma", "mu", "steps", "adjacency", "sensitivity"):
         assert key in report
-    assert report["steps"] == 20 and report["adjacency"] == "add_remove" and report["sensitivity"] == 1.0
+    assert (
+        report["steps"] == 20
+        and report["adjacency"] == "add_remove"
+        and report["sensitivity"] == 1.0
+    )
     assert report["sigma"] == pytest.approx(accounting.gaussian_sigma(4.0, 1e-5, 20))
     assert report["epsilon"] == pytest.approx(4.0, rel=1e-9)
     assert report["mu"] == pytest.approx(np.sqrt(20) / report["sigma"])
@@ -74,7 +78,9 @@ def test_generator_random_state_is_used_not_copied():
     X = mixture()
     rng = np.random.default_rng(5)
     pe(random_state=rng).fit(X)
-    assert not np.array_equal(rng.bit_generator.state["state"], np.random.default_rng(5).bit_generator.state["state"])
+    assert not np.array_equal(
+        rng.bit_generator.state["state"], np.random.default_rng(5).bit_generator.state["state"]
+    )
 
 
 def test_replace_adjacency_doubles_noise_variance():
@@ -100,7 +106,8 @@ def test_fit_does_not_change_parameters():
 
 
 class NewPoints:
-    """A selector that returns fresh points (like weighted k-means) and resizes the next population."""
+    """A selector that returns fresh points (like weighted k-means) and resizes the next
+    population."""
 
     def select(self, candidates, noisy_counts, context):
         # n is private under add/remove adjacency: selectors never see the exact n

@@ -27,7 +27,10 @@ def dense_lsobj(X, w, centres, R):
     r3 = R / 3
     P, N = np.flatnonzero(w > 0), np.flatnonzero(w < 0)
     p, q, m = len(P), len(N), len(centres)
-    cost = lambda A, B: np.minimum(np.linalg.norm(A[:, None] - B[None], axis=2), r3)
+
+    def cost(A, B):
+        return np.minimum(np.linalg.norm(A[:, None] - B[None], axis=2), r3)
+
     c = np.concatenate([cost(X[P], X[N]).ravel(), cost(X[P], X[centres]).ravel()])
     A = np.zeros((p + q, p * q + p * m))
     for i in range(p):
@@ -77,7 +80,10 @@ def test_swap_bounds_bracket_the_exact_objective():
         out = np.setdiff1d(np.arange(above.size), sel)
         sol = solve_flow(inst, sel, "highs")
         h, dual = flow_duals(inst, sel)  # HiGHS potentials
-        assert dual == pytest.approx(sol.objective, rel=1e-6, abs=1e-9) and dual <= sol.objective + 1e-7
+        assert (
+            dual == pytest.approx(sol.objective, rel=1e-6, abs=1e-9)
+            and dual <= sol.objective + 1e-7
+        )
         if "ortools" in SOLVERS:  # potentials from the optimal flow's support: also tight
             h2, dual2 = flow_duals(inst, sel, solve_flow(inst, sel, "ortools"))
             assert dual2 == pytest.approx(sol.objective, rel=1e-6, abs=1e-9)
@@ -85,7 +91,9 @@ def test_swap_bounds_bracket_the_exact_objective():
         upper = sol.objective + swap_table(inst, sel, sol.g, None, out)
         lower = dual + swap_table(inst, sel, inst.w, h, out)
         best, _ = swap_deltas(inst, sel, sol.g)
-        np.testing.assert_allclose(best[out], (upper - sol.objective).min(axis=0), rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(
+            best[out], (upper - sol.objective).min(axis=0), rtol=1e-9, atol=1e-9
+        )
         for r in range(len(sel)):
             for c, j in enumerate(out):
                 trial = sel.copy()
@@ -122,7 +130,9 @@ def _context(sigma=1.0, m=2, T=10):
 
 
 def test_threshold_formula_and_degenerate_cases():
-    assert gape_threshold(2.0, 10, 50, 0.05) == pytest.approx(2.0 * math.sqrt(2 * math.log(6 * 10 * 50 / 0.05)))
+    assert gape_threshold(2.0, 10, 50, 0.05) == pytest.approx(
+        2.0 * math.sqrt(2 * math.log(6 * 10 * 50 / 0.05))
+    )
     X = np.array([[0.0, 0.0], [1.0, 0.0], [5.0, 0.0]])
     low = GAPE(1.0).select(X, np.array([3.0, 1.0, 2.0]), _context())  # τ ≈ 8.9: none passes
     assert low.info["degenerate"] and low.indices.tolist() == [0]
@@ -200,7 +210,9 @@ def test_gape_keeps_the_small_cluster_in_the_engine_loop():
     def hits(selector):
         out = 0
         for seed in range(3):
-            pe = PrivateEvolution(start, GaussianVariation(0.1, 2), selector, 3, 20, 4.0, 1e-5, random_state=seed).fit(X)
+            pe = PrivateEvolution(
+                start, GaussianVariation(0.1, 2), selector, 3, 20, 4.0, 1e-5, random_state=seed
+            ).fit(X)
             out += int(np.linalg.norm(pe.synthetic_ - [1.0, 0.0], axis=1).min() <= 0.3)
         return out
 

@@ -24,7 +24,9 @@ def test_csv_with_header_and_columns_by_name_and_index(tmp_path):
 
 
 def test_csv_without_header_and_tsv(tmp_path):
-    np.testing.assert_array_equal(io.read_points(write(tmp_path / "d.csv", "1,2\n3,4\n\n\n")), [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(
+        io.read_points(write(tmp_path / "d.csv", "1,2\n3,4\n\n\n")), [[1, 2], [3, 4]]
+    )
     table = io.read_table(write(tmp_path / "d.tsv", "x\ty\n1\t2\n"))
     assert table.columns == ["x", "y"] and table.data.tolist() == [[1.0, 2.0]]
 
@@ -38,7 +40,9 @@ def test_npy_and_parquet_round_trip(tmp_path):
     assert table.columns == ["c"] and table.data[:, 0].tolist() == [2, 5, 8, 11]
     for suffix in (".csv", ".tsv", ".npy"):
         io.write_points(tmp_path / f"o{suffix}", X / 7, ["a", "b", "c"])
-        np.testing.assert_array_equal(io.read_points(tmp_path / f"o{suffix}"), (X / 7).astype(np.float64))
+        np.testing.assert_array_equal(
+            io.read_points(tmp_path / f"o{suffix}"), (X / 7).astype(np.float64)
+        )
 
 
 BAD = [
@@ -47,7 +51,12 @@ BAD = [
     ("header.csv", "a,b\n", None, "no data rows"),
     ("text.csv", "a,b\n1,x\n", None, "line 1 holds no numbers but the lines below are not all"),
     ("text2.csv", "a,b\n1,x\n", "b", "column 'b' is not numeric (line 2 holds a non-number)"),
-    ("nan.csv", "a,b\n1,2\n3,nan\n", None, "column 'b' has NaN or infinite values (1, first at line 3)"),
+    (
+        "nan.csv",
+        "a,b\n1,2\n3,nan\n",
+        None,
+        "column 'b' has NaN or infinite values (1, first at line 3)",
+    ),
     ("inf.csv", "a\n1\n-inf\n", None, "NaN or infinite"),
     ("gap.csv", "a,b\n1,\n", None, "column 'b' has an empty cell at line 2"),
     ("ragged.csv", "a,b\n1,2\n3,4,5\n6,7\n", None, "line 3 has 3 fields but the header has 2"),
@@ -139,9 +148,19 @@ def test_write_outputs_is_all_or_nothing(tmp_path):
         raise ValueError("cannot serialise")
 
     with pytest.raises(ValueError):
-        io.write_outputs({tmp_path / "a.csv": lambda t: io.write_points(t, np.ones((2, 2)), fmt_path="a.csv"), tmp_path / "b.json": fail})
+        io.write_outputs(
+            {
+                tmp_path / "a.csv": lambda t: io.write_points(t, np.ones((2, 2)), fmt_path="a.csv"),
+                tmp_path / "b.json": fail,
+            }
+        )
     assert list(tmp_path.iterdir()) == []
-    io.write_outputs({tmp_path / "a.csv": lambda t: io.write_points(t, np.ones((2, 2)), fmt_path="a.csv"), tmp_path / "b.json": lambda t: io.write_json(t, {"x": 1})})
+    io.write_outputs(
+        {
+            tmp_path / "a.csv": lambda t: io.write_points(t, np.ones((2, 2)), fmt_path="a.csv"),
+            tmp_path / "b.json": lambda t: io.write_json(t, {"x": 1}),
+        }
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "b.json"]
     np.testing.assert_array_equal(io.read_points(tmp_path / "a.csv"), np.ones((2, 2)))
 
@@ -260,6 +279,10 @@ def test_write_outputs_holds_signals_while_moving_files_into_place(tmp_path, mon
 
     monkeypatch.setattr(os, "replace", replace)
     with pytest.raises(KeyboardInterrupt):
-        io.write_outputs({tmp_path / "a.json": lambda t: io.write_json(t, 1),
-                          tmp_path / "b.json": lambda t: io.write_json(t, 2)})
+        io.write_outputs(
+            {
+                tmp_path / "a.json": lambda t: io.write_json(t, 1),
+                tmp_path / "b.json": lambda t: io.write_json(t, 2),
+            }
+        )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json"]  # both, not one

@@ -12,7 +12,6 @@ from sklearn.datasets import make_blobs
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from privevo import DPKMeans, PrivacyLeakWarning, accounting
-from privevo.private import cluster_sums, noisy_cluster_sums, noisy_second_moment, second_moment
 from privevo.kmeans import (
     hdpe_iterations,
     hdpe_projection_dim,
@@ -23,6 +22,7 @@ from privevo.kmeans import (
     shrunk_means,
 )
 from privevo.metrics import kmeans_loss
+from privevo.private import cluster_sums, noisy_cluster_sums, noisy_second_moment, second_moment
 from privevo.selection import SelectionContext, WeightedKMeans
 from privevo.selection.weighted_kmeans import pe_means_counts, signal_to_noise, weighted_kmeans
 
@@ -74,7 +74,9 @@ def test_report_epsilon_equals_accountant_pe_means():
     assert rep["releases"][0]["count"] == T
     sigma = accounting.gaussian_sigma(1.0, delta, T, math.sqrt(2))
     assert rep["sigma"] == pytest.approx(sigma, rel=1e-11)
-    assert rep["epsilon"] == pytest.approx(accounting.epsilon_of(rep["sigma"], delta, T, math.sqrt(2)), rel=1e-9)
+    assert rep["epsilon"] == pytest.approx(
+        accounting.epsilon_of(rep["sigma"], delta, T, math.sqrt(2)), rel=1e-9
+    )
     assert rep["epsilon"] == pytest.approx(1.0, rel=1e-6) and rep["epsilon"] <= 1.0
     assert rep["public_parameters"]["n_samples"] == len(X)  # public under replace
 
@@ -100,7 +102,9 @@ def test_report_counts_every_release_against_dp_accounting(d):
         assert mu2["second_moment"] == pytest.approx(0.1 * mu**2, rel=1e-9)
     assert rep["epsilon"] == pytest.approx(1.0, rel=1e-6) and rep["epsilon"] <= 1.0
     assert rep["delta"] == 1e-6 and "n_samples" not in rep["public_parameters"]
-    events = [accounting.dp_event(r["sigma"], r["count"], r["sensitivity"]) for r in rep["releases"]]
+    events = [
+        accounting.dp_event(r["sigma"], r["count"], r["sensitivity"]) for r in rep["releases"]
+    ]
     pld = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
     pld.compose(dp_accounting.ComposedDpEvent(events))
     assert pld.get_epsilon(rep["delta"]) == pytest.approx(rep["epsilon"], rel=5e-3)
@@ -115,7 +119,11 @@ def test_leak_warning_without_bounds():
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         DPKMeans(4, epsilon=1.0, bounds=(-1, 1), random_state=0).fit(X)
-        assert DPKMeans(4, epsilon=1.0, radius=1.0, random_state=0).fit(X).privacy_report_["guarantee_holds"]
+        assert (
+            DPKMeans(4, epsilon=1.0, radius=1.0, random_state=0)
+            .fit(X)
+            .privacy_report_["guarantee_holds"]
+        )
 
 
 # -- bad input -------------------------------------------------------------------
@@ -127,29 +135,85 @@ X_OK = unit_blobs(n=100)[0]
     "params, X, match",
     [
         (dict(n_clusters=101), X_OK, "n_clusters=101 is larger than the number of rows"),
-        (dict(n_clusters=0), X_OK, "The 'n_clusters' parameter of DPKMeans must be an int in the range \\[1, inf\\)"),
-        (dict(n_clusters=2), np.where(np.arange(400).reshape(100, 4) == 5, np.nan, X_OK), "NaN or infinite"),
-        (dict(n_clusters=2), np.where(np.arange(400).reshape(100, 4) == 5, np.inf, X_OK), "NaN or infinite"),
+        (
+            dict(n_clusters=0),
+            X_OK,
+            "The 'n_clusters' parameter of DPKMeans must be an int in the range \\[1, inf\\)",
+        ),
+        (
+            dict(n_clusters=2),
+            np.where(np.arange(400).reshape(100, 4) == 5, np.nan, X_OK),
+            "NaN or infinite",
+        ),
+        (
+            dict(n_clusters=2),
+            np.where(np.arange(400).reshape(100, 4) == 5, np.inf, X_OK),
+            "NaN or infinite",
+        ),
         (dict(n_clusters=2), X_OK[:, 0], "(?s)Expected 2D array.*Reshape your data"),
-        (dict(n_clusters=2, epsilon=0.0), X_OK, "The 'epsilon' parameter of DPKMeans must be a float in the range"),
+        (
+            dict(n_clusters=2, epsilon=0.0),
+            X_OK,
+            "The 'epsilon' parameter of DPKMeans must be a float in the range",
+        ),
         (dict(n_clusters=2, epsilon=-1.0), X_OK, "The 'epsilon' parameter"),
-        (dict(n_clusters=2, delta=0.0), X_OK, r"The 'delta' parameter of DPKMeans must be a float in the range \[1e-300, 1.0\) or None"),
+        (
+            dict(n_clusters=2, delta=0.0),
+            X_OK,
+            r"The 'delta' parameter of DPKMeans must be a float in the range \[1e-300, 1.0\) or "
+            r"None",
+        ),
         (dict(n_clusters=2, delta=1.0), X_OK, r"The 'delta' parameter"),
-        (dict(n_clusters=2, radius=-1.0), X_OK, "The 'radius' parameter of DPKMeans must be a float in the range \\(0.0, inf\\) or None"),
+        (
+            dict(n_clusters=2, radius=-1.0),
+            X_OK,
+            "The 'radius' parameter of DPKMeans must be a float in the range "
+            "\\(0.0, inf\\) or None",
+        ),
         (dict(n_clusters=2, bounds=(1.0, 1.0)), X_OK, "lo < hi"),
         (dict(n_clusters=2, bounds=([0, 0, 0, 2], 1.0)), X_OK, "lo < hi"),
-        (dict(n_clusters=2, method="lloyd", radius=1.0), X_OK, "The 'method' parameter of DPKMeans must be a str among"),
+        (
+            dict(n_clusters=2, method="lloyd", radius=1.0),
+            X_OK,
+            "The 'method' parameter of DPKMeans must be a str among",
+        ),
         (dict(n_clusters=2, radius=1.0, bounds=(0, 1)), X_OK, "either radius or bounds"),
-        (dict(n_clusters=2, adjacency="swap", radius=1.0), X_OK, "The 'adjacency' parameter of DPKMeans must be a str among"),
-        (dict(n_clusters=2, recover_share=1.0, radius=1.0), X_OK, r"The 'recover_share' parameter of DPKMeans must be a float in the range \[0.0, 1.0\)"),
-        (dict(n_clusters=2, recover_share=-0.1, radius=1.0), X_OK, r"The 'recover_share' parameter of DPKMeans must be a float in the range \[0.0, 1.0\)"),
-        (dict(n_clusters=2, recover_share=0.0, method="hdpe-means", radius=1.0), X_OK,
-         r"recover_share must be in \(0, 1\) for HDPE-means"),
-        (dict(n_clusters=2, projection="gaussian", radius=1.0), X_OK, "The 'projection' parameter of DPKMeans must be a str among"),
-        (dict(n_clusters=2, projection_share=0.0, method="hdpe-means", radius=1.0), X_OK,
-         "The 'projection_share' parameter of DPKMeans must be a float in the range \\(0.0, 1.0\\)"),
-        (dict(n_clusters=2, projection_share=0.8, method="hdpe-means", radius=1.0), X_OK,
-         r"recover_share \+ projection_share \+ count_share must be < 1"),
+        (
+            dict(n_clusters=2, adjacency="swap", radius=1.0),
+            X_OK,
+            "The 'adjacency' parameter of DPKMeans must be a str among",
+        ),
+        (
+            dict(n_clusters=2, recover_share=1.0, radius=1.0),
+            X_OK,
+            r"The 'recover_share' parameter of DPKMeans must be a float in the range \[0.0, 1.0\)",
+        ),
+        (
+            dict(n_clusters=2, recover_share=-0.1, radius=1.0),
+            X_OK,
+            r"The 'recover_share' parameter of DPKMeans must be a float in the range \[0.0, 1.0\)",
+        ),
+        (
+            dict(n_clusters=2, recover_share=0.0, method="hdpe-means", radius=1.0),
+            X_OK,
+            r"recover_share must be in \(0, 1\) for HDPE-means",
+        ),
+        (
+            dict(n_clusters=2, projection="gaussian", radius=1.0),
+            X_OK,
+            "The 'projection' parameter of DPKMeans must be a str among",
+        ),
+        (
+            dict(n_clusters=2, projection_share=0.0, method="hdpe-means", radius=1.0),
+            X_OK,
+            "The 'projection_share' parameter of DPKMeans must be a float in the range \\(0.0, "
+            "1.0\\)",
+        ),
+        (
+            dict(n_clusters=2, projection_share=0.8, method="hdpe-means", radius=1.0),
+            X_OK,
+            r"recover_share \+ projection_share \+ count_share must be < 1",
+        ),
     ],
 )
 def test_bad_input_raises_clear_value_error(params, X, match):
@@ -185,9 +249,17 @@ def test_pe_means_close_to_nonprivate_on_blobs():
 
 def test_more_budget_means_lower_loss():
     X, _ = unit_blobs(n=3000, d=8, k=8, std=1.5)
-    mean_loss = lambda eps: np.mean(
-        [kmeans_loss(X, DPKMeans(8, epsilon=eps, radius=1.0, random_state=s).fit(X).cluster_centers_) for s in range(3)]
-    )
+
+    def mean_loss(eps):
+        return np.mean(
+            [
+                kmeans_loss(
+                    X, DPKMeans(8, epsilon=eps, radius=1.0, random_state=s).fit(X).cluster_centers_
+                )
+                for s in range(3)
+            ]
+        )
+
     assert mean_loss(4.0) < mean_loss(0.1)
 
 
@@ -197,7 +269,11 @@ def test_hdpe_means_exact_k_centres_and_quality():
     assert est.method_ == "hdpe-means" and est.cluster_centers_.shape == (4, 48)
     public = est.privacy_report_["public_parameters"]
     assert est.n_iter_ == hdpe_iterations(24) == 19 and public["projection_dim"] == 24
-    assert public["recover_share"] == 0.55 and public["projection"] == "pca" and public["projection_share"] == 0.1
+    assert (
+        public["recover_share"] == 0.55
+        and public["projection"] == "pca"
+        and public["projection_share"] == 0.1
+    )
     low = DPKMeans(4, epsilon=2.0, radius=1.0, random_state=0).fit(X[:, :8])
     assert low.privacy_report_["public_parameters"]["recover_share"] == 0.25  # PE-means' default
     assert kmeans_loss(X, est.cluster_centers_) < 1.5 * nonprivate_loss(X, 4)
@@ -214,7 +290,9 @@ def test_clipping_and_domain_mapping():
     est = DPKMeans(3, epsilon=4.0, radius=10.0, center=5.0, random_state=0).fit(shifted)
     assert np.linalg.norm(est.cluster_centers_ - 5.0, axis=1).max() <= 10 + 1e-9
     assert kmeans_loss(shifted, est.cluster_centers_) < 1.2 * nonprivate_loss(shifted, 3)
-    small = DPKMeans(3, epsilon=4.0, radius=2.0, center=5.0, random_state=0).fit(shifted)  # clips the data
+    small = DPKMeans(3, epsilon=4.0, radius=2.0, center=5.0, random_state=0).fit(
+        shifted
+    )  # clips the data
     assert np.linalg.norm(small.cluster_centers_ - 5.0, axis=1).max() <= 2 + 1e-9
     boxed = DPKMeans(3, epsilon=4.0, bounds=(-5.0, 15.0), random_state=0).fit(shifted)
     assert kmeans_loss(shifted, boxed.cluster_centers_) < 1.2 * nonprivate_loss(shifted, 3)
@@ -225,7 +303,9 @@ def test_paper_defaults():
     assert paper_iterations(2.0, 16) == 32 and paper_iterations(4.0, 4) == 32
     assert [hdpe_projection_dim(d) for d in (33, 36, 48, 64, 784)] == [16, 18, 24, 32, 32]
     assert hdpe_iterations(16) == 16 and hdpe_iterations(32) == 22  # the same T at every ε
-    assert pe_means_iterations(1.0, 16) == 16 and pe_means_iterations(1.5, 16) == 24  # the paper's up to ε = 2
+    assert (
+        pe_means_iterations(1.0, 16) == 16 and pe_means_iterations(1.5, 16) == 24
+    )  # the paper's up to ε = 2
     assert pe_means_iterations(4.0, 16) == pe_means_iterations(1e6, 16) == 32  # then fixed
 
 
@@ -249,7 +329,11 @@ def test_default_plan_spends_larger_epsilon_on_less_noise(d):
     # from ε = 2 on the plan is one plan (one T), so ε = 4 is ε = 2 with σ < 0.6x on every round
     assert len({p.T for p, e in zip(plans, EPSILON_GRID) if e >= 2.0}) == 1
     assert sigmas[EPSILON_GRID.index(4.0)] <= 0.6 * sigmas[EPSILON_GRID.index(2.0)]
-    assert paper_variations(20000, 16) == 250 and paper_variations(150, 3) == 10 and paper_variations(100, 20) == 4
+    assert (
+        paper_variations(20000, 16) == 250
+        and paper_variations(150, 3) == 10
+        and paper_variations(100, 20) == 4
+    )
 
 
 # -- the selector -------------------------------------------------------------------
@@ -276,9 +360,13 @@ def _context(k, n, sigma=1.0, seed=0):
 def test_weighted_kmeans_selector_adapts_population_and_finds_centres():
     rng = np.random.default_rng(0)
     true = np.array([[-0.5, 0.0], [0.5, 0.0]])
-    candidates = np.vstack([true[0] + 0.01 * rng.standard_normal((6, 2)), true[1] + 0.01 * rng.standard_normal((6, 2))])
+    candidates = np.vstack(
+        [true[0] + 0.01 * rng.standard_normal((6, 2)), true[1] + 0.01 * rng.standard_normal((6, 2))]
+    )
     counts = np.r_[np.full(6, 50.0), np.full(6, 40.0)]
-    sel = WeightedKMeans().select(candidates, counts, _context(2, 540, sigma=1.0))  # |cands| = 2·(5+1): L = 5
+    sel = WeightedKMeans().select(
+        candidates, counts, _context(2, 540, sigma=1.0)
+    )  # |cands| = 2·(5+1): L = 5
     assert sel.points.shape == (2, 2) and sel.variations_per_point == 5  # strong signal: L kept
     np.testing.assert_allclose(np.sort(sel.points[:, 0]), [-0.5, 0.5], atol=0.02)
     weak = WeightedKMeans(min_variations=2).select(candidates, counts, _context(2, 540, sigma=1e3))
@@ -322,7 +410,9 @@ def test_noisy_cluster_sums_noise_on_every_coordinate():
     X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(200, 30))
     centers = np.eye(30)[:5] * 0.1
     exact_sums, exact_counts = cluster_sums(X, centers)
-    sums, counts = (r.value for r in noisy_cluster_sums(X, centers, 2.0, 3.0, np.random.default_rng(1)))
+    sums, counts = (
+        r.value for r in noisy_cluster_sums(X, centers, 2.0, 3.0, np.random.default_rng(1))
+    )
     noise = sums - exact_sums
     assert np.all(noise != 0)
     assert noise.std() == pytest.approx(2.0, rel=0.15)
@@ -337,8 +427,12 @@ def test_shrunk_means_blends_by_estimated_bias():
     # cluster 0: mean (0.5, 0), var = (2·100 + 0.25)/100² ≈ 0.02, bias² ≈ 0.23 → weight ≈ 0.92
     var = (2 * 100 + 0.25) / 100**2
     np.testing.assert_allclose(out[0], [0.5 * (0.25 - var) / 0.25, 0.0])
-    np.testing.assert_array_equal(out[1], [0.0, 0.0])  # gap² 0.0025 < var: the noise explains it, keep the anchor
-    np.testing.assert_array_equal(out[2], [0.0, 0.0])  # count 1 ≤ σ_s·√d: untrusted, keep the anchor
+    np.testing.assert_array_equal(
+        out[1], [0.0, 0.0]
+    )  # gap² 0.0025 < var: the noise explains it, keep the anchor
+    np.testing.assert_array_equal(
+        out[2], [0.0, 0.0]
+    )  # count 1 ≤ σ_s·√d: untrusted, keep the anchor
     exact = shrunk_means(sums[:1], counts[:1], anchors[:1], sigma_sum=1e-9, sigma_count=1e-9)
     np.testing.assert_allclose(exact, [[0.5, 0.0]])  # no noise: the plain Lloyd step
     far = shrunk_means(np.array([[300.0, 0.0]]), np.array([100.0]), anchors[:1], 1e-9, 1e-9)
@@ -346,24 +440,31 @@ def test_shrunk_means_blends_by_estimated_bias():
 
 
 def test_shrunk_means_with_a_basis_blends_each_subspace_apart():
-    # anchor exact inside span(e0) and 0 outside (HDPE's lifted centre); the noisy mean is off in both
+    # anchor exact inside span(e0) and 0 outside (HDPE's lifted centre); the noisy mean is off in
+    # both
     basis = np.eye(3)[:, :1]
     anchors = np.array([[0.5, 0.0, 0.0]])
     counts = np.array([100.0])
     sums = np.array([[0.52, 0.4, 0.0]]) * 100
     split = shrunk_means(sums, counts, anchors, sigma_sum=10.0, sigma_count=1e-9, basis=basis)
     var_out = 2 * 100 / 100**2  # 2 noise dimensions outside the span; 1 inside: var_in = 0.01
-    np.testing.assert_allclose(split[0, 0], 0.5)  # gap² 0.0004 < var_in: the exact part keeps its anchor
+    np.testing.assert_allclose(
+        split[0, 0], 0.5
+    )  # gap² 0.0004 < var_in: the exact part keeps its anchor
     np.testing.assert_allclose(split[0, 1:], [0.4 * (0.16 - var_out) / 0.16, 0.0])
     whole = shrunk_means(sums, counts, anchors, sigma_sum=10.0, sigma_count=1e-9)
     assert whole[0, 0] > 0.51  # one blend for all 3 dimensions moves the exact part too
-    same = shrunk_means(sums, counts, anchors, 10.0, 1e-9, basis=np.eye(3))  # full basis: no complement
+    same = shrunk_means(
+        sums, counts, anchors, 10.0, 1e-9, basis=np.eye(3)
+    )  # full basis: no complement
     np.testing.assert_allclose(same, whole)
 
 
 def test_second_moment_exact_clipped_and_noise_symmetric():
     X = np.array([[0.6, 0.0], [0.0, 3.0]])
-    np.testing.assert_allclose(second_moment(X, radius=1.0), [[0.36, 0.0], [0.0, 1.0]])  # (0, 3) clipped to (0, 1)
+    np.testing.assert_allclose(
+        second_moment(X, radius=1.0), [[0.36, 0.0], [0.0, 1.0]]
+    )  # (0, 3) clipped to (0, 1)
     Y = np.random.default_rng(0).uniform(-0.2, 0.2, size=(300, 60))
     noisy = noisy_second_moment(Y, 2.0, np.random.default_rng(1)).value
     noise = noisy - second_moment(Y)
@@ -378,7 +479,10 @@ def test_second_moment_sensitivity():
     rng = np.random.default_rng(0)
     for _ in range(200):
         x, y = (v / np.linalg.norm(v) for v in rng.standard_normal((2, 7)))
-        tri = lambda v: np.outer(v, v)[np.triu_indices(7)]
+
+        def tri(v):
+            return np.outer(v, v)[np.triu_indices(7)]
+
         assert np.linalg.norm(tri(x)) <= 1 + 1e-12
         assert np.linalg.norm(tri(x) - tri(y)) <= math.sqrt(2) + 1e-12
 
@@ -397,7 +501,10 @@ def test_hdpe_pca_projection_keeps_the_cluster_directions():
     means[:, :3] = [[0.6, 0, 0], [-0.6, 0, 0], [0, 0.6, 0], [0, 0, 0.6]]
     X = means[rng.integers(0, 4, 4000)] + rng.normal(0, 0.03, (4000, 64))
     X /= np.linalg.norm(X, axis=1).max()
-    fit = lambda projection: DPKMeans(4, epsilon=1.0, radius=1.0, projection=projection, random_state=0).fit(X)
+
+    def fit(projection):
+        return DPKMeans(4, epsilon=1.0, radius=1.0, projection=projection, random_state=0).fit(X)
+
     pca, random = fit("pca"), fit("random")
     assert [r["name"] for r in pca.privacy_report_["releases"]][:2] == ["count", "second_moment"]
     assert "second_moment" not in [r["name"] for r in random.privacy_report_["releases"]]
@@ -408,12 +515,22 @@ def test_hdpe_pca_projection_keeps_the_cluster_directions():
 
 
 def test_recover_step_moves_pe_means_towards_the_cell_means():
-    # skewed clusters: PE-means' vote-balancing fixed point is off the mean; the recover step fixes most of it
+    # skewed clusters: PE-means' vote-balancing fixed point is off the mean; the recover step fixes
+    # most of it
     rng = np.random.default_rng(0)
-    X = np.vstack([rng.exponential(0.15, size=(3000, 2)) * [1, 1] + [-0.6, -0.2],
-                   -rng.exponential(0.15, size=(3000, 2)) + [0.6, 0.2]])
+    X = np.vstack(
+        [
+            rng.exponential(0.15, size=(3000, 2)) * [1, 1] + [-0.6, -0.2],
+            -rng.exponential(0.15, size=(3000, 2)) + [0.6, 0.2],
+        ]
+    )
     X /= np.linalg.norm(X, axis=1).max()
-    fit = lambda share, s: DPKMeans(2, epsilon=1e4, radius=1.0, iterations=20, recover_share=share, random_state=s).fit(X)
+
+    def fit(share, s):
+        return DPKMeans(
+            2, epsilon=1e4, radius=1.0, iterations=20, recover_share=share, random_state=s
+        ).fit(X)
+
     plain = np.mean([kmeans_loss(X, fit(0.0, s).cluster_centers_) for s in range(2)])
     refined = np.mean([kmeans_loss(X, fit(0.25, s).cluster_centers_) for s in range(2)])
     best = nonprivate_loss(X, 2)

@@ -24,7 +24,14 @@ from privevo.private.noise import (
 from privevo.selection import Rank
 from privevo.variation import GaussianVariation, UniformBall
 
-GAMMAS = [Fraction(1, 3), Fraction(1), Fraction(7, 2), Fraction(123456789, 1000), Fraction(25, 7) ** 2, Fraction(2**70 + 1, 2**69)]
+GAMMAS = [
+    Fraction(1, 3),
+    Fraction(1),
+    Fraction(7, 2),
+    Fraction(123456789, 1000),
+    Fraction(25, 7) ** 2,
+    Fraction(2**70 + 1, 2**69),
+]
 
 
 # ---------------------------------------------------------------- certified bounds
@@ -46,7 +53,8 @@ def test_exp_neg_bounds_exact_at_zero():
 
 
 def test_lazy_refinement_matches_the_conditional_probability():
-    """For k in the ambiguous band, P[accept] = clip(2^63·e^{−γ} − k, 0, 1) (the extra bits of U)."""
+    """For k in the ambiguous band, P[accept] = clip(2^63·e^{−γ} − k, 0, 1) (the extra bits of
+    U)."""
     mpmath = pytest.importorskip("mpmath")
     mpmath.mp.prec = 300
     gamma = Fraction(1, 3)
@@ -81,8 +89,10 @@ def test_batched_sampler_fits_the_pmf(sigma):
     x = discrete_gaussian(sigma, 200_000, np.random.default_rng(7))
     assert x.dtype == np.int64
     assert _chi2_pvalue(x, sigma) > 1e-4
-    var = (discrete_gaussian_pmf(np.arange(-50 * int(sigma + 1), 50 * int(sigma + 1) + 1), sigma)
-           * np.arange(-50 * int(sigma + 1), 50 * int(sigma + 1) + 1) ** 2).sum()
+    var = (
+        discrete_gaussian_pmf(np.arange(-50 * int(sigma + 1), 50 * int(sigma + 1) + 1), sigma)
+        * np.arange(-50 * int(sigma + 1), 50 * int(sigma + 1) + 1) ** 2
+    ).sum()
     assert x.var() == pytest.approx(var, rel=0.02)
 
 
@@ -150,7 +160,9 @@ def test_histogram_release_is_integer_valued(name):
     assert noisy.dtype == np.float64 and np.array_equal(noisy, np.round(noisy))
     exact = nn_histogram(X, C)
     if name == "discrete_gaussian":
-        np.testing.assert_array_equal(noisy - exact, discrete_gaussian(4.0, 7, np.random.default_rng(1)))
+        np.testing.assert_array_equal(
+            noisy - exact, discrete_gaussian(4.0, 7, np.random.default_rng(1))
+        )
 
 
 # ---------------------------------------------------------------- accounting
@@ -174,7 +186,9 @@ def test_zcdp_accounting_against_dp_accounting(epsilon, steps, adjacency):
     assert ours <= rdp.get_epsilon(delta) + 1e-9
     assert rdp.get_epsilon(delta) <= ours * 1.001
     # replace: the count vector moves by (+1, −1): two unit-sensitivity coordinates
-    tight = pld.from_discrete_gaussian_mechanism(sigma, sensitivity=1).self_compose(steps * (1 if sens == 1 else 2))
+    tight = pld.from_discrete_gaussian_mechanism(sigma, sensitivity=1).self_compose(
+        steps * (1 if sens == 1 else 2)
+    )
     assert tight.get_epsilon_for_delta(delta) <= ours
     # the discrete Gaussian needs a little more σ than the continuous one under this bound
     assert 1.0 < sigma / accounting.gaussian_sigma(epsilon, delta, steps, sens) < 1.12
@@ -183,7 +197,9 @@ def test_zcdp_accounting_against_dp_accounting(epsilon, steps, adjacency):
 def test_zcdp_conversion_closed_form():
     rho, delta = 0.05, 1e-6
     alphas = np.linspace(1.01, 200, 200_000)
-    brute = (alphas * rho + np.log1p(-1 / alphas) - (np.log(delta) + np.log(alphas)) / (alphas - 1)).min()
+    brute = (
+        alphas * rho + np.log1p(-1 / alphas) - (np.log(delta) + np.log(alphas)) / (alphas - 1)
+    ).min()
     assert accounting.epsilon_of_rho(rho, delta) == pytest.approx(brute, rel=1e-6)
     assert accounting.zcdp_rho(4.0, 8, math.sqrt(2)) == pytest.approx(8 * 2 / 32)
 
@@ -191,15 +207,26 @@ def test_zcdp_conversion_closed_form():
 @pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
 def test_private_evolution_discrete_gaussian_report(adjacency):
     X = np.random.default_rng(0).normal(size=(200, 2))
-    pe = PrivateEvolution(UniformBall(3.0), GaussianVariation(0.2, 2, radius=3.0), Rank(), n_synthetic=5,
-                          iterations=4, epsilon=1.0, delta=1e-5, adjacency=adjacency, noise="discrete_gaussian",
-                          random_state=0).fit(X)
+    pe = PrivateEvolution(
+        UniformBall(3.0),
+        GaussianVariation(0.2, 2, radius=3.0),
+        Rank(),
+        n_synthetic=5,
+        iterations=4,
+        epsilon=1.0,
+        delta=1e-5,
+        adjacency=adjacency,
+        noise="discrete_gaussian",
+        random_state=0,
+    ).fit(X)
     rep = pe.privacy_report_
     sens2 = 1.0 if adjacency == "add_remove" else 2.0
     assert rep["accountant"] == "zcdp" and rep["mu"] is None and rep["noise"] == "discrete_gaussian"
     assert rep["rho"] == pytest.approx(4 * sens2 / (2 * pe.sigma_**2), rel=1e-12)
     assert rep["epsilon"] == pytest.approx(1.0, abs=1e-6) and rep["epsilon"] <= 1.0
-    assert pe.sigma_ == pytest.approx(accounting.discrete_gaussian_sigma(1.0, 1e-5, 4, math.sqrt(sens2)))
+    assert pe.sigma_ == pytest.approx(
+        accounting.discrete_gaussian_sigma(1.0, 1e-5, 4, math.sqrt(sens2))
+    )
     assert rep["dp_event"]["event"]["type"] == "ZCDpEvent" and rep["dp_event"]["count"] == 4
     assert rep["releases"][0]["noise"] == "discrete_gaussian"
     for record in pe.history_:
@@ -209,11 +236,17 @@ def test_private_evolution_discrete_gaussian_report(adjacency):
 def test_gaussian_report_unchanged_and_unknown_noise_rejected():
     X = np.random.default_rng(0).normal(size=(50, 2))
     args = (UniformBall(3.0), GaussianVariation(0.2, 2, radius=3.0), Rank())
-    pe = PrivateEvolution(*args, n_synthetic=3, iterations=2, epsilon=1.0, delta=1e-5, random_state=0).fit(X)
+    pe = PrivateEvolution(
+        *args, n_synthetic=3, iterations=2, epsilon=1.0, delta=1e-5, random_state=0
+    ).fit(X)
     assert pe.privacy_report_["accountant"] == "gdp" and pe.privacy_report_["rho"] is None
     assert "noise" not in pe.privacy_report_["releases"][0]
-    with pytest.raises(ValueError, match="The 'noise' parameter of PrivateEvolution must be a str among"):
-        PrivateEvolution(*args, n_synthetic=3, iterations=2, epsilon=1.0, delta=1e-5, noise="laplace").fit(X)
+    with pytest.raises(
+        ValueError, match="The 'noise' parameter of PrivateEvolution must be a str among"
+    ):
+        PrivateEvolution(
+            *args, n_synthetic=3, iterations=2, epsilon=1.0, delta=1e-5, noise="laplace"
+        ).fit(X)
 
 
 def test_cli_account_discrete_gaussian(capsys):
@@ -221,9 +254,41 @@ def test_cli_account_discrete_gaussian(capsys):
 
     from privevo.cli import main
 
-    assert main(["account", "--epsilon", "1", "--delta", "1e-5", "--steps", "10", "--noise", "discrete_gaussian", "--json"]) == 0
+    assert (
+        main(
+            [
+                "account",
+                "--epsilon",
+                "1",
+                "--delta",
+                "1e-5",
+                "--steps",
+                "10",
+                "--noise",
+                "discrete_gaussian",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["sigma"] == pytest.approx(accounting.discrete_gaussian_sigma(1.0, 1e-5, 10))
     assert out["rho"] == pytest.approx(10 / (2 * out["sigma"] ** 2)) and "mu" not in out
-    assert main(["account", "--sigma", str(out["sigma"]), "--delta", "1e-5", "--steps", "10", "--noise", "discrete_gaussian", "--json"]) == 0
+    assert (
+        main(
+            [
+                "account",
+                "--sigma",
+                str(out["sigma"]),
+                "--delta",
+                "1e-5",
+                "--steps",
+                "10",
+                "--noise",
+                "discrete_gaussian",
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["epsilon"] == pytest.approx(1.0, abs=1e-6)

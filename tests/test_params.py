@@ -5,11 +5,25 @@ import pytest
 
 from privevo._params import constructor_params, describe, params_repr
 from privevo.selection import GAPE, Rank, Subsample, WeightedKMeans
-from privevo.variation import GaussianVariation, LevyVariation, MultiScaleVariation, SpherePacking, UniformBall
+from privevo.variation import (
+    GaussianVariation,
+    LevyVariation,
+    MultiScaleVariation,
+    SpherePacking,
+    UniformBall,
+)
 
-PLUGINS = [Rank(), Subsample(replace=False), GAPE(R=2.0, beta=0.1), WeightedKMeans(n_init=5),
-           UniformBall(3.0), SpherePacking(), GaussianVariation(0.2, 3), MultiScaleVariation(2.0, max_level=6),
-           LevyVariation(gamma=0.02)]
+PLUGINS = [
+    Rank(),
+    Subsample(replace=False),
+    GAPE(R=2.0, beta=0.1),
+    WeightedKMeans(n_init=5),
+    UniformBall(3.0),
+    SpherePacking(),
+    GaussianVariation(0.2, 3),
+    MultiScaleVariation(2.0, max_level=6),
+    LevyVariation(gamma=0.02),
+]
 
 
 @pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: type(p).__name__)

@@ -16,7 +16,9 @@ from privevo.variation import GaussianVariation  # noqa: E402
 @pytest.fixture(scope="module")
 def run():
     X, centers = mixture_2d(500, np.random.default_rng(0))
-    pe = PrivateEvolution(MIXTURE_START, GaussianVariation(0.1, 2), Rank(), 3, 7, 4.0, 1e-5, random_state=0).fit(X)
+    pe = PrivateEvolution(
+        MIXTURE_START, GaussianVariation(0.1, 2), Rank(), 3, 7, 4.0, 1e-5, random_state=0
+    ).fit(X)
     return X, centers, pe
 
 
@@ -42,9 +44,12 @@ def test_vote_histograms_show_the_noisy_counts_sorted(run):
 
 
 def test_loss_vs_epsilon_lines_and_baseline(tmp_path):
-    fig = plots.plot_loss_vs_epsilon({"a": ([0.5, 1, 2], [3.0, 2.0, 1.5], [0.1, 0.1, 0.1]), "b": ([0.5, 1, 2], [4.0, 3.0, 2.0])}, baseline=1.0)
+    fig = plots.plot_loss_vs_epsilon(
+        {"a": ([0.5, 1, 2], [3.0, 2.0, 1.5], [0.1, 0.1, 0.1]), "b": ([0.5, 1, 2], [4.0, 3.0, 2.0])},
+        baseline=1.0,
+    )
     ax = fig.axes[0]
-    assert [l.get_label() for l in ax.lines] == ["a", "b", "non-private k-means++"]
+    assert [line.get_label() for line in ax.lines] == ["a", "b", "non-private k-means++"]
     np.testing.assert_array_equal(ax.lines[1].get_ydata(), [4.0, 3.0, 2.0])
     fig.savefig(tmp_path / "f.png")
     assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"

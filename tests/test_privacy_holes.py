@@ -1,4 +1,4 @@
-"""Each test replays an attack on a published artefact (issue: the privacy holes) and checks it fails.
+"""Each test replays an attack on a published artefact (the privacy-holes issue); it must fail.
 
 Attacks: the seed read from the report, a checkpoint resumed on a neighbour,
 a resume after a changed plug-in parameter, releases counted once, the exact
@@ -23,7 +23,13 @@ from privevo.audit import audit_dplloyd
 from privevo.checkpoint import load_checkpoint
 from privevo.demo import MIXTURE_START, mixture_2d
 from privevo.selection import GAPE, Rank, Subsample, WeightedKMeans
-from privevo.variation import GaussianVariation, LevyVariation, MultiScaleVariation, SpherePacking, UniformBall
+from privevo.variation import (
+    GaussianVariation,
+    LevyVariation,
+    MultiScaleVariation,
+    SpherePacking,
+    UniformBall,
+)
 
 SEED = 918273645  # a value that appears nowhere else in a report
 
@@ -48,14 +54,19 @@ def mixture():
 # -- 1. the seed is never published ----------------------------------------------------
 
 
-@pytest.mark.parametrize("fit", [
-    lambda X: make_pe().fit(X),
-    lambda X: DPKMeans(2, epsilon=1.0, radius=2.0, random_state=SEED).fit(X),
-])
+@pytest.mark.parametrize(
+    "fit",
+    [
+        lambda X: make_pe().fit(X),
+        lambda X: DPKMeans(2, epsilon=1.0, radius=2.0, random_state=SEED).fit(X),
+    ],
+)
 def test_report_says_seeded_never_the_seed(mixture, fit):
     report = fit(mixture).privacy_report_
     text = json.dumps(report)
-    assert str(SEED) not in text  # rerunning with a published seed on D and D' would reveal membership
+    assert (
+        str(SEED) not in text
+    )  # rerunning with a published seed on D and D' would reveal membership
     assert report["seeded"] is True
     assert any("seed stays secret" in w for w in report["warnings"])
 
@@ -74,7 +85,11 @@ def test_finished_dpkmeans_checkpoint_refuses_a_neighbour(tmp_path):
     params = dict(n_clusters=2, epsilon=1.0, radius=2.0, random_state=SEED, checkpoint=path)
     DPKMeans(**params).fit(X)
     before = path.read_bytes()
-    for neighbour in (X[1:], np.vstack([X, [[0.9, 0.9, 0.9]]]), np.where(np.arange(len(X))[:, None] == 5, 0.3, X)):
+    for neighbour in (
+        X[1:],
+        np.vstack([X, [[0.9, 0.9, 0.9]]]),
+        np.where(np.arange(len(X))[:, None] == 5, 0.3, X),
+    ):
         # the attack: the same recover noise on D' makes noisy_sums(D') - noisy_sums(D) exact
         with pytest.raises(ValueError, match="made on other data"):
             DPKMeans(**params).fit(neighbour)
@@ -84,16 +99,35 @@ def test_finished_dpkmeans_checkpoint_refuses_a_neighbour(tmp_path):
 def test_finished_checkpoint_returns_the_result_without_a_new_release(tmp_path, monkeypatch):
     X = blobs(d=40)  # HDPE-means: count, second moment, rounds, recover step
     path = tmp_path / "km.ckpt"
-    params = dict(n_clusters=2, epsilon=1.0, radius=2.0 * math.sqrt(40), iterations=4, random_state=np.random.default_rng(3))
+    params = dict(
+        n_clusters=2,
+        epsilon=1.0,
+        radius=2.0 * math.sqrt(40),
+        iterations=4,
+        random_state=np.random.default_rng(3),
+    )
     first = DPKMeans(**params, checkpoint=path).fit(X)
     keys = [r.key for r in load_checkpoint(path)[1]]
-    assert keys == ["count", "second_moment", "initial", "round/0", "round/1", "round/2", "round/3", "recover"]
+    assert keys == [
+        "count",
+        "second_moment",
+        "initial",
+        "round/0",
+        "round/1",
+        "round/2",
+        "round/3",
+        "recover",
+    ]
 
     def no_release(*args, **kwargs):
         raise AssertionError("a release was drawn again")
 
-    for module, name in ((privevo.kmeans, "noisy_cluster_sums"), (privevo.kmeans, "noisy_second_moment"),
-                         (privevo.kmeans, "noisy_count"), (privevo.evolution, "noisy_nn_histogram")):
+    for module, name in (
+        (privevo.kmeans, "noisy_cluster_sums"),
+        (privevo.kmeans, "noisy_second_moment"),
+        (privevo.kmeans, "noisy_count"),
+        (privevo.evolution, "noisy_nn_histogram"),
+    ):
         monkeypatch.setattr(module, name, no_release)
     params["random_state"] = np.random.default_rng(3)
     again = DPKMeans(**params, checkpoint=path).fit(X)
@@ -137,8 +171,16 @@ def test_a_torn_last_record_is_dropped(tmp_path, mixture):
 # -- 3. the fingerprint holds every parameter of every plug-in ----------------------
 
 
-PLUGINS = [Subsample(), GAPE(R=1.0), WeightedKMeans(), UniformBall(), SpherePacking(),
-           GaussianVariation(), MultiScaleVariation(R=1.0), LevyVariation()]
+PLUGINS = [
+    Subsample(),
+    GAPE(R=1.0),
+    WeightedKMeans(),
+    UniformBall(),
+    SpherePacking(),
+    GaussianVariation(),
+    MultiScaleVariation(R=1.0),
+    LevyVariation(),
+]
 
 
 def _changed(value):
@@ -160,15 +202,33 @@ def test_changing_any_plugin_parameter_changes_the_fingerprint(plugin):
         value = _changed(getattr(plugin, name))
         assert value is not None, f"no changed value for {type(plugin).__name__}.{name}"
         other = type(plugin)(**{n: getattr(plugin, n) for n in names if n != name}, **{name: value})
-        assert describe(other) != describe(plugin), f"{type(plugin).__name__}.{name} is not in the fingerprint"
+        assert describe(other) != describe(plugin), (
+            f"{type(plugin).__name__}.{name} is not in the fingerprint"
+        )
 
 
 def test_resume_after_changing_gape_agg_radius_is_refused(tmp_path, mixture):
     path = tmp_path / "run.ckpt"
-    make = lambda gape: PrivateEvolution(MIXTURE_START, MultiScaleVariation(2.0, max_level=4), gape, n_synthetic=3,
-                                         iterations=2, epsilon=2.0, delta=1e-5, random_state=1, checkpoint=path)
+
+    def make(gape):
+        return PrivateEvolution(
+            MIXTURE_START,
+            MultiScaleVariation(2.0, max_level=4),
+            gape,
+            n_synthetic=3,
+            iterations=2,
+            epsilon=2.0,
+            delta=1e-5,
+            random_state=1,
+            checkpoint=path,
+        )
+
     make(GAPE(R=2.0)).fit(mixture)
-    changed = GAPE(R=2.0, agg_radius=0.5) if "agg_radius" in inspect.signature(GAPE).parameters else GAPE(R=2.0, beta=0.1)
+    changed = (
+        GAPE(R=2.0, agg_radius=0.5)
+        if "agg_radius" in inspect.signature(GAPE).parameters
+        else GAPE(R=2.0, beta=0.1)
+    )
     with pytest.raises(ValueError, match="belongs to another run"):
         make(changed).fit(mixture)
 
@@ -196,9 +256,13 @@ def test_add_remove_report_holds_no_exact_n():
     assert "1234" not in text and "n_samples" not in report["public_parameters"]
     assert report["delta"] == 1e-6  # not n^-1.1, which inverts to n
     assert report["releases"][0]["name"] == "count"
-    assert abs(report["public_parameters"]["n_estimate"] - 1234) < 10 * report["releases"][0]["sigma"]
+    assert (
+        abs(report["public_parameters"]["n_estimate"] - 1234) < 10 * report["releases"][0]["sigma"]
+    )
     replace = DPKMeans(2, epsilon=1.0, radius=2.0, adjacency="replace").fit(X).privacy_report_
-    assert replace["public_parameters"]["n_samples"] == 1234 and replace["delta"] == pytest.approx(1234 ** -1.1)
+    assert replace["public_parameters"]["n_samples"] == 1234 and replace["delta"] == pytest.approx(
+        1234**-1.1
+    )
 
 
 def test_pe_selector_never_sees_the_exact_n_under_add_remove(mixture):
@@ -209,9 +273,20 @@ def test_pe_selector_never_sees_the_exact_n_under_add_remove(mixture):
             seen.append(context.n_private)
             return super().select(candidates, noisy_counts, context)
 
-    PrivateEvolution(MIXTURE_START, GaussianVariation(0.1, 2), Spy(), 3, 2, 2.0, 1e-5, random_state=0).fit(mixture)
-    PrivateEvolution(MIXTURE_START, GaussianVariation(0.1, 2), Spy(), 3, 2, 2.0, 1e-5, adjacency="replace",
-                     random_state=0).fit(mixture)
+    PrivateEvolution(
+        MIXTURE_START, GaussianVariation(0.1, 2), Spy(), 3, 2, 2.0, 1e-5, random_state=0
+    ).fit(mixture)
+    PrivateEvolution(
+        MIXTURE_START,
+        GaussianVariation(0.1, 2),
+        Spy(),
+        3,
+        2,
+        2.0,
+        1e-5,
+        adjacency="replace",
+        random_state=0,
+    ).fit(mixture)
     assert seen == [None, None, 2000, 2000]
 
 
@@ -219,7 +294,8 @@ def test_pe_selector_never_sees_the_exact_n_under_add_remove(mixture):
 
 
 def _raw_sum_release(X, centers, lo, hi, split, rng):
-    """The old DPLloyd: raw sums with the range as Laplace scale (overspends when 0 is not in the box)."""
+    """The old DPLloyd: raw sums with the range as Laplace scale (overspends when 0 is not in the
+    box)."""
     from privevo.private import cluster_statistics, release_noise
 
     sums, counts = cluster_statistics(X, centers)
@@ -241,8 +317,14 @@ def test_dplloyd_audit_in_a_box_without_zero():
 @pytest.mark.parametrize("d", [3, 40])
 def test_discrete_noise_reaches_every_dpkmeans_release(d):
     X = blobs(n=600, d=d)
-    model = DPKMeans(2, epsilon=1.0, radius=2.0 * math.sqrt(d), iterations=3, noise="discrete_gaussian",
-                     random_state=0).fit(X)
+    model = DPKMeans(
+        2,
+        epsilon=1.0,
+        radius=2.0 * math.sqrt(d),
+        iterations=3,
+        noise="discrete_gaussian",
+        random_state=0,
+    ).fit(X)
     report = model.privacy_report_
     assert report["accountant"] == "zcdp" and report["noise"] == "discrete_gaussian"
     assert {r["noise"] for r in report["releases"]} == {"discrete_gaussian"}

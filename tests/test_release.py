@@ -1,4 +1,5 @@
-"""Releases as objects: each mechanism returns a frozen Release whose cost dp_accounting confirms."""
+"""Releases as objects: each mechanism returns a frozen Release whose cost dp_accounting
+confirms."""
 
 from __future__ import annotations
 
@@ -48,9 +49,16 @@ def test_each_release_states_its_sensitivity_under_the_adjacency(adjacency, fact
 
 @pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
 def test_a_release_cost_matches_dp_accounting(noise):
-    release = noisy_nn_histogram(points(), points(20, seed=1), 3.0, np.random.default_rng(0), noise=noise)
-    ours = privacy_report(epsilon_target=10.0, delta=DELTA, adjacency="add_remove",
-                          releases=[release] * 4, noise=noise)["epsilon"]
+    release = noisy_nn_histogram(
+        points(), points(20, seed=1), 3.0, np.random.default_rng(0), noise=noise
+    )
+    ours = privacy_report(
+        epsilon_target=10.0,
+        delta=DELTA,
+        adjacency="add_remove",
+        releases=[release] * 4,
+        noise=noise,
+    )["epsilon"]
     pld = dp_accounting.pld.PLDAccountant()
     rdp = dp_accounting.rdp.RdpAccountant()
     event = dp_accounting.SelfComposedDpEvent(release.dp_event(), 4)
@@ -71,13 +79,26 @@ def test_pure_releases_report_their_epsilon():
 
 
 def test_the_report_is_a_function_of_the_ledger():
-    model = PrivateEvolution(UniformBall(1.0), GaussianVariation(0.1, per_point=2, radius=1.0), Rank(),
-                             n_synthetic=5, iterations=3, epsilon=1.0, delta=DELTA, random_state=1).fit(points())
+    model = PrivateEvolution(
+        UniformBall(1.0),
+        GaussianVariation(0.1, per_point=2, radius=1.0),
+        Rank(),
+        n_synthetic=5,
+        iterations=3,
+        epsilon=1.0,
+        delta=DELTA,
+        random_state=1,
+    ).fit(points())
     assert len(model.releases_) == 3 and all(isinstance(r, Release) for r in model.releases_)
-    again = privacy_report(epsilon_target=1.0, delta=DELTA, adjacency="add_remove", releases=model.releases_)
+    again = privacy_report(
+        epsilon_target=1.0, delta=DELTA, adjacency="add_remove", releases=model.releases_
+    )
     assert again["epsilon"] == model.privacy_report_["epsilon"]
-    assert again["releases"] == model.privacy_report_["releases"] == [
-        {"name": "nn_histogram", "sigma": model.sigma_, "count": 3, "sensitivity": 1.0}]
+    assert (
+        again["releases"]
+        == model.privacy_report_["releases"]
+        == [{"name": "nn_histogram", "sigma": model.sigma_, "count": 3, "sensitivity": 1.0}]
+    )
     np.testing.assert_array_equal(model.releases_[-1].value, model.history_[-1].noisy_counts)
 
 

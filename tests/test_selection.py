@@ -1,11 +1,17 @@
 import numpy as np
-import pytest
 
 from privevo.selection import Rank, SelectionContext, Selector, Subsample
 
 
 def ctx(m, seed=0):
-    return SelectionContext(sigma=1.0, iteration=0, iterations=1, n_select=m, n_private=100, rng=np.random.default_rng(seed))
+    return SelectionContext(
+        sigma=1.0,
+        iteration=0,
+        iterations=1,
+        n_select=m,
+        n_private=100,
+        rng=np.random.default_rng(seed),
+    )
 
 
 CANDS = np.arange(12.0).reshape(6, 2)

@@ -132,7 +132,10 @@ def test_cosine_metric_add_one_point(backend, s):
     diff = _counts(np.vstack([D, x]), cands, backend, chunk, "cosine") - _counts(
         D, cands, backend, chunk, "cosine"
     )
-    unit = lambda a: a / np.linalg.norm(a, axis=-1, keepdims=True)
+
+    def unit(a):
+        return a / np.linalg.norm(a, axis=-1, keepdims=True)
+
     expected = np.zeros(len(cands), dtype=np.int64)
     expected[_first_copy_nearest(unit(x), unit(cands), backend)] = 1
     np.testing.assert_array_equal(diff, expected)

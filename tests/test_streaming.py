@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 
 from privevo import PrivateEvolution
-from privevo.private import nn_histogram
+from privevo.private import NpySource, ParquetSource, nn_histogram, open_source
 from privevo.selection import Rank
-from privevo.private import NpySource, ParquetSource, open_source
 from privevo.variation.random_api import UniformBall
 from privevo.variation.vector import GaussianVariation
 
@@ -25,7 +24,9 @@ def _data(n=5000, d=6, seed=0, dtype=np.float32):
 
 def _write_parquet(path, X, row_group_size, names=None):
     names = names or [f"f{j}" for j in range(X.shape[1])]
-    pq.write_table(pa.table({c: X[:, j] for j, c in enumerate(names)}), path, row_group_size=row_group_size)
+    pq.write_table(
+        pa.table({c: X[:, j] for j, c in enumerate(names)}), path, row_group_size=row_group_size
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16])
@@ -57,7 +58,9 @@ def test_parquet_file_row_groups_and_folder_equal_in_memory(tmp_path):
 
 def test_parquet_column_selection_and_embedding_column(tmp_path):
     X, C = _data(d=4)
-    table = pa.table({"id": np.arange(len(X)), "label": ["a"] * len(X), **{f"f{j}": X[:, j] for j in range(4)}})
+    table = pa.table(
+        {"id": np.arange(len(X)), "label": ["a"] * len(X), **{f"f{j}": X[:, j] for j in range(4)}}
+    )
     pq.write_table(table, tmp_path / "t.parquet", row_group_size=1000)
     cols = ParquetSource(tmp_path / "t.parquet", columns=["f0", "f1", "f2", "f3"])
     np.testing.assert_array_equal(nn_histogram(cols, C), nn_histogram(X, C))
@@ -78,7 +81,9 @@ def test_bad_inputs_raise_one_line_value_errors(tmp_path):
         ParquetSource(tmp_path / "a.parquet")
     with pytest.raises(ValueError, match="not in the Parquet schema"):
         ParquetSource(tmp_path / "a.parquet", columns=["y"])
-    pq.write_table(pa.table({"x": pa.array([1, 2], pa.int8()), "s": ["a", "b"]}), tmp_path / "b.parquet")
+    pq.write_table(
+        pa.table({"x": pa.array([1, 2], pa.int8()), "s": ["a", "b"]}), tmp_path / "b.parquet"
+    )
     with pytest.raises(ValueError, match="share one schema"):
         ParquetSource(tmp_path, columns=["x"])
     np.save(tmp_path / "f.npy", np.asfortranarray(np.ones((3, 2))))
@@ -110,7 +115,10 @@ def test_peak_memory_is_one_block_not_the_data(tmp_path):
     _write_parquet(tmp_path / "x.parquet", X, row_group_size=10_000)  # 640 kB row groups
     expected = nn_histogram(X, C)
     del X
-    for source in (NpySource(tmp_path / "x.npy", block_rows=10_000), ParquetSource(tmp_path / "x.parquet")):
+    for source in (
+        NpySource(tmp_path / "x.npy", block_rows=10_000),
+        ParquetSource(tmp_path / "x.parquet"),
+    ):
         tracemalloc.start()
         counts = nn_histogram(source, C, n_threads=1)
         peak = tracemalloc.get_traced_memory()[1]
@@ -121,20 +129,31 @@ def test_peak_memory_is_one_block_not_the_data(tmp_path):
 
 def test_private_evolution_on_a_parquet_folder_equals_in_memory(tmp_path):
     rng = np.random.default_rng(2)
-    X = np.vstack([rng.normal(c, 0.05, size=(1000, 2)) for c in ([0.4, 0.4], [-0.5, 0.2])]).astype(np.float32)
+    X = np.vstack([rng.normal(c, 0.05, size=(1000, 2)) for c in ([0.4, 0.4], [-0.5, 0.2])]).astype(
+        np.float32
+    )
     for i, part in enumerate(np.array_split(X, 3)):
         _write_parquet(tmp_path / f"p{i}.parquet", part, row_group_size=400)
 
     def run(data):
         pe = PrivateEvolution(
-            UniformBall(1.0), GaussianVariation(0.1, per_point=2, radius=1.0), Rank(),
-            n_synthetic=10, iterations=3, epsilon=2.0, delta=1e-5, random_state=5,
+            UniformBall(1.0),
+            GaussianVariation(0.1, per_point=2, radius=1.0),
+            Rank(),
+            n_synthetic=10,
+            iterations=3,
+            epsilon=2.0,
+            delta=1e-5,
+            random_state=5,
         )
         return pe.fit(data)
 
     streamed, local = run(str(tmp_path)), run(X)
     np.testing.assert_array_equal(streamed.synthetic_, local.synthetic_)
-    drop_time = lambda report: {k: v for k, v in report.items() if k != "timestamp"}  # runs may straddle a second
+
+    def drop_time(report):
+        return {k: v for k, v in report.items() if k != "timestamp"}  # runs may straddle a second
+
     assert drop_time(streamed.privacy_report_) == drop_time(local.privacy_report_)
 
 
@@ -148,7 +167,8 @@ def test_sources_materialise_on_request_for_in_memory_estimators(tmp_path):
     assert np.asarray(source, dtype=np.float64).dtype == np.float64
     params = dict(n_clusters=3, epsilon=1.0, radius=5.0, iterations=2, random_state=0)
     np.testing.assert_array_equal(
-        DPKMeans(**params).fit(source).cluster_centers_, DPKMeans(**params).fit(X.astype(np.float64)).cluster_centers_
+        DPKMeans(**params).fit(source).cluster_centers_,
+        DPKMeans(**params).fit(X.astype(np.float64)).cluster_centers_,
     )
 
 
@@ -177,14 +197,84 @@ def test_cli_reads_a_parquet_folder(tmp_path):
     np.save(tmp_path / "x.npy", X)
     (tmp_path / "pq").mkdir()
     for i, part in enumerate(np.array_split(X, 3)):
-        pq.write_table(pa.table({"a": part[:, 0], "b": part[:, 1], "id": np.arange(len(part))}), tmp_path / "pq" / f"p{i}.parquet")
-    synth = ["--m", "4", "--selector", "rank", "--epsilon", "2", "--radius", "1", "--seed", "1", "--iterations", "3", "-q"]
+        pq.write_table(
+            pa.table({"a": part[:, 0], "b": part[:, 1], "id": np.arange(len(part))}),
+            tmp_path / "pq" / f"p{i}.parquet",
+        )
+    synth = [
+        "--m",
+        "4",
+        "--selector",
+        "rank",
+        "--epsilon",
+        "2",
+        "--radius",
+        "1",
+        "--seed",
+        "1",
+        "--iterations",
+        "3",
+        "-q",
+    ]
     assert main(["synth", str(tmp_path / "x.npy"), *synth, "-o", str(tmp_path / "a.csv")]) == 0
-    assert main(["synth", str(tmp_path / "pq"), "--columns", "a,b", *synth, "-o", str(tmp_path / "b.csv")]) == 0
+    assert (
+        main(
+            [
+                "synth",
+                str(tmp_path / "pq"),
+                "--columns",
+                "a,b",
+                *synth,
+                "-o",
+                str(tmp_path / "b.csv"),
+            ]
+        )
+        == 0
+    )
     np.testing.assert_array_equal(_cli_points(tmp_path / "b.csv"), _cli_points(tmp_path / "a.csv"))
-    kmeans = ["--k", "2", "--epsilon", "1", "--radius", "1", "--seed", "0", "--iterations", "3", "-q"]
+    kmeans = [
+        "--k",
+        "2",
+        "--epsilon",
+        "1",
+        "--radius",
+        "1",
+        "--seed",
+        "0",
+        "--iterations",
+        "3",
+        "-q",
+    ]
     assert main(["kmeans", str(tmp_path / "x.npy"), *kmeans, "-o", str(tmp_path / "k1.csv")]) == 0
-    assert main(["kmeans", str(tmp_path / "pq"), "--columns", "a,b", *kmeans, "-o", str(tmp_path / "k2.csv")]) == 0
-    np.testing.assert_array_equal(_cli_points(tmp_path / "k2.csv"), _cli_points(tmp_path / "k1.csv"))
+    assert (
+        main(
+            [
+                "kmeans",
+                str(tmp_path / "pq"),
+                "--columns",
+                "a,b",
+                *kmeans,
+                "-o",
+                str(tmp_path / "k2.csv"),
+            ]
+        )
+        == 0
+    )
+    np.testing.assert_array_equal(
+        _cli_points(tmp_path / "k2.csv"), _cli_points(tmp_path / "k1.csv")
+    )
     assert main(["synth", str(tmp_path / "pq"), "--columns", "zz", *synth]) == 2
-    assert main(["synth", str(tmp_path / "pq"), *synth, "--backend", "numpy", "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert (
+        main(
+            [
+                "synth",
+                str(tmp_path / "pq"),
+                *synth,
+                "--backend",
+                "numpy",
+                "--scheduler",
+                "tcp://127.0.0.1:1",
+            ]
+        )
+        == 2
+    )

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from privevo import PrivacyLeakWarning, PrivateEvolution
+from privevo.cli.text import read_texts, write_texts
 from privevo.selection import Rank
 from privevo.text import (
     LLMRandomAPI,
@@ -27,7 +28,6 @@ from privevo.text import (
     mask_words,
     variation_intrinsic_dimension,
 )
-from privevo.cli.text import read_texts, write_texts
 from privevo.variation import GaussianVariation, UniformBall
 
 TEXT_EXTRA = (

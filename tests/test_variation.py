@@ -1,5 +1,3 @@
-import math
-
 import numpy as np
 import pytest
 from scipy import stats
@@ -49,7 +47,10 @@ def test_gaussian_variation_scale_and_grouping():
     np.testing.assert_allclose(out[:3000].mean(0), [0, 0], atol=0.05)
     np.testing.assert_allclose(out[3000:].mean(0), [10, 10], atol=0.05)
     assert out[:3000].std() == pytest.approx(0.5, rel=0.05)
-    assert GaussianVariation(0.5, 3).vary(parents, np.random.default_rng(0), per_point=7).shape == (14, 2)
+    assert GaussianVariation(0.5, 3).vary(parents, np.random.default_rng(0), per_point=7).shape == (
+        14,
+        2,
+    )
 
 
 def test_gaussian_variation_can_clip_to_ball():
@@ -63,7 +64,9 @@ def test_multiscale_levels_and_scales():
     assert mv.levels.tolist() == [-2, -1, 0, 1]
     np.testing.assert_allclose(mv.scales**2, [4, 2, 1, 0.5])
     assert mv.per_point == 8
-    out = MultiScaleVariation(R=2.0, max_level=1, per_scale=4000).vary(np.zeros((1, 2)), np.random.default_rng(0))
+    out = MultiScaleVariation(R=2.0, max_level=1, per_scale=4000).vary(
+        np.zeros((1, 2)), np.random.default_rng(0)
+    )
     stds = out.reshape(4, 4000, 2).std(axis=(1, 2))
     np.testing.assert_allclose(stds, mv.scales, rtol=0.05)
 
@@ -80,7 +83,10 @@ def test_levy_steps_are_heavy_tailed():
     assert stats.kurtosis(levy) > 50 * max(stats.kurtosis(gauss), 0.1)
     # P(|s| > 10) decays like a power law, not like a Gaussian
     assert np.mean(np.abs(levy) > 10) > 1e-3 > np.mean(np.abs(gauss) > 10)
-    assert np.array_equal(levy_steps((3, 2), 2.0, np.random.default_rng(1)), np.random.default_rng(1).standard_normal((3, 2)))
+    assert np.array_equal(
+        levy_steps((3, 2), 2.0, np.random.default_rng(1)),
+        np.random.default_rng(1).standard_normal((3, 2)),
+    )
 
 
 def test_levy_variation_step_size_and_ball():

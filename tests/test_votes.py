@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from privevo.private import lowd as _lowd_kernel
-from privevo.private import votes as _votes
 from privevo.audit import audit_user_votes
 from privevo.private import NpySource, nn_histogram, noisy_nn_histogram
+from privevo.private import lowd as _lowd_kernel
+from privevo.private import votes as _votes
 
 
 def clustered(rng, n, m, d, spread=0.3):
@@ -102,7 +102,9 @@ def test_noisy_release_with_votes_is_votes_plus_seeded_gaussian():
     X, C = clustered(np.random.default_rng(6), 300, 20, 2)
     groups = np.arange(300) % 40
     votes = nn_histogram(X, C, n_neighbors=2, groups=groups)
-    noisy = noisy_nn_histogram(X, C, 2.0, np.random.default_rng(9), n_neighbors=2, groups=groups).value
+    noisy = noisy_nn_histogram(
+        X, C, 2.0, np.random.default_rng(9), n_neighbors=2, groups=groups
+    ).value
     np.testing.assert_allclose(noisy - votes, np.random.default_rng(9).normal(0, 2.0, 20))
     with pytest.raises(ValueError, match="integer counts"):
         noisy_nn_histogram(

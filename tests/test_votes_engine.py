@@ -27,7 +27,9 @@ def test_user_level_votes_report_the_unit_and_keep_no_ids(data):
     model = make().fit(X, groups=users)
     report = model.privacy_report_
     assert report["unit"] == "user" and report["sensitivity"] == 1.0
-    assert not any(isinstance(v, np.ndarray) and v.shape == users.shape for v in vars(model).values())
+    assert not any(
+        isinstance(v, np.ndarray) and v.shape == users.shape for v in vars(model).values()
+    )
     # each user of 4 rows adds at most norm 1: the total vote mass is about n_users, not n
     total = sum(r.noisy_counts.sum() for r in model.history_) / len(model.history_)
     assert abs(total - 100) < 6 * report["sigma"] * np.sqrt(len(model.history_[0].noisy_counts))
@@ -68,8 +70,26 @@ def test_cli_user_column_and_neighbors(tmp_path, capsys, data):
     path = tmp_path / "rows.csv"
     np.savetxt(path, np.column_stack([X, users]), delimiter=",", header="x,y,user", comments="")
     before = path.read_bytes()
-    argv = ["synth", str(path), "--m", "3", "--selector", "rank", "--epsilon", "2", "--radius", "3",
-            "--iterations", "3", "--user-column", "user", "--neighbors", "2", "--json", "-q"]
+    argv = [
+        "synth",
+        str(path),
+        "--m",
+        "3",
+        "--selector",
+        "rank",
+        "--epsilon",
+        "2",
+        "--radius",
+        "3",
+        "--iterations",
+        "3",
+        "--user-column",
+        "user",
+        "--neighbors",
+        "2",
+        "--json",
+        "-q",
+    ]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["privacy_report"]["unit"] == "user"

@@ -25,8 +25,11 @@ def constructor_params(obj) -> dict[str, Any]:
 
     Raises ``TypeError`` if an attribute is missing (the plug-in must store it).
     """
-    names = [name for name, p in inspect.signature(type(obj).__init__).parameters.items()
-             if name != "self" and p.kind not in _SKIP]
+    names = [
+        name
+        for name, p in inspect.signature(type(obj).__init__).parameters.items()
+        if name != "self" and p.kind not in _SKIP
+    ]
     missing = [name for name in names if not hasattr(obj, name)]
     if missing:
         raise TypeError(f"{type(obj).__name__} must store its parameters {missing} as attributes")
@@ -43,8 +46,11 @@ def describe(value, depth: int = 0) -> Any:
         return "Generator"
     if isinstance(value, np.ndarray):
         data = np.ascontiguousarray(value)
-        return {"array": hashlib.sha256(data.tobytes()).hexdigest(), "shape": list(value.shape),
-                "dtype": str(value.dtype)}
+        return {
+            "array": hashlib.sha256(data.tobytes()).hexdigest(),
+            "shape": list(value.shape),
+            "dtype": str(value.dtype),
+        }
     if isinstance(value, dict):
         return {str(k): describe(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -54,8 +60,13 @@ def describe(value, depth: int = 0) -> Any:
             params = constructor_params(value)
         except TypeError:
             return repr(value)
-        return {"class": type(value).__qualname__,
-                **{k: "<secret>" if _is_secret(k) else describe(v, depth + 1) for k, v in params.items()}}
+        return {
+            "class": type(value).__qualname__,
+            **{
+                k: "<secret>" if _is_secret(k) else describe(v, depth + 1)
+                for k, v in params.items()
+            },
+        }
     if callable(value):
         return getattr(value, "__qualname__", repr(value))
     return repr(value)
@@ -63,10 +74,15 @@ def describe(value, depth: int = 0) -> Any:
 
 def params_repr(obj) -> str:
     """``Class(a=1, b=2)`` from the constructor parameters that differ from their defaults."""
-    defaults = {name: p.default for name, p in inspect.signature(type(obj).__init__).parameters.items()}
-    changed = {k: v for k, v in constructor_params(obj).items()
-               if defaults.get(k, inspect.Parameter.empty) is inspect.Parameter.empty
-               or describe(v) != describe(defaults[k])}
+    defaults = {
+        name: p.default for name, p in inspect.signature(type(obj).__init__).parameters.items()
+    }
+    changed = {
+        k: v
+        for k, v in constructor_params(obj).items()
+        if defaults.get(k, inspect.Parameter.empty) is inspect.Parameter.empty
+        or describe(v) != describe(defaults[k])
+    }
     params = ", ".join(f"{k}={_short(v)}" for k, v in changed.items())
     return f"{type(obj).__name__}({params})"
 

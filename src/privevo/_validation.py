@@ -82,8 +82,9 @@ def check_rounds(rounds, name: str = "iterations") -> int:
     """T as int; refused above MAX_ROUNDS with a line that says what to pass."""
     rounds = check_positive_int(rounds, name)
     if rounds > MAX_ROUNDS:
-        raise ValueError(f"{name} must be at most {MAX_ROUNDS} (PE rounds), got {rounds}; "
-                         "pass a smaller one")
+        raise ValueError(
+            f"{name} must be at most {MAX_ROUNDS} (PE rounds), got {rounds}; pass a smaller one"
+        )
     return rounds
 
 

@@ -114,7 +114,10 @@ def mu_of_epsilon(epsilon: float, delta: float) -> float:
 @functools.lru_cache(maxsize=1024)
 def _mu_of_epsilon(epsilon: float, delta: float) -> float:
     log_target = math.log(delta) + math.log1p(-_MU_MARGIN)
-    f = lambda log_mu: log_delta_of_mu(epsilon, math.exp(log_mu)) - log_target
+
+    def f(log_mu):
+        return log_delta_of_mu(epsilon, math.exp(log_mu)) - log_target
+
     hi = math.log(_MU_MAX)
     if f(hi) < 0:
         return _MU_MAX
@@ -137,7 +140,10 @@ def epsilon_of_mu(mu: float, delta: float) -> float:
 @functools.lru_cache(maxsize=1024)
 def _epsilon_of_mu(mu: float, delta: float) -> float:
     log_target = math.log(delta) + math.log1p(-_EPS_MARGIN)
-    f = lambda e: log_delta_of_mu(e, mu) - log_target
+
+    def f(e):
+        return log_delta_of_mu(e, mu) - log_target
+
     if f(0.0) <= 0:
         return 0.0
     hi = max(1.0, mu * mu / 2 + mu * 10)
@@ -214,7 +220,8 @@ def dp_event(sigma: float, steps: int, sensitivity: float = 1.0):
 
 
 def is_discrete_gaussian(noise: str) -> bool:
-    """Whether a ``noise`` name of :func:`privevo.private.noisy_nn_histogram` is a discrete Gaussian."""
+    """Whether a ``noise`` name of :func:`privevo.private.noisy_nn_histogram` is a discrete
+    Gaussian."""
     return noise.startswith("discrete_gaussian")
 
 
@@ -243,17 +250,23 @@ def epsilon_of_rho(rho: float, delta: float) -> float:
     values = a * rho + np.log1p(-1.0 / a) - (log_delta + np.log(a)) / (a - 1.0)
     i = int(np.argmin(values))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    best = optimize.minimize_scalar(eps, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
+    best = optimize.minimize_scalar(
+        eps, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10}
+    )
     return max(0.0, float(min(best.fun, values[i])))
 
 
-def discrete_gaussian_epsilon(sigma: float, delta: float, steps: int, sensitivity: float = 1.0) -> float:
+def discrete_gaussian_epsilon(
+    sigma: float, delta: float, steps: int, sensitivity: float = 1.0
+) -> float:
     """ε spent by ``steps`` discrete Gaussian releases with parameter σ and L2 sensitivity Δ."""
     return epsilon_of_rho(zcdp_rho(sigma, steps, sensitivity), delta)
 
 
 @functools.lru_cache(maxsize=256)
-def discrete_gaussian_sigma(epsilon: float, delta: float, steps: int, sensitivity: float = 1.0) -> float:
+def discrete_gaussian_sigma(
+    epsilon: float, delta: float, steps: int, sensitivity: float = 1.0
+) -> float:
     """σ so that ``steps`` discrete Gaussian releases are (ε, δ)-DP under the zCDP bound.
 
     σ = Δ·√(T/(2ρ*)) with ρ* the largest ρ whose CKS20 conversion gives ≤ ε at δ
@@ -262,11 +275,15 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, steps: int, sensitivit
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     steps = check_positive_int(steps, "steps")
     sensitivity = check_positive_real(sensitivity, "sensitivity")
-    f = lambda log_rho: epsilon_of_rho(math.exp(log_rho), delta) - epsilon
+
+    def f(log_rho):
+        return epsilon_of_rho(math.exp(log_rho), delta) - epsilon
+
     lo, hi = math.log(1e-12), math.log(1e6)
     if f(hi) < 0:
-        raise ValueError(f"epsilon={epsilon} is too large for the discrete Gaussian accountant; "
-                         "lower epsilon")
+        raise ValueError(
+            f"epsilon={epsilon} is too large for the discrete Gaussian accountant; lower epsilon"
+        )
     while f(lo) > 0:  # tiny ε with tiny δ needs ρ below 1e-12
         lo -= 5.0
     log_rho = optimize.brentq(f, lo, hi, xtol=1e-13, rtol=1e-13, maxiter=500)
@@ -284,7 +301,9 @@ def discrete_gaussian_dp_event(sigma: float, steps: int, sensitivity: float = 1.
     """
     import dp_accounting
 
-    return dp_accounting.SelfComposedDpEvent(dp_accounting.ZCDpEvent(rho=zcdp_rho(sigma, 1, sensitivity)), int(steps))
+    return dp_accounting.SelfComposedDpEvent(
+        dp_accounting.ZCDpEvent(rho=zcdp_rho(sigma, 1, sensitivity)), int(steps)
+    )
 
 
 # -- the one place σ is computed --------------------------------------------------
@@ -304,13 +323,15 @@ def default_delta(n_public: float | None) -> float:
     if n_public is None:
         return DEFAULT_DELTA_ADD_REMOVE
     if n_public < 2:
-        raise ValueError(f"the default delta n^-1.1 needs n >= 2 rows, got {n_public:g}; "
-                         "pass delta explicitly")
+        raise ValueError(
+            f"the default delta n^-1.1 needs n >= 2 rows, got {n_public:g}; pass delta explicitly"
+        )
     return float(n_public) ** -1.1
 
 
-def calibrate(epsilon: float, delta: float, steps: int, sensitivity: float = 1.0,
-              noise: str = "gaussian") -> float:
+def calibrate(
+    epsilon: float, delta: float, steps: int, sensitivity: float = 1.0, noise: str = "gaussian"
+) -> float:
     """σ of ``steps`` releases of L2 sensitivity Δ that are (ε, δ)-DP together.
 
     Gaussian noise: exact GDP (:func:`gaussian_sigma`); discrete Gaussian:

@@ -59,7 +59,13 @@ import numpy as np
 from scipy import stats
 
 from . import accounting
-from ._validation import check_adjacency, check_delta, check_epsilon, check_positive_int, check_random_state
+from ._validation import (
+    check_adjacency,
+    check_delta,
+    check_epsilon,
+    check_positive_int,
+    check_random_state,
+)
 
 __all__ = [
     "AuditResult",
@@ -102,7 +108,8 @@ class AuditResult:
 
     @property
     def consistent(self) -> bool:
-        """The lower bound does not exceed the claim (what a correct mechanism shows w.p. ≥ 1 − α)."""
+        """The lower bound does not exceed the claim (what a correct mechanism shows w.p. ≥ 1 −
+        α)."""
         return self.epsilon_lower <= self.claimed_epsilon
 
     def as_dict(self) -> dict:
@@ -138,7 +145,7 @@ _SELECT_ALPHA_FACTOR = 1e-3
 
 
 def _best_thresholds(s0: np.ndarray, s1: np.ndarray, delta: float, alpha: float, levels: int = 512):
-    """For one statistic (larger = more D′-like): the threshold τ of "s ≥ τ ⇒ D′" with the best bound.
+    """For one statistic (larger = more D′-like): the threshold τ of "s ≥ τ ⇒ D′", best bound.
 
     Thresholds are ranked by the bound at a stricter confidence (α/1000): it
     prefers tails with enough events to hold up on the certifying half, where
@@ -167,7 +174,10 @@ def threshold_audit(
     ``scores0`` (N0, S) under D, ``scores1`` (N1, S) under D′. Returns the
     lower bound on ε from the second half and the test that gave it.
     """
-    s0, s1 = np.atleast_2d(np.asarray(scores0, float).T).T, np.atleast_2d(np.asarray(scores1, float).T).T
+    s0, s1 = (
+        np.atleast_2d(np.asarray(scores0, float).T).T,
+        np.atleast_2d(np.asarray(scores1, float).T).T,
+    )
     names = list(names) if names is not None else [f"s{j}" for j in range(s0.shape[1])]
     h0, h1 = len(s0) // 2, len(s1) // 2
     best = (-1.0, 0, 1.0, 0.0)
@@ -215,9 +225,22 @@ def canary_scenario(
     """
     check_adjacency(adjacency)
     rng = np.random.default_rng(seed)
-    D = np.vstack([rng.normal([-0.5, 0.0], 0.1, (n - n // 4, 2)), rng.normal([0.4, -0.4], 0.1, (n // 4, 2))])
+    D = np.vstack(
+        [rng.normal([-0.5, 0.0], 0.1, (n - n // 4, 2)), rng.normal([0.4, -0.4], 0.1, (n // 4, 2))]
+    )
     canary = np.asarray(canary, dtype=np.float64)
-    grid = np.array([[0.9, 0.9], [-0.5, 0.0], [0.4, -0.4], [0.0, 0.5], [-0.6, -0.6], [0.6, 0.0], [0.0, -0.8], [-0.8, 0.6]])
+    grid = np.array(
+        [
+            [0.9, 0.9],
+            [-0.5, 0.0],
+            [0.4, -0.4],
+            [0.0, 0.5],
+            [-0.6, -0.6],
+            [0.6, 0.0],
+            [0.0, -0.8],
+            [-0.8, 0.6],
+        ]
+    )
     if adjacency == "add_remove":
         return CanaryScenario(D, np.vstack([D, canary]), canary, None, grid)
     D_prime = D.copy()
@@ -225,7 +248,9 @@ def canary_scenario(
     return CanaryScenario(D, D_prime, canary, D[0].copy(), grid)
 
 
-def _claimed_epsilon(sigma: float, delta: float, steps: int, sensitivity: float, noise: str) -> float:
+def _claimed_epsilon(
+    sigma: float, delta: float, steps: int, sensitivity: float, noise: str
+) -> float:
     if accounting.is_discrete_gaussian(noise):
         return accounting.discrete_gaussian_epsilon(sigma, delta, steps, sensitivity)
     return accounting.epsilon_of(sigma, delta, steps, sensitivity)
@@ -258,7 +283,9 @@ def _single_release_arguments(epsilon, delta, n_releases, random_state):
     return epsilon, delta, n_releases, check_random_state(random_state)
 
 
-def _release_statistics(sc: CanaryScenario, n_releases: int, statistics: Callable) -> list[np.ndarray]:
+def _release_statistics(
+    sc: CanaryScenario, n_releases: int, statistics: Callable
+) -> list[np.ndarray]:
     """For D, then D′: ``n_releases`` rows of ``statistics(data)``, one fresh release each."""
     return [np.array([statistics(data) for _ in range(n_releases)]) for data in (sc.D, sc.D_prime)]
 
@@ -285,7 +312,9 @@ def audit_release(
     """
     from .private import nn_histogram, release_noise
 
-    epsilon, delta, n_releases, rng = _single_release_arguments(epsilon, delta, n_releases, random_state)
+    epsilon, delta, n_releases, rng = _single_release_arguments(
+        epsilon, delta, n_releases, random_state
+    )
     sensitivity = check_adjacency(adjacency)
     sc = scenario or canary_scenario(adjacency)
     histogram = histogram or nn_histogram
@@ -298,7 +327,13 @@ def audit_release(
         exact = np.asarray(histogram(data, sc.candidates))[watched]
         noisy = add_noise(np.repeat(exact[None, :], n_releases, axis=0), sigma, rng)
         scores.append(noisy @ v[watched])  # the LR statistic
-    test = threshold_audit(scores[0], scores[1], delta, alpha, ["canary count" if len(watched) == 1 else "count difference"])
+    test = threshold_audit(
+        scores[0],
+        scores[1],
+        delta,
+        alpha,
+        ["canary count" if len(watched) == 1 else "count difference"],
+    )
     return AuditResult(
         setting="single release",
         noise=noise,
@@ -335,20 +370,28 @@ def audit_cluster_sums(
     (default :func:`privevo.private.noisy_cluster_sums`) is called once per
     sample; tests pass broken ones.
     """
-    from .private import cluster_sums, noisy_cluster_sums
     from .kmeans import recover_noise
+    from .private import cluster_sums, noisy_cluster_sums
 
-    epsilon, delta, n_releases, rng = _single_release_arguments(epsilon, delta, n_releases, random_state)
-    release = release or (lambda *args, **kw: tuple(r.value for r in noisy_cluster_sums(*args, **kw)))
+    epsilon, delta, n_releases, rng = _single_release_arguments(
+        epsilon, delta, n_releases, random_state
+    )
+    release = release or (
+        lambda *args, **kw: tuple(r.value for r in noisy_cluster_sums(*args, **kw))
+    )
     sc = canary_scenario(adjacency, canary=canary)
     centers = sc.candidates[1:3]
-    noise = recover_noise(math.sqrt(accounting.quadratic_budget(epsilon, delta)), sc.D.shape[1], adjacency)
+    noise = recover_noise(
+        math.sqrt(accounting.quadratic_budget(epsilon, delta)), sc.D.shape[1], adjacency
+    )
     s_sum, s_count = noise["sigma_sum"], noise["sigma_count"]
     sums0, counts0 = cluster_sums(sc.D, centers)
     sums1, counts1 = cluster_sums(sc.D_prime, centers)
     d_sums, d_counts = sums1 - sums0, counts1 - counts0
     ones = np.ones(sc.D.shape[1]) / np.sqrt(sc.D.shape[1])
-    off_diagonal = d_sums - np.outer(d_sums @ ones, ones)  # the change orthogonal to (1, …, 1) per cluster
+    off_diagonal = d_sums - np.outer(
+        d_sums @ ones, ones
+    )  # the change orthogonal to (1, …, 1) per cluster
 
     def statistics(data):
         sums, counts = release(data, centers, s_sum, s_count, rng)
@@ -357,9 +400,16 @@ def audit_cluster_sums(
         return [llr, np.dot(r_counts, d_counts), np.sum(r_sums * off_diagonal)]
 
     scores = _release_statistics(sc, n_releases, statistics)
-    test = threshold_audit(scores[0], scores[1], delta, alpha,
-                           ["likelihood ratio", "count residual", "sum residual off (1, …, 1)"])
-    mu_claimed = np.sqrt((noise["sum_sensitivity"] / s_sum) ** 2 + (noise["count_sensitivity"] / s_count) ** 2)
+    test = threshold_audit(
+        scores[0],
+        scores[1],
+        delta,
+        alpha,
+        ["likelihood ratio", "count residual", "sum residual off (1, …, 1)"],
+    )
+    mu_claimed = np.sqrt(
+        (noise["sum_sensitivity"] / s_sum) ** 2 + (noise["count_sensitivity"] / s_count) ** 2
+    )
     return AuditResult(
         setting="recover step (cluster sums + counts)",
         noise="gaussian",
@@ -394,7 +444,9 @@ def audit_second_moment(
     """
     from .private import noisy_second_moment, second_moment
 
-    epsilon, delta, n_releases, rng = _single_release_arguments(epsilon, delta, n_releases, random_state)
+    epsilon, delta, n_releases, rng = _single_release_arguments(
+        epsilon, delta, n_releases, random_state
+    )
     release = release or (lambda *args, **kw: noisy_second_moment(*args, **kw).value)
     sc = canary_scenario(adjacency, canary=canary)
     sensitivity = check_adjacency(adjacency)
@@ -409,8 +461,13 @@ def audit_second_moment(
         return [r.sum(), r[on_diagonal].sum(), r[~on_diagonal].sum()]
 
     scores = _release_statistics(sc, n_releases, statistics)
-    test = threshold_audit(scores[0], scores[1], delta, alpha,
-                           ["likelihood ratio", "diagonal residual", "off-diagonal residual"])
+    test = threshold_audit(
+        scores[0],
+        scores[1],
+        delta,
+        alpha,
+        ["likelihood ratio", "diagonal residual", "off-diagonal residual"],
+    )
     return AuditResult(
         setting="HDPE projection (second moment)",
         noise="gaussian",
@@ -446,15 +503,29 @@ def audit_count(
     """
     from .private import noisy_count
 
-    epsilon, delta, n_releases, rng = _single_release_arguments(epsilon, delta, n_releases, random_state)
+    epsilon, delta, n_releases, rng = _single_release_arguments(
+        epsilon, delta, n_releases, random_state
+    )
     release = release or (lambda *args, **kw: float(noisy_count(*args, **kw).value[0]))
     sc = canary_scenario("add_remove")
     sigma = accounting.calibrate(epsilon, delta, 1, 1.0, noise)
-    scores = [np.array([[release(x, sigma, rng, noise)] for _ in range(n_releases)]) for x in (sc.D, sc.D_prime)]
+    scores = [
+        np.array([[release(x, sigma, rng, noise)] for _ in range(n_releases)])
+        for x in (sc.D, sc.D_prime)
+    ]
     test = threshold_audit(scores[0], scores[1], delta, alpha, ["noisy count"])
-    return AuditResult(setting="noisy row count", noise=noise, adjacency="add_remove",
-                       claimed_epsilon=_claimed_epsilon(sigma, delta, 1, 1.0, noise), delta=delta,
-                       sigma=sigma, steps=1, n_samples=n_releases, alpha=alpha, **test)
+    return AuditResult(
+        setting="noisy row count",
+        noise=noise,
+        adjacency="add_remove",
+        claimed_epsilon=_claimed_epsilon(sigma, delta, 1, 1.0, noise),
+        delta=delta,
+        sigma=sigma,
+        steps=1,
+        n_samples=n_releases,
+        alpha=alpha,
+        **test,
+    )
 
 
 # ---------------------------------------------------------------- DPLloyd (a baseline)
@@ -482,7 +553,9 @@ def audit_dplloyd(
     """
     from .baselines.dplloyd import dplloyd_release, split_epsilon
 
-    epsilon, delta, n_releases, rng = _single_release_arguments(epsilon, delta, n_releases, random_state)
+    epsilon, delta, n_releases, rng = _single_release_arguments(
+        epsilon, delta, n_releases, random_state
+    )
     release = release or (lambda *args: tuple(r.value for r in dplloyd_release(*args)))
     sc = canary_scenario("add_remove")
     lo, hi = np.full(2, float(bounds[0])), np.full(2, float(bounds[1]))
@@ -494,15 +567,26 @@ def audit_dplloyd(
     exact = [_exact_dplloyd(x, centers, mid) for x in (D, D_prime)]
     d_sums, d_counts = exact[1][0] - exact[0][0], exact[1][1] - exact[0][1]
 
-    def statistics(data):  # a constant offset (raw instead of centred sums) does not change the test
+    def statistics(
+        data,
+    ):  # a constant offset (raw instead of centred sums) does not change the test
         sums, counts = release(data, centers, lo, hi, split, rng)
         return [np.sum((sums - exact[0][0]) * d_sums), np.dot(counts - exact[0][1], d_counts)]
 
     scores = [np.array([statistics(x) for _ in range(n_releases)]) for x in (D, D_prime)]
     test = threshold_audit(scores[0], scores[1], delta, alpha, ["sum residual", "count residual"])
-    return AuditResult(setting="DPLloyd iteration (box without 0)", noise="laplace", adjacency="add_remove",
-                       claimed_epsilon=epsilon, delta=delta, sigma=float(2.0 / split.feature_sum), steps=1,
-                       n_samples=n_releases, alpha=alpha, **test)
+    return AuditResult(
+        setting="DPLloyd iteration (box without 0)",
+        noise="laplace",
+        adjacency="add_remove",
+        claimed_epsilon=epsilon,
+        delta=delta,
+        sigma=float(2.0 / split.feature_sum),
+        steps=1,
+        n_samples=n_releases,
+        alpha=alpha,
+        **test,
+    )
 
 
 def _exact_dplloyd(X, centers, mid):
@@ -514,7 +598,9 @@ def _exact_dplloyd(X, centers, mid):
 # ---------------------------------------------------------------- whole runs
 
 
-def default_model(epsilon: float, delta: float, iterations: int, noise: str, adjacency: str, rng, cls=None):
+def default_model(
+    epsilon: float, delta: float, iterations: int, noise: str, adjacency: str, rng, cls=None
+):
     """The audited PE configuration: rank selection, Gaussian variation, 4 points, 12 candidates.
 
     ``cls`` (default :class:`~privevo.PrivateEvolution`) lets tests audit a subclass.
@@ -577,13 +663,23 @@ def audit_runs(
     n_runs = check_positive_int(n_runs, "n_runs", minimum=4)
     iterations = check_positive_int(iterations, "iterations")
     check_adjacency(adjacency)
-    seeds = np.random.SeedSequence(check_random_state(random_state).integers(2**63)).spawn(2 * n_runs)
+    seeds = np.random.SeedSequence(check_random_state(random_state).integers(2**63)).spawn(
+        2 * n_runs
+    )
     sc = scenario or canary_scenario(adjacency)
     make_model = make_model or default_model
     llrs, model = [], None
     bar = _progress(2 * n_runs, progress)
     for i, data in enumerate([sc.D] * n_runs + [sc.D_prime] * n_runs):
-        make = partial(make_model, epsilon, delta, iterations, noise, adjacency, np.random.default_rng(seeds[i]))
+        make = partial(
+            make_model,
+            epsilon,
+            delta,
+            iterations,
+            noise,
+            adjacency,
+            np.random.default_rng(seeds[i]),
+        )
         model = make().fit(data) if resume_after is None else _resumed_fit(make, data, resume_after)
         llrs.append(_run_llrs(model, sc))
         bar.update(1)
@@ -594,8 +690,8 @@ def audit_runs(
     test = threshold_audit(scores[:n_runs], scores[n_runs:], delta, alpha, names)
     report = model.privacy_report_
     return AuditResult(
-        setting=f"PE run ({iterations} rounds)" + ("" if resume_after is None else
-                                                   f", resumed after round {resume_after}"),
+        setting=f"PE run ({iterations} rounds)"
+        + ("" if resume_after is None else f", resumed after round {resume_after}"),
         noise=noise,
         adjacency=adjacency,
         claimed_epsilon=float(report["epsilon"]),
@@ -613,7 +709,8 @@ class _Interrupt(Exception):
 
 
 def _resumed_fit(make: Callable, data: np.ndarray, stop_after: int):
-    """fit with a checkpoint, interrupted after round ``stop_after``, then resumed by a new model."""
+    """fit with a checkpoint, interrupted after round ``stop_after``, then resumed by a new
+    model."""
     import tempfile
     from pathlib import Path
 
@@ -666,50 +763,115 @@ def run_audit(
     seed: int = 0,
     progress: bool = False,
 ) -> list[AuditResult]:
-    """Every (setting, noise, adjacency, ε): single releases, then whole runs (``n_runs=0`` skips them)."""
+    """Every (setting, noise, adjacency, ε): single releases, then whole runs (``n_runs=0`` skips
+    them)."""
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     if not (isinstance(n_runs, (int, np.integer)) and n_runs >= 0):
-        raise ValueError(f"the number of runs must be an integer >= 0 (0 skips whole runs), got {n_runs!r}")
+        raise ValueError(
+            f"the number of runs must be an integer >= 0 (0 skips whole runs), got {n_runs!r}"
+        )
     results = []
     for noise in noises:
         for adjacency in adjacencies:
             for i, eps in enumerate(epsilons):
                 rs = [seed, i, len(results)]
-                results.append(audit_release(eps, delta, noise=noise, adjacency=adjacency, n_releases=n_releases,
-                                             alpha=alpha, random_state=np.random.default_rng(rs)))
+                results.append(
+                    audit_release(
+                        eps,
+                        delta,
+                        noise=noise,
+                        adjacency=adjacency,
+                        n_releases=n_releases,
+                        alpha=alpha,
+                        random_state=np.random.default_rng(rs),
+                    )
+                )
                 if n_runs:
-                    results.append(audit_runs(eps, delta, noise=noise, adjacency=adjacency, n_runs=n_runs,
-                                              iterations=iterations, alpha=alpha, progress=progress,
-                                              random_state=np.random.default_rng(rs + [1])))
+                    results.append(
+                        audit_runs(
+                            eps,
+                            delta,
+                            noise=noise,
+                            adjacency=adjacency,
+                            n_runs=n_runs,
+                            iterations=iterations,
+                            alpha=alpha,
+                            progress=progress,
+                            random_state=np.random.default_rng(rs + [1]),
+                        )
+                    )
             for i, eps in enumerate(epsilons):  # the noisy row count exists under add/remove only
                 if adjacency == "add_remove":
-                    results.append(audit_count(eps, delta, noise=noise, n_releases=n_releases, alpha=alpha,
-                                               random_state=np.random.default_rng([seed, i, len(results)])))
-                if adjacency == "add_remove" and n_runs:  # runs stopped half-way and resumed from a checkpoint
-                    results.append(audit_runs(eps, delta, noise=noise, adjacency=adjacency, n_runs=n_runs,
-                                              iterations=iterations, alpha=alpha, progress=progress,
-                                              resume_after=max(1, iterations // 2),
-                                              random_state=np.random.default_rng([seed, i, len(results), 2])))
+                    results.append(
+                        audit_count(
+                            eps,
+                            delta,
+                            noise=noise,
+                            n_releases=n_releases,
+                            alpha=alpha,
+                            random_state=np.random.default_rng([seed, i, len(results)]),
+                        )
+                    )
+                if (
+                    adjacency == "add_remove" and n_runs
+                ):  # runs stopped half-way and resumed from a checkpoint
+                    results.append(
+                        audit_runs(
+                            eps,
+                            delta,
+                            noise=noise,
+                            adjacency=adjacency,
+                            n_runs=n_runs,
+                            iterations=iterations,
+                            alpha=alpha,
+                            progress=progress,
+                            resume_after=max(1, iterations // 2),
+                            random_state=np.random.default_rng([seed, i, len(results), 2]),
+                        )
+                    )
     for i, eps in enumerate(epsilons):  # one user of 4 rows added or removed, k = 1 and 3 votes
         for k in (1, 3):
-            results.append(audit_user_votes(eps, delta, n_neighbors=k, n_releases=n_releases, alpha=alpha,
-                                            random_state=np.random.default_rng([seed, i, len(results)])))
+            results.append(
+                audit_user_votes(
+                    eps,
+                    delta,
+                    n_neighbors=k,
+                    n_releases=n_releases,
+                    alpha=alpha,
+                    random_state=np.random.default_rng([seed, i, len(results)]),
+                )
+            )
     for i, eps in enumerate(epsilons):  # a baseline (pure ε-DP, Laplace): in a box that excludes 0
-        results.append(audit_dplloyd(eps, delta, n_releases=max(4, n_releases // 20), alpha=alpha,
-                                     random_state=np.random.default_rng([seed, i, len(results)])))
+        results.append(
+            audit_dplloyd(
+                eps,
+                delta,
+                n_releases=max(4, n_releases // 20),
+                alpha=alpha,
+                random_state=np.random.default_rng([seed, i, len(results)]),
+            )
+        )
     return results
 
 
 def format_table(results: Sequence[AuditResult]) -> str:
     """A Markdown table: setting, noise, adjacency, claimed ε, lower bound, ratio, samples, test."""
     rows = [
-        "| setting | noise | adjacency | σ | claimed ε | ε lower bound (95%) | lower/claimed | samples per data set | best test |",
+        "| setting | noise | adjacency | σ | claimed ε | ε lower bound (95%) | lower/claimed | "
+        "samples per data set | best test |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         rows.append(
-            f"| {r.setting} | {r.noise} | {r.adjacency} | {r.sigma:.4g} | {r.claimed_epsilon:.4g} | "
+            f"| {r.setting} | {r.noise} | {r.adjacency} | {r.sigma:.4g} "
+            f"| {r.claimed_epsilon:.4g} | "
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
             f"{r.epsilon_lower:.4g} | {r.epsilon_lower / r.claimed_epsilon:.3f} | {r.n_samples} | "
             f"{_test_text(r)} (FPR {r.fpr:.2g}, FNR {r.fnr:.2g}) |"
         )
@@ -751,14 +913,18 @@ def audit_user_votes(
     """
     from .private import nn_histogram, reference_votes, release_noise
 
-    epsilon, delta, n_releases, rng = _single_release_arguments(epsilon, delta, n_releases, random_state)
+    epsilon, delta, n_releases, rng = _single_release_arguments(
+        epsilon, delta, n_releases, random_state
+    )
     rows_per_user = check_positive_int(rows_per_user, "rows_per_user")
     sensitivity = check_adjacency(adjacency)
     base = canary_scenario("add_remove")
     D, cands = base.D, base.candidates
     offsets = 0.02 * np.arange(rows_per_user)[:, None] * np.array([[-1.0, 0.5]])
     user_rows = base.canary[None, :] + offsets
-    groups = np.r_[np.zeros(rows_per_user, dtype=np.int64), np.arange(1, len(D) - rows_per_user + 1)]
+    groups = np.r_[
+        np.zeros(rows_per_user, dtype=np.int64), np.arange(1, len(D) - rows_per_user + 1)
+    ]
     if adjacency == "add_remove":
         D_prime = np.vstack([D, user_rows])
         groups_prime = np.r_[groups, np.full(rows_per_user, groups.max() + 1)]
@@ -767,8 +933,10 @@ def audit_user_votes(
         D_prime[:rows_per_user] = user_rows
         groups_prime = groups
     if histogram is None:
+
         def histogram(x, c, g):
             return nn_histogram(x, c, n_neighbors=n_neighbors, groups=g)
+
     sigma = accounting.calibrate(epsilon, delta, 1, sensitivity, "gaussian")
     exact0 = reference_votes(D, cands, n_neighbors, groups)
     v = reference_votes(D_prime, cands, n_neighbors, groups_prime) - exact0
@@ -801,12 +969,21 @@ def _tabular_scenario(adjacency: str):
 
     from .tabular import ColumnSpec, TableMetadata
 
-    meta = TableMetadata((ColumnSpec("kind", "categorical", categories=("a", "b", "c")),
-                          ColumnSpec("size", "numeric", lower=0.0, upper=10.0, integer=True, nullable=True),
-                          ColumnSpec("flag", "boolean")))
+    meta = TableMetadata(
+        (
+            ColumnSpec("kind", "categorical", categories=("a", "b", "c")),
+            ColumnSpec("size", "numeric", lower=0.0, upper=10.0, integer=True, nullable=True),
+            ColumnSpec("flag", "boolean"),
+        )
+    )
     rng = np.random.default_rng(2026)
-    D = pd.DataFrame({"kind": rng.choice(["a", "b"], 40), "size": rng.integers(0, 5, 40).astype(float),
-                      "flag": rng.random(40) < 0.3})
+    D = pd.DataFrame(
+        {
+            "kind": rng.choice(["a", "b"], 40),
+            "size": rng.integers(0, 5, 40).astype(float),
+            "flag": rng.random(40) < 0.3,
+        }
+    )
     canary = pd.DataFrame({"kind": ["c"], "size": [np.nan], "flag": [True]})  # a rare row
     if adjacency == "add_remove":
         return meta, D, pd.concat([D, canary], ignore_index=True)
@@ -818,8 +995,17 @@ def _tabular_model(epsilon: float, delta: float, adjacency: str, metadata, rng):
     pool: it is post-processing and does not change the releases)."""
     from .tabular import TabularPE
 
-    return TabularPE(epsilon, delta, metadata, iterations=2, n_synthetic=4, variations=2, pool=0,
-                     adjacency=adjacency, random_state=rng)
+    return TabularPE(
+        epsilon,
+        delta,
+        metadata,
+        iterations=2,
+        n_synthetic=4,
+        variations=2,
+        pool=0,
+        adjacency=adjacency,
+        random_state=rng,
+    )
 
 
 def _tabular_llrs(model, D, D_prime) -> np.ndarray:
@@ -829,17 +1015,28 @@ def _tabular_llrs(model, D, D_prime) -> np.ndarray:
     from .tabular.marginals import cell_candidates
 
     emb = model.embedding_
-    X0, X1 = emb.embed(encode_table(D, emb.metadata)), emb.embed(encode_table(D_prime, emb.metadata))
+    X0, X1 = (
+        emb.embed(encode_table(D, emb.metadata)),
+        emb.embed(encode_table(D_prime, emb.metadata)),
+    )
 
     def llr(y, candidates, sigma, block=slice(None)):
-        counts = lambda X: np.bincount(reference_assign(X[:, block], candidates), minlength=len(candidates))
+        def counts(X):
+            return np.bincount(reference_assign(X[:, block], candidates), minlength=len(candidates))
+
         h0, v = counts(X0), counts(X1) - counts(X0)
         return ((y - h0) @ v - 0.5 * (v @ v)) / sigma**2
 
     out = [llr(r.noisy_counts, r.candidates, r.sigma) for r in model.engine_.history_]
-    sigma_m = next(r["sigma"] for r in model.privacy_report_["releases"] if r["name"] == "column_marginals")
-    out.append(sum(llr(y, cell_candidates(spec, model.bins) * 1.0, sigma_m, cols)
-                   for y, spec, cols in zip(model.marginal_counts_, emb.metadata.columns, emb.slices)))
+    sigma_m = next(
+        r["sigma"] for r in model.privacy_report_["releases"] if r["name"] == "column_marginals"
+    )
+    out.append(
+        sum(
+            llr(y, cell_candidates(spec, model.bins) * 1.0, sigma_m, cols)
+            for y, spec, cols in zip(model.marginal_counts_, emb.metadata.columns, emb.slices)
+        )
+    )
     return np.asarray(out)
 
 
@@ -853,7 +1050,7 @@ def audit_tabular(
     random_state=None,
     make_model: Callable | None = None,
 ) -> AuditResult:
-    """Audit whole :class:`~privevo.TabularPE` fits: every PE round and the 1-way marginals observed.
+    """Audit whole :class:`~privevo.TabularPE` fits: every PE round and the 1-way marginals.
 
     D is a fixed 40-row, 3-column public table; D′ adds a canary row (or
     replaces D's first row by it). The auditor knows D, D′ and each round's
@@ -867,17 +1064,30 @@ def audit_tabular(
     n_runs = check_positive_int(n_runs, "n_runs", minimum=4)
     check_adjacency(adjacency)
     metadata, D, D_prime = _tabular_scenario(adjacency)
-    seeds = np.random.SeedSequence(check_random_state(random_state).integers(2**63)).spawn(2 * n_runs)
+    seeds = np.random.SeedSequence(check_random_state(random_state).integers(2**63)).spawn(
+        2 * n_runs
+    )
     make_model = make_model or _tabular_model
     llrs, model = [], None
     for i, data in enumerate([D] * n_runs + [D_prime] * n_runs):
-        model = make_model(epsilon, delta, adjacency, metadata, np.random.default_rng(seeds[i])).fit(data)
+        model = make_model(
+            epsilon, delta, adjacency, metadata, np.random.default_rng(seeds[i])
+        ).fit(data)
         llrs.append(_tabular_llrs(model, D, D_prime))
     llrs = np.asarray(llrs)
     rounds = llrs.shape[1] - 1
-    names = ["sum of LLRs"] + [f"LLR of round {t + 1}" for t in range(rounds)] + ["LLR of the marginals"]
-    test = threshold_audit(np.column_stack([llrs.sum(1), llrs])[:n_runs],
-                           np.column_stack([llrs.sum(1), llrs])[n_runs:], delta, alpha, names)
+    names = (
+        ["sum of LLRs"]
+        + [f"LLR of round {t + 1}" for t in range(rounds)]
+        + ["LLR of the marginals"]
+    )
+    test = threshold_audit(
+        np.column_stack([llrs.sum(1), llrs])[:n_runs],
+        np.column_stack([llrs.sum(1), llrs])[n_runs:],
+        delta,
+        alpha,
+        names,
+    )
     return AuditResult(
         setting=f"TabularPE fit ({rounds} rounds + 1-way marginals)",
         noise="gaussian",

@@ -209,7 +209,8 @@ def _rho_budget(epsilon: float, delta: float) -> float:
 
 
 def _cost(releases) -> tuple[float, float]:
-    """(μ², ρ) of a report's releases or of a list of releases (:class:`Release` objects or entries)."""
+    """(μ², ρ) of a report's releases or of a list of releases (:class:`Release` objects or
+    entries)."""
     if isinstance(releases, dict):
         if releases.get("epsilon", 0.0) is None:
             raise ValueError("a non-private run (epsilon=inf) cannot be charged to a budget")
@@ -218,8 +219,10 @@ def _cost(releases) -> tuple[float, float]:
     for r in releases:
         r = r if isinstance(r, Release) else Release.from_entry(r, "add_remove")
         if not r.sigma > 0 or r.rho is None:
-            raise ValueError(f"release {r.name!r} has sigma={r.sigma} and noise {r.noise!r}; only "
-                             "Gaussian and discrete Gaussian releases can be charged")
+            raise ValueError(
+                f"release {r.name!r} has sigma={r.sigma} and noise {r.noise!r}; only "
+                "Gaussian and discrete Gaussian releases can be charged"
+            )
         if r.noise == "gaussian":
             mu_sq += r.mu**2
         else:

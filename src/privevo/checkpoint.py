@@ -17,7 +17,8 @@ Rules (docs/privacy.md, "The checkpoint"):
 
 - **Bound to its data.** The header stores a SHA-256 digest of the private
   rows (:func:`privevo.private.data_digest`) and the run's fingerprint (every public
-  parameter of the run and its plug-ins, :func:`privevo._params.describe`). Opening it with other data,
+  parameter of the run and its plug-ins, :func:`privevo._params.describe`). Opening it with other
+  data,
   other parameters or from another kind of run is refused with one line.
 - **A release is never redrawn.** A step found in the log is replayed from its
   record (value and RNG state); only steps missing from the log run, so a
@@ -177,8 +178,10 @@ def _open_locked(path: Path):
     except OSError as err:
         handle.close()
         if err.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-            raise ValueError(f"checkpoint {path} is in use by another run; wait for it to finish "
-                             "or choose another checkpoint path") from None
+            raise ValueError(
+                f"checkpoint {path} is in use by another run; wait for it to finish "
+                "or choose another checkpoint path"
+            ) from None
         raise
     return handle
 
@@ -190,12 +193,14 @@ def _read_log(path: Path, handle, repair: bool = True) -> tuple[dict | None, lis
     if not data:
         return None, []
     if not data.startswith(_MAGIC):
-        raise ValueError(f"checkpoint {path} is not a readable privevo checkpoint "
-                         f"(not {FORMAT}); delete it or choose another checkpoint path")
+        raise ValueError(
+            f"checkpoint {path} is not a readable privevo checkpoint "
+            f"(not {FORMAT}); delete it or choose another checkpoint path"
+        )
     records, offset = [], len(_MAGIC)
     while offset + _FRAME.size <= len(data):
         length, digest = _FRAME.unpack_from(data, offset)
-        payload = data[offset + _FRAME.size: offset + _FRAME.size + length]
+        payload = data[offset + _FRAME.size : offset + _FRAME.size + length]
         if len(payload) != length or hashlib.sha256(payload).digest() != digest:
             break
         records.append(_unpack(path, payload))
@@ -204,26 +209,35 @@ def _read_log(path: Path, handle, repair: bool = True) -> tuple[dict | None, lis
         handle.truncate(offset)
         os.fsync(handle.fileno())
     if not records or records[0].key != "header":
-        raise ValueError(f"checkpoint {path} has no valid header; delete it or choose another "
-                         "checkpoint path")
+        raise ValueError(
+            f"checkpoint {path} has no valid header; delete it or choose another checkpoint path"
+        )
     return records[0].meta, records[1:]
 
 
 def _check_header(path: Path, header: dict, fingerprint: dict, digest: str) -> None:
     if header.get("format") != FORMAT:
-        raise ValueError(f"checkpoint {path} has an unknown format; delete it or choose another path")
+        raise ValueError(
+            f"checkpoint {path} has an unknown format; delete it or choose another path"
+        )
     saved = header.get("fingerprint", {})
     if saved.get("run") != fingerprint.get("run"):
-        raise ValueError(f"checkpoint {path} was written by a {saved.get('run')} run, not by this "
-                         f"{fingerprint.get('run')} run; use another checkpoint path")
+        raise ValueError(
+            f"checkpoint {path} was written by a {saved.get('run')} run, not by this "
+            f"{fingerprint.get('run')} run; use another checkpoint path"
+        )
     difference = _first_difference(saved, fingerprint)
     if difference is not None:
         key, there, now = difference
-        raise ValueError(f"checkpoint {path} belongs to another run ({key} is {there!r} there, "
-                         f"{now!r} now); use a new checkpoint path, or delete the file to start over")
+        raise ValueError(
+            f"checkpoint {path} belongs to another run ({key} is {there!r} there, "
+            f"{now!r} now); use a new checkpoint path, or delete the file to start over"
+        )
     if header.get("digest") != digest:
-        raise ValueError(f"checkpoint {path} was made on other data; a checkpoint resumes only "
-                         "on the data it was made on (use a new checkpoint path)")
+        raise ValueError(
+            f"checkpoint {path} was made on other data; a checkpoint resumes only "
+            "on the data it was made on (use a new checkpoint path)"
+        )
 
 
 def _first_difference(saved: dict, current: dict, prefix: str = ""):
@@ -253,8 +267,11 @@ def _frame(payload: bytes) -> bytes:
 
 
 def _pack(record: Record) -> bytes:
-    meta = {"key": record.key, "meta": _jsonable(record.meta),
-            "rng": None if record.rng is None else _encode(record.rng)}
+    meta = {
+        "key": record.key,
+        "meta": _jsonable(record.meta),
+        "rng": None if record.rng is None else _encode(record.rng),
+    }
     buffer = io.BytesIO()
     np.savez(buffer, __meta__=np.array(json.dumps(meta)), **record.arrays)
     return buffer.getvalue()
@@ -265,10 +282,14 @@ def _unpack(path: Path, payload: bytes) -> Record:
         with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
         meta = json.loads(str(arrays.pop("__meta__")))
-        return Record(meta["key"], meta["meta"], arrays, None if meta["rng"] is None else _decode(meta["rng"]))
+        return Record(
+            meta["key"], meta["meta"], arrays, None if meta["rng"] is None else _decode(meta["rng"])
+        )
     except Exception as err:  # zipfile / json / KeyError: all mean "not ours"
-        raise ValueError(f"checkpoint {path} is not a readable privevo checkpoint "
-                         f"({type(err).__name__}); delete it or choose another checkpoint path") from None
+        raise ValueError(
+            f"checkpoint {path} is not a readable privevo checkpoint "
+            f"({type(err).__name__}); delete it or choose another checkpoint path"
+        ) from None
 
 
 def _encode(value):

@@ -41,18 +41,22 @@ __all__ = [
     "sinkhorn_w1",
 ]
 
-EVALUATION_NOTE = ("labels_ and inertia_ are computed on the private rows (privevo.evaluation): "
-                   "they are not differentially private; do not publish them")
+EVALUATION_NOTE = (
+    "labels_ and inertia_ are computed on the private rows (privevo.evaluation): "
+    "they are not differentially private; do not publish them"
+)
 
 
 def labels_and_inertia(X, centers) -> tuple[np.ndarray, float]:
-    """Each private row's nearest centre and Σ‖x − c‖² (scikit-learn's ``labels_``/``inertia_``; not DP)."""
+    """Each private row's nearest centre and Σ‖x − c‖² (scikit-learn's ``labels_``/``inertia_``;
+    not DP)."""
     dist, labels = nearest_distances(X, centers)
     return labels, float(dist.sum())
 
 
 def plot_centers(X, centers, **kwargs):
-    """:func:`privevo.plots.plot_centers`: private points under the centres (a figure to keep private)."""
+    """:func:`privevo.plots.plot_centers`: private points under the centres (a figure to keep
+    private)."""
     from .plots import plot_centers as plot
 
     return plot(X, centers, **kwargs)

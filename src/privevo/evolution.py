@@ -34,6 +34,7 @@ from sklearn.utils._param_validation import (
 )
 
 from . import accounting
+from ._params import constructor_params, describe
 from ._validation import (
     DELTA_MIN,
     EPSILON_MAX,
@@ -45,7 +46,6 @@ from ._validation import (
     check_same_dimension,
 )
 from .exceptions import PrivacyLeakWarning
-from ._params import constructor_params, describe
 from .private import (
     METRICS,
     NOISES,
@@ -139,7 +139,8 @@ class PrivateEvolution:
     ----------
     synthetic_ : (m', d) the last selection
     history_ : list of :class:`IterationRecord`
-    releases_ : the append-only ledger of every :class:`~privevo.private.Release` drawn (the report's input)
+    releases_ : the append-only ledger of every :class:`~privevo.private.Release` drawn (the
+    report's input)
     privacy_report_ : dict (see :mod:`privevo.report`)
     sigma_ : noise standard deviation of every round
     """
@@ -150,7 +151,10 @@ class PrivateEvolution:
         "selector": [HasMethods(["select"])],
         "n_synthetic": [Interval(Integral, 1, None, closed="left")],
         "iterations": [Interval(Integral, 1, MAX_ROUNDS, closed="both")],
-        "epsilon": [Interval(Real, EPSILON_MIN, EPSILON_MAX, closed="both"), Options(Real, {math.inf})],
+        "epsilon": [
+            Interval(Real, EPSILON_MIN, EPSILON_MAX, closed="both"),
+            Options(Real, {math.inf}),
+        ],
         "delta": [Interval(Real, DELTA_MIN, 1, closed="left")],
         "adjacency": [StrOptions({"add_remove", "replace"})],
         "random_state": [Integral, np.random.Generator, None],
@@ -273,8 +277,9 @@ class PrivateEvolution:
         self.releases_.append(release)
         noisy = release.value
         tac = time.perf_counter()
-        context = SelectionContext(self.sigma_, t, self.iterations, self.n_synthetic,
-                                   self._n_for_selector(X), rng)
+        context = SelectionContext(
+            self.sigma_, t, self.iterations, self.n_synthetic, self._n_for_selector(X), rng
+        )
         selection = self.selector.select(candidates, noisy, context)
         toc = time.perf_counter()
         last = t + 1 == self.iterations
@@ -287,7 +292,11 @@ class PrivateEvolution:
             selected_points=selection.points,
             sigma=self.sigma_,
             info=selection.info,
-            seconds={"histogram": tac - tic, "selection": toc - tac, "variation": time.perf_counter() - toc},
+            seconds={
+                "histogram": tac - tic,
+                "selection": toc - tac,
+                "variation": time.perf_counter() - toc,
+            },
         )
         return record, EvolutionState(t + 1, population, selection, rng)
 
@@ -309,34 +318,51 @@ class PrivateEvolution:
 
     def _validate_params(self) -> None:
         """The declared constraints (scikit-learn's validator), then σ."""
-        validate_parameter_constraints(self._parameter_constraints, constructor_params(self),
-                                       caller_name=type(self).__name__)
+        validate_parameter_constraints(
+            self._parameter_constraints, constructor_params(self), caller_name=type(self).__name__
+        )
         self.sensitivity_ = vote_sensitivity(self.adjacency)
         self.sigma_ = self._sigma()
 
     def _sigma(self) -> float:
-        """σ of every round; 0 for ``epsilon=inf`` (a non-private run, warned and reported as such)."""
+        """σ of every round; 0 for ``epsilon=inf`` (a non-private run, warned and reported as
+        such)."""
         if self.epsilon == math.inf:
-            warnings.warn("epsilon=inf: a non-private run (exact vote counts, no noise); its output is not "
-                          "differentially private", PrivacyLeakWarning, stacklevel=4)
+            warnings.warn(
+                "epsilon=inf: a non-private run (exact vote counts, no noise); its output is not "
+                "differentially private",
+                PrivacyLeakWarning,
+                stacklevel=4,
+            )
             return 0.0
         if self.noise_scale is not None:  # calibrated by a caller that splits a larger budget
             return float(self.noise_scale)
-        return accounting.calibrate(self.epsilon, self.delta, self.iterations, self.sensitivity_, self.noise)
+        return accounting.calibrate(
+            self.epsilon, self.delta, self.iterations, self.sensitivity_, self.noise
+        )
 
     def _histogram(self, X, candidates: np.ndarray, rng: np.random.Generator) -> Release:
         """The round's release: noisy votes, or exact votes when σ = 0 (``epsilon=inf``)."""
-        votes = dict(backend=self.backend, metric=self.metric, n_neighbors=self.n_neighbors,
-                     groups=getattr(self, "_groups", None), adjacency=self.adjacency)
+        votes = dict(
+            backend=self.backend,
+            metric=self.metric,
+            n_neighbors=self.n_neighbors,
+            groups=getattr(self, "_groups", None),
+            adjacency=self.adjacency,
+        )
         if self.sigma_ == 0.0:
             return exact_nn_histogram(X, candidates, **votes)
         return noisy_nn_histogram(X, candidates, self.sigma_, rng, noise=self.noise, **votes)
 
     def _checked_groups(self, groups):
         """User ids are refused with discrete noise, as are k > 1 votes (they are not integers)."""
-        if (groups is not None or self.n_neighbors > 1) and accounting.is_discrete_gaussian(self.noise):
-            raise ValueError("user-level (groups) and k-neighbour votes are not integers: use "
-                             "noise='gaussian' with them")
+        if (groups is not None or self.n_neighbors > 1) and accounting.is_discrete_gaussian(
+            self.noise
+        ):
+            raise ValueError(
+                "user-level (groups) and k-neighbour votes are not integers: use "
+                "noise='gaussian' with them"
+            )
         return groups
 
     def _n_for_selector(self, X) -> float | None:
@@ -358,10 +384,14 @@ class PrivateEvolution:
         return self.n_synthetic * (1 + int(getattr(self.variation_api, "per_point", 1)))
 
     def _next_population(self, selection: Selection, rng: np.random.Generator) -> np.ndarray:
-        if hasattr(self.variation_api, "vary_selection"):  # object-aware APIs (text) need the indices
+        if hasattr(
+            self.variation_api, "vary_selection"
+        ):  # object-aware APIs (text) need the indices
             variations = self.variation_api.vary_selection(selection, rng)
         else:
-            variations = self.variation_api.vary(selection.points, rng, per_point=selection.variations_per_point)
+            variations = self.variation_api.vary(
+                selection.points, rng, per_point=selection.variations_per_point
+            )
         return np.vstack([selection.points, variations])
 
     def _rounds(self, start: int):
@@ -379,7 +409,9 @@ class PrivateEvolution:
         skip = ("callbacks", "keep_candidates", "progress", "checkpoint", "backend", "random_state")
         params = {k: describe(v) for k, v in constructor_params(self).items() if k not in skip}
         seed = self.random_state  # kept only inside the (private) checkpoint
-        params["random_state"] = int(seed) if isinstance(seed, (int, np.integer)) else type(seed).__name__
+        params["random_state"] = (
+            int(seed) if isinstance(seed, (int, np.integer)) else type(seed).__name__
+        )
         return {"run": type(self).__name__, "d": int(dim), "sigma": float(self.sigma_), **params}
 
     def _open_checkpoint(self, X):
@@ -404,21 +436,32 @@ class PrivateEvolution:
         initial = log.find("initial")
         if initial is None:
             state = self.initial_state(X.shape[1], rng)
-            log.append(Record("initial", {"api_state": self._api_state()},
-                              {"population": state.population}, rng_state(rng)))
+            log.append(
+                Record(
+                    "initial",
+                    {"api_state": self._api_state()},
+                    {"population": state.population},
+                    rng_state(rng),
+                )
+            )
             return state
         rounds = [r for r in log.records if r.key.startswith("round/")]
         candidates = initial.arrays["population"]
         for record in rounds:
-            self.history_.append(_history_entry(record, candidates if self.keep_candidates else None))
-            self.releases_.append(Release.from_entry(record.meta["release"], self.adjacency,
-                                                     record.arrays["counts"]))
+            self.history_.append(
+                _history_entry(record, candidates if self.keep_candidates else None)
+            )
+            self.releases_.append(
+                Release.from_entry(record.meta["release"], self.adjacency, record.arrays["counts"])
+            )
             candidates = record.arrays["population"]
         last = rounds[-1] if rounds else initial
         set_rng_state(rng, last.rng)
         self._restore_api_state(last.meta.get("api_state"))
         self.resumed_from_ = len(rounds)
-        return EvolutionState(len(rounds), last.arrays["population"], _selection_of(last) if rounds else None, rng)
+        return EvolutionState(
+            len(rounds), last.arrays["population"], _selection_of(last) if rounds else None, rng
+        )
 
     def _api_state(self) -> dict | None:
         """Public state of object-aware APIs (e.g. texts) to store with each round."""
@@ -437,7 +480,9 @@ class PrivateEvolution:
         public = {
             "n_synthetic": self.n_synthetic,
             "iterations": self.iterations,
-            "random_api": repr(self.random_api) if hasattr(self.random_api, "sample") else "explicit array",
+            "random_api": repr(self.random_api)
+            if hasattr(self.random_api, "sample")
+            else "explicit array",
             "variation_api": repr(self.variation_api),
             "selector": repr(self.selector),
             "metric": self.metric,
@@ -446,12 +491,21 @@ class PrivateEvolution:
             **(self.public_parameters or {}),
         }
         if self.sigma_ == 0.0:
-            report = non_private_report(delta=self.delta, adjacency=self.adjacency,
-                                        steps=len(self.releases_), public_parameters=public)
+            report = non_private_report(
+                delta=self.delta,
+                adjacency=self.adjacency,
+                steps=len(self.releases_),
+                public_parameters=public,
+            )
         else:
-            report = privacy_report(epsilon_target=self.epsilon, releases=group_releases(self.releases_),
-                                    noise=self.noise, delta=self.delta, adjacency=self.adjacency,
-                                    public_parameters=public)
+            report = privacy_report(
+                epsilon_target=self.epsilon,
+                releases=group_releases(self.releases_),
+                noise=self.noise,
+                delta=self.delta,
+                adjacency=self.adjacency,
+                public_parameters=public,
+            )
         report["unit"] = privacy_unit(getattr(self, "_groups", None))
         self.privacy_report_ = with_seed_warning(report, self.random_state)
         self._groups = None  # private: not kept after the run
@@ -465,31 +519,50 @@ def _round_record(record: IterationRecord, state: EvolutionState, release: Relea
     from .checkpoint import Record, rng_state
 
     selection = state.selection
-    arrays = {"counts": np.asarray(record.noisy_counts, dtype=np.float64),
-              "points": np.asarray(selection.points, dtype=np.float64),
-              "population": np.asarray(state.population, dtype=np.float64)}
+    arrays = {
+        "counts": np.asarray(record.noisy_counts, dtype=np.float64),
+        "points": np.asarray(selection.points, dtype=np.float64),
+        "population": np.asarray(state.population, dtype=np.float64),
+    }
     for name in ("indices", "weights"):
         if getattr(selection, name) is not None:
             arrays[name] = np.asarray(getattr(selection, name))
-    meta = {"iteration": record.iteration, "sigma": record.sigma, "info": _jsonable(record.info),
-            "variations_per_point": selection.variations_per_point,
-            "release": release.entry()}
+    meta = {
+        "iteration": record.iteration,
+        "sigma": record.sigma,
+        "info": _jsonable(record.info),
+        "variations_per_point": selection.variations_per_point,
+        "release": release.entry(),
+    }
     if api_state is not None:
         meta["api_state"] = api_state
     return Record(f"round/{record.iteration}", meta, arrays, rng_state(state.rng))
 
 
 def _selection_of(record) -> Selection:
-    return Selection(points=record.arrays["points"], indices=record.arrays.get("indices"),
-                     weights=record.arrays.get("weights"),
-                     variations_per_point=record.meta["variations_per_point"], info=record.meta["info"])
+    return Selection(
+        points=record.arrays["points"],
+        indices=record.arrays.get("indices"),
+        weights=record.arrays.get("weights"),
+        variations_per_point=record.meta["variations_per_point"],
+        info=record.meta["info"],
+    )
 
 
 def _history_entry(record, candidates) -> IterationRecord:
-    zero = dict.fromkeys(("histogram", "selection", "variation"), 0.0)  # spent by an earlier process
-    return IterationRecord(record.meta["iteration"], candidates, record.arrays["counts"],
-                           record.arrays.get("indices"), record.arrays["points"],
-                           record.meta["sigma"], record.meta["info"], seconds=zero)
+    zero = dict.fromkeys(
+        ("histogram", "selection", "variation"), 0.0
+    )  # spent by an earlier process
+    return IterationRecord(
+        record.meta["iteration"],
+        candidates,
+        record.arrays["counts"],
+        record.arrays.get("indices"),
+        record.arrays["points"],
+        record.meta["sigma"],
+        record.meta["info"],
+        seconds=zero,
+    )
 
 
 def _private_view(X):

@@ -35,7 +35,9 @@ def noisy_nn_histogram(private, candidates, sigma, rng, **kwargs):
 
 def noisy_cluster_sums(private, centers, sigma_sum, sigma_count, rng, **kwargs):
     """Old form of :func:`privevo.private.noisy_cluster_sums`: (noisy sums, noisy counts)."""
-    sums, counts = _private.noisy_cluster_sums(private, centers, sigma_sum, sigma_count, rng, **kwargs)
+    sums, counts = _private.noisy_cluster_sums(
+        private, centers, sigma_sum, sigma_count, rng, **kwargs
+    )
     return sums.value, counts.value
 
 

@@ -67,8 +67,9 @@ def parse_columns(spec: str | Sequence[str] | None) -> list[str] | None:
         items = [p for s in spec for p in str(s).split(",")]
     names = [s.strip() for s in items if s.strip()]
     if not names:
-        raise ValueError("--columns is empty; give column names or 0-based indices, "
-                         "e.g. --columns x,y")
+        raise ValueError(
+            "--columns is empty; give column names or 0-based indices, e.g. --columns x,y"
+        )
     return names
 
 
@@ -95,8 +96,10 @@ def read_table(
     wanted = parse_columns(columns)
     suffix = path.suffix.lower()
     if suffix not in READ_FORMATS:
-        raise ValueError(f"{path}: unsupported file type {suffix or '(none)'!r}; "
-                         f"use one of {', '.join(READ_FORMATS)}")
+        raise ValueError(
+            f"{path}: unsupported file type {suffix or '(none)'!r}; "
+            f"use one of {', '.join(READ_FORMATS)}"
+        )
     if path.is_dir():
         raise ValueError(f"{path} is a directory; give a data file ({', '.join(READ_FORMATS)})")
     if not path.exists():
@@ -133,9 +136,9 @@ def _read_delimited(
         _check_ragged(path, rows[first_line - 1 :], len(names), first_line, header)
     picked = _pick_columns(path, names, wanted)
     cells = grid[first_line - 1 :]
-    data = np.column_stack([
-        _numeric_column(path, cells[:, j], names[j], first_line, parsed.get(j)) for j in picked
-    ])
+    data = np.column_stack(
+        [_numeric_column(path, cells[:, j], names[j], first_line, parsed.get(j)) for j in picked]
+    )
     return data, [names[j] for j in picked]
 
 
@@ -183,8 +186,9 @@ def _csv_rows(path: Path, sep: str) -> list[list[str]]:
     except UnicodeDecodeError:
         raise ValueError(f"{path} is not UTF-8 text; save it as UTF-8 CSV/TSV or as .npy") from None
     except csv.Error as err:
-        raise ValueError(f"{path} is not valid delimited text ({err}); "
-                         "check quoting and the delimiter") from None
+        raise ValueError(
+            f"{path} is not valid delimited text ({err}); check quoting and the delimiter"
+        ) from None
     while rows and not any(c.strip() for c in rows[-1]):  # trailing blank lines
         rows.pop()
     return rows
@@ -223,8 +227,9 @@ def _pick_columns(path: Path, names: list[str], wanted: list[str] | None) -> lis
         elif _is_index(name) and 0 <= int(name) < len(names):
             picked.append(int(name))
         else:
-            raise ValueError(f"{path}: unknown column {name!r}; "
-                             f"available columns: {_listing(names)}")
+            raise ValueError(
+                f"{path}: unknown column {name!r}; available columns: {_listing(names)}"
+            )
     return picked
 
 
@@ -249,10 +254,14 @@ def _cell_error(path: Path, cells: np.ndarray, name: str, first_line: int) -> Va
     """The first cell that is not a number, by line and column, never by content."""
     bad = next(i for i, c in enumerate(cells) if not _is_float(c))
     if cells[bad] == "":
-        return ValueError(f"{path}: column {name!r} has an empty cell at line {first_line + bad}; "
-                          "drop or impute missing values first")
-    return ValueError(f"{path}: column {name!r} is not numeric (line {first_line + bad} holds a "
-                      "non-number); choose numeric columns with --columns")
+        return ValueError(
+            f"{path}: column {name!r} has an empty cell at line {first_line + bad}; "
+            "drop or impute missing values first"
+        )
+    return ValueError(
+        f"{path}: column {name!r} is not numeric (line {first_line + bad} holds a "
+        "non-number); choose numeric columns with --columns"
+    )
 
 
 def _is_float(text: str) -> bool:
@@ -285,8 +294,9 @@ def _read_npy(path: Path, wanted: list[str] | None) -> tuple[np.ndarray, list[st
     try:
         array = np.load(path, mmap_mode="r", allow_pickle=False)
     except (ValueError, OSError, EOFError):  # numpy may suggest allow_pickle: never do that
-        raise ValueError(f"{path} is not a readable .npy file (no valid .npy header); "
-                         "save it with numpy.save") from None
+        raise ValueError(
+            f"{path} is not a readable .npy file (no valid .npy header); save it with numpy.save"
+        ) from None
     if array.dtype.kind not in "fiub":
         raise ValueError(f"{path} holds {array.dtype} values; save a numeric array (float or int)")
     if array.ndim != 2:
@@ -296,8 +306,10 @@ def _read_npy(path: Path, wanted: list[str] | None) -> tuple[np.ndarray, list[st
             "e.g. X.reshape(-1, 1) for one feature"
         )
     if array.shape[0] == 0 or array.shape[1] == 0:
-        raise ValueError(f"{path} holds an empty array of shape {array.shape}; "
-                         "it needs at least one row and column")
+        raise ValueError(
+            f"{path} holds an empty array of shape {array.shape}; "
+            "it needs at least one row and column"
+        )
     names = [str(j) for j in range(array.shape[1])]
     picked = _pick_columns(path, names, wanted)
     data = np.asarray(array[:, picked], dtype=np.float64)
@@ -330,11 +342,15 @@ def _parquet_column(path: Path, column, name: str) -> np.ndarray:
 
     kind = column.type
     if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind)):
-        raise ValueError(f"{path}: column {name!r} is not numeric ({kind}); "
-                         "choose numeric columns with --columns")
+        raise ValueError(
+            f"{path}: column {name!r} is not numeric ({kind}); "
+            "choose numeric columns with --columns"
+        )
     if column.null_count:
-        raise ValueError(f"{path}: column {name!r} has {column.null_count} missing value(s); "
-                         "drop or impute them first")
+        raise ValueError(
+            f"{path}: column {name!r} has {column.null_count} missing value(s); "
+            "drop or impute them first"
+        )
     values = column.to_numpy().astype(np.float64)
     _check_finite(path, values, name, None)
     return values
@@ -359,23 +375,29 @@ def check_output_path(
     """
     path = Path(path)
     if path.is_dir():
-        raise ValueError(f"{what} path {path} is a directory; give a file name inside it, "
-                         f"e.g. {path / 'out.csv'}")
+        raise ValueError(
+            f"{what} path {path} is a directory; give a file name inside it, "
+            f"e.g. {path / 'out.csv'}"
+        )
     if formats is not None and path.suffix.lower() not in formats:
-        raise ValueError(f"{what} path {path}: unsupported file type {path.suffix or '(none)'!r}; "
-                         f"use one of {', '.join(formats)}")
+        raise ValueError(
+            f"{what} path {path}: unsupported file type {path.suffix or '(none)'!r}; "
+            f"use one of {', '.join(formats)}"
+        )
     parent = path.parent
     if not parent.exists():
-        raise ValueError(f"{what} folder {parent} does not exist; "
-                         "create it first or choose another path")
+        raise ValueError(
+            f"{what} folder {parent} does not exist; create it first or choose another path"
+        )
     if not parent.is_dir():
         raise ValueError(f"{what} folder {parent} is not a directory; choose another path")
     try:
         with tempfile.NamedTemporaryFile(dir=parent, prefix=".privevo-probe-"):
             pass
     except OSError as err:
-        raise ValueError(f"cannot write to {what} folder {parent} ({err.strerror or err}); "
-                         "choose another path") from None
+        raise ValueError(
+            f"cannot write to {what} folder {parent} ({err.strerror or err}); choose another path"
+        ) from None
     return path
 
 
@@ -392,15 +414,20 @@ def check_distinct_paths(data, outputs: dict[str, Path]) -> None:
     for flag, path in outputs.items():
         target = Path(path).resolve()
         if target == source or _same_file(target, source):
-            raise ValueError(f"{flag} {path} is the input data file; writing it would destroy "
-                             "the data: choose another path")
+            raise ValueError(
+                f"{flag} {path} is the input data file; writing it would destroy "
+                "the data: choose another path"
+            )
         if source.is_dir() and target.is_relative_to(source):
-            raise ValueError(f"{flag} {path} is inside the input folder {data}; it would "
-                             "become part of the data: choose a path outside it")
+            raise ValueError(
+                f"{flag} {path} is inside the input folder {data}; it would "
+                "become part of the data: choose a path outside it"
+            )
         other = next((f for t, f in seen.items() if t == target or _same_file(t, target)), None)
         if other is not None:
-            raise ValueError(f"{other} and {flag} are the same file ({path}); "
-                             "give each its own path")
+            raise ValueError(
+                f"{other} and {flag} are the same file ({path}); give each its own path"
+            )
         seen[target] = flag
 
 
@@ -446,8 +473,9 @@ def write_outputs(writers: dict[Path, Callable[[Path], None]]) -> None:
     temps: dict[Path, Path] = {}
     try:
         for path, writer in writers.items():
-            fd, tmp = tempfile.mkstemp(dir=Path(path).parent, prefix=f".{Path(path).name}.",
-                                       suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(
+                dir=Path(path).parent, prefix=f".{Path(path).name}.", suffix=".tmp"
+            )
             os.close(fd)
             temps[Path(path)] = Path(tmp)
             writer(Path(tmp))
@@ -476,8 +504,10 @@ def _signals_held() -> Iterator[None]:
         yield
         return
     pending: list[int] = []
-    previous = {s: signal.signal(s, lambda signum, frame: pending.append(signum))
-                for s in (signal.SIGINT, signal.SIGTERM)}
+    previous = {
+        s: signal.signal(s, lambda signum, frame: pending.append(signum))
+        for s in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
         yield
     finally:
@@ -520,8 +550,10 @@ def write_points(
 
         pq.write_table(pa.table({n: points[:, j] for j, n in enumerate(names)}), path)
     else:
-        raise ValueError(f"cannot write {suffix or 'files without a suffix'}; "
-                         f"use one of {', '.join(WRITE_FORMATS)}")
+        raise ValueError(
+            f"cannot write {suffix or 'files without a suffix'}; "
+            f"use one of {', '.join(WRITE_FORMATS)}"
+        )
 
 
 def write_json(path, obj) -> None:

@@ -52,6 +52,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import accounting
+from ._params import describe
 from ._validation import (
     DELTA_MIN,
     EPSILON_MAX,
@@ -61,9 +62,8 @@ from ._validation import (
     check_points,
     check_random_state,
 )
-from ._params import describe
-from .evolution import PrivateEvolution
 from .evaluation import EVALUATION_NOTE, labels_and_inertia, nearest_distances
+from .evolution import PrivateEvolution
 from .private import (
     LEAK_NOTE,
     NOISES,
@@ -85,11 +85,20 @@ from .variation._geometry import project_to_ball
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
 except ImportError:  # pragma: no cover
+
     def _validate_data(estimator, X, reset=True, **kwargs):
         return estimator._validate_data(X, reset=reset, **kwargs)
 
-__all__ = ["DPKMeans", "paper_iterations", "paper_variations", "pca_basis", "pe_means_iterations", "recover_noise",
-           "shrunk_means"]
+
+__all__ = [
+    "DPKMeans",
+    "paper_iterations",
+    "paper_variations",
+    "pca_basis",
+    "pe_means_iterations",
+    "recover_noise",
+    "shrunk_means",
+]
 
 METHODS = ("auto", "pe-means", "hdpe-means")
 PROJECTIONS = ("pca", "random")
@@ -337,7 +346,9 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         self._validate_params()  # the declared constraints, before the data is read
         public_delta = self.delta is not None or self.adjacency == "add_remove"
         if public_delta:  # δ known without n: the budget is checked before X is read
-            self._check_budget(self.delta if self.delta is not None else accounting.default_delta(None))
+            self._check_budget(
+                self.delta if self.delta is not None else accounting.default_delta(None)
+            )
         X = self._check_X(X, reset=True)
         n, d = X.shape
         cfg = self._resolve(n, d)
@@ -368,7 +379,11 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         """Euclidean distances to the DP centres, (n, k)."""
         X = self._check_X(X)
         c = self.cluster_centers_
-        d2 = np.einsum("ij,ij->i", X, X)[:, None] - 2.0 * X @ c.T + np.einsum("ij,ij->i", c, c)[None, :]
+        d2 = (
+            np.einsum("ij,ij->i", X, X)[:, None]
+            - 2.0 * X @ c.T
+            + np.einsum("ij,ij->i", c, c)[None, :]
+        )
         return np.sqrt(np.maximum(d2, 0.0))
 
     def score(self, X, y=None) -> float:
@@ -388,7 +403,9 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         if sp.issparse(X):
             raise TypeError("DPKMeans does not accept sparse X; pass a dense array (X.toarray())")
         # scikit-learn's checks first (types, shape, feature names), then privevo's finite check
-        X = _validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1)
+        X = _validate_data(
+            self, X, reset=reset, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1
+        )
         return check_points(X, "X")
 
     def _resolve(self, n: int, d: int) -> _Plan:
@@ -402,12 +419,16 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         if n < 2:
             raise ValueError("X has 1 sample; DPKMeans needs n_samples >= 2")
         if self.n_clusters > n:
-            raise ValueError(f"n_clusters={self.n_clusters} is larger than the number of rows; lower n_clusters")
+            raise ValueError(
+                f"n_clusters={self.n_clusters} is larger than the number of rows; lower n_clusters"
+            )
         n_public = n if self.adjacency == "replace" else None
         delta = accounting.default_delta(n_public) if self.delta is None else float(self.delta)
         method = ("hdpe-means" if d > 32 else "pe-means") if self.method == "auto" else self.method
         if method == "hdpe-means":
-            pe_dim = min(hdpe_projection_dim(d) if self.projection_dim is None else self.projection_dim, d)
+            pe_dim = min(
+                hdpe_projection_dim(d) if self.projection_dim is None else self.projection_dim, d
+            )
             default_T = hdpe_iterations(pe_dim)
         else:
             pe_dim, default_T = d, min(pe_means_iterations(self.epsilon, d), MAX_ROUNDS)
@@ -416,12 +437,22 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         projection_share = float(self.projection_share) if pca else 0.0
         count_share = 0.0 if n_public is not None else float(self.count_share)
         if share + projection_share + count_share >= 1:
-            raise ValueError(f"recover_share + projection_share + count_share must be < 1 (the PE rounds "
-                             f"need the rest), got {share} + {projection_share} + {count_share}")
-        return _Plan(k=self.n_clusters, epsilon=float(self.epsilon), delta=delta, method=method,
-                     pe_dim=pe_dim, T=default_T if self.iterations is None else self.iterations,
-                     n_public=n_public, share=share, projection_share=projection_share,
-                     count_share=count_share)
+            raise ValueError(
+                f"recover_share + projection_share + count_share must be < 1 (the PE rounds "
+                f"need the rest), got {share} + {projection_share} + {count_share}"
+            )
+        return _Plan(
+            k=self.n_clusters,
+            epsilon=float(self.epsilon),
+            delta=delta,
+            method=method,
+            pe_dim=pe_dim,
+            T=default_T if self.iterations is None else self.iterations,
+            n_public=n_public,
+            share=share,
+            projection_share=projection_share,
+            count_share=count_share,
+        )
 
     def _pe_means(self, Z: np.ndarray, cfg: _Plan, sigma: float, n_hat: float | None, rng, log):
         """PE-means in the unit ball: the engine loop with the PE-means plug-ins, at noise σ."""
@@ -447,7 +478,10 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         ).fit(Z)
         self.evolution_ = pe
         self.variations_ = L
-        times = {key: sum(r.seconds[key] for r in pe.history_) for key in ("histogram", "selection", "variation")}
+        times = {
+            key: sum(r.seconds[key] for r in pe.history_)
+            for key in ("histogram", "selection", "variation")
+        }
         return pe.synthetic_, list(pe.releases_), times
 
     def _population(self, cfg: _Plan, n_hat: float | None) -> int:
@@ -498,16 +532,21 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         if cfg.share == 0:
             return anchors, releases, times
         tic = time.perf_counter()
-        centers, recover_releases = self._recover(Z, anchors, cells, budget * cfg.share, steps, basis)
+        centers, recover_releases = self._recover(
+            Z, anchors, cells, budget * cfg.share, steps, basis
+        )
         times["recover"] = time.perf_counter() - tic
         return centers, releases + recover_releases, times
 
     def _noisy_n(self, Z: np.ndarray, cfg: _Plan, budget: float, steps: "_Steps"):
-        """(ñ, releases): n + noise under add/remove (``count_share`` of B); (None, []) under replace."""
+        """(ñ, releases): n + noise under add/remove (``count_share`` of B); (None, []) under
+        replace."""
         if cfg.count_share == 0:
             return None, []
         sigma = accounting.share_sigma(budget, cfg.count_share, 1.0)
-        releases = steps.release("count", lambda rng: [noisy_count(Z, sigma, rng, self.noise)], self.adjacency)
+        releases = steps.release(
+            "count", lambda rng: [noisy_count(Z, sigma, rng, self.noise)], self.adjacency
+        )
         return float(releases[0].value[0]), releases
 
     def _projection(self, Z: np.ndarray, cfg: _Plan, budget: float, steps: "_Steps"):
@@ -520,13 +559,21 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         """
         d, dim = Z.shape[1], cfg.pe_dim
         if cfg.projection_share == 0:
-            arrays = steps.run("projection", lambda rng: {"basis": np.linalg.qr(rng.standard_normal((d, dim)))[0]})
+            arrays = steps.run(
+                "projection", lambda rng: {"basis": np.linalg.qr(rng.standard_normal((d, dim)))[0]}
+            )
             return arrays["basis"], []
         sensitivity = second_moment_sensitivity(d, 1.0, self.adjacency, self.noise)
         sigma = accounting.share_sigma(budget, cfg.projection_share, sensitivity)
-        releases = steps.release("second_moment", lambda rng: [
-            noisy_second_moment(Z, sigma, rng, radius=1.0, noise=self.noise, adjacency=self.adjacency)],
-            self.adjacency)
+        releases = steps.release(
+            "second_moment",
+            lambda rng: [
+                noisy_second_moment(
+                    Z, sigma, rng, radius=1.0, noise=self.noise, adjacency=self.adjacency
+                )
+            ],
+            self.adjacency,
+        )
         return pca_basis(releases[0].value, dim), releases
 
     def _recover(self, Z, anchors, cells, budget: float, steps: "_Steps", basis=None):
@@ -537,13 +584,25 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         projection ``basis``, so the shrinkage works in span and complement apart).
         ``budget`` is the recover step's part of B.
         """
-        noise = recover_noise(math.sqrt(budget), Z.shape[1], self.adjacency, self.noise, len(anchors))
+        noise = recover_noise(
+            math.sqrt(budget), Z.shape[1], self.adjacency, self.noise, len(anchors)
+        )
         centers, keys = cells
 
         def draw(rng):
-            return list(noisy_cluster_sums(Z, centers, noise["sigma_sum"], noise["sigma_count"], rng,
-                                           assign_by=keys, radius=1.0, noise=self.noise,
-                                           adjacency=self.adjacency))
+            return list(
+                noisy_cluster_sums(
+                    Z,
+                    centers,
+                    noise["sigma_sum"],
+                    noise["sigma_count"],
+                    rng,
+                    assign_by=keys,
+                    radius=1.0,
+                    noise=self.noise,
+                    adjacency=self.adjacency,
+                )
+            )
 
         releases = steps.release("recover", draw, self.adjacency)
         sums, counts = releases[0].value, releases[1].value
@@ -555,8 +614,11 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         self.n_iter_ = cfg.T
         self.method_ = cfg.method
         self.delta_ = cfg.delta
-        size = {"n_samples": cfg.n_public} if cfg.n_public is not None else {
-            "n_estimate": self.evolution_.n_private}  # under add/remove only the noisy count
+        size = (
+            {"n_samples": cfg.n_public}
+            if cfg.n_public is not None
+            else {"n_estimate": self.evolution_.n_private}
+        )  # under add/remove only the noisy count
         report = privacy_report(
             epsilon_target=cfg.epsilon,
             delta=cfg.delta,
@@ -568,19 +630,29 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             + (" + noisy second moment" if cfg.projection_share > 0 else "")
             + (" + noisy row count" if cfg.count_share > 0 else ""),
             public_parameters={
-                **size, "n_features": X.shape[1], "n_clusters": cfg.k,
-                "iterations": cfg.T, "variations": self.variations_, "projection_dim": cfg.pe_dim,
-                "center": domain.center, "radius": domain.radius,
+                **size,
+                "n_features": X.shape[1],
+                "n_clusters": cfg.k,
+                "iterations": cfg.T,
+                "variations": self.variations_,
+                "projection_dim": cfg.pe_dim,
+                "center": domain.center,
+                "radius": domain.radius,
                 "bounds": None if domain.box is None or domain.leaked else list(domain.box),
-                "gamma": self.gamma, "beta": self.beta, "recover_share": cfg.share,
+                "gamma": self.gamma,
+                "beta": self.beta,
+                "recover_share": cfg.share,
                 "projection": self.projection if cfg.method == "hdpe-means" else None,
-                "projection_share": cfg.projection_share, "count_share": cfg.count_share,
+                "projection_share": cfg.projection_share,
+                "count_share": cfg.count_share,
                 "seeded": self.random_state is not None,
             },
             warnings=[LEAK_NOTE] if domain.leaked else [],
             guarantee_holds=not domain.leaked,
         )
-        report["evaluation"] = EVALUATION_NOTE  # labels_/inertia_: read off the private rows, not DP
+        report["evaluation"] = (
+            EVALUATION_NOTE  # labels_/inertia_: read off the private rows, not DP
+        )
         self.privacy_report_ = with_seed_warning(report, self.random_state)
 
 
@@ -596,7 +668,8 @@ class _Steps:
         self.log, self.rng = log, rng
 
     def release(self, key: str, draw, adjacency: str) -> list[Release]:
-        """``run`` for a step whose ``draw(rng)`` returns :class:`Release` objects (logged with their entries)."""
+        """``run`` for a step whose ``draw(rng)`` returns :class:`Release` objects (logged with
+        their entries)."""
         made: list[Release] = []
 
         def arrays(rng) -> dict:
@@ -626,23 +699,27 @@ class _Steps:
 
 
 def _recover_share(share, method: str) -> float:
-    """recover_share ∈ [0, 1) for PE-means, (0, 1) for HDPE-means (its recover step is the output)."""
+    """recover_share ∈ [0, 1) for PE-means, (0, 1) for HDPE-means (its recover step is the
+    output)."""
     if share is None:
         return HDPE_RECOVER_SHARE if method == "hdpe-means" else PE_MEANS_RECOVER_SHARE
     if share == 0 and method == "hdpe-means":
-        raise ValueError("recover_share must be in (0, 1) for HDPE-means (its recover step is its "
-                         "output), got 0")
+        raise ValueError(
+            "recover_share must be in (0, 1) for HDPE-means (its recover step is its output), got 0"
+        )
     return float(share)
 
 
 def pca_basis(moment: np.ndarray, dim: int) -> np.ndarray:
-    """The eigenvectors of the ``dim`` largest eigenvalues of a symmetric (d, d) matrix, as columns."""
+    """The eigenvectors of the ``dim`` largest eigenvalues of a symmetric (d, d) matrix, as
+    columns."""
     values, vectors = np.linalg.eigh(moment)
     return vectors[:, np.argsort(values)[::-1][:dim]]
 
 
-def recover_noise(mu: float, dim: int, adjacency: str = "add_remove", noise: str = "gaussian",
-                  n_clusters: int = 1) -> dict:
+def recover_noise(
+    mu: float, dim: int, adjacency: str = "add_remove", noise: str = "gaussian", n_clusters: int = 1
+) -> dict:
     """σ's of the recover step's two releases so that together they spend μ² of the budget.
 
     μ² (or 2ρ under zCDP) is split between the sums and the counts as √d : 1,
@@ -663,7 +740,9 @@ def recover_noise(mu: float, dim: int, adjacency: str = "add_remove", noise: str
     }
 
 
-def shrunk_means(sums, counts, anchors, sigma_sum: float, sigma_count: float, basis=None) -> np.ndarray:
+def shrunk_means(
+    sums, counts, anchors, sigma_sum: float, sigma_count: float, basis=None
+) -> np.ndarray:
     """Noisy cluster means shrunk towards public anchors (empirical Bayes; post-processing only).
 
     For cluster j with noisy sum ŝ_j and count ĉ_j, the mean m̂_j = ŝ_j/ĉ_j has

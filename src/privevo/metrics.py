@@ -32,7 +32,9 @@ def nearest_distances(points, references, chunk_size: int = 4096) -> tuple[np.nd
     points = check_points(points, "points")
     references = check_points(references, "references")
     if points.shape[1] != references.shape[1]:
-        raise ValueError(f"references have {references.shape[1]} features but points have {points.shape[1]}")
+        raise ValueError(
+            f"references have {references.shape[1]} features but points have {points.shape[1]}"
+        )
     ref_sq = np.einsum("ij,ij->i", references, references)
     dist = np.empty(len(points))
     idx = np.empty(len(points), dtype=np.int64)
@@ -63,7 +65,8 @@ def sinkhorn_w1(real, synthetic, reg: float = 0.05, max_iter: int = 5000) -> flo
     S(a, b) = ⟨P_ab, C_ab⟩ − ½⟨P_aa, C_aa⟩ − ½⟨P_bb, C_bb⟩ with P the
     entropic plans of POT's Sinkhorn solver; the debiasing makes S(a, a) = 0
     (Feydy et al. 2019). Entropic blur makes S a smoothed W1 (it under-reads
-    small displacements); use :func:`exact_w1` where sets are small enough. ``reg`` is relative to the largest pairwise distance,
+    small displacements); use :func:`exact_w1` where sets are small enough. ``reg`` is relative to
+    the largest pairwise distance,
     so the setting does not depend on the data's scale.
     """
     real = check_points(real, "real")
@@ -72,8 +75,13 @@ def sinkhorn_w1(real, synthetic, reg: float = 0.05, max_iter: int = 5000) -> flo
     import ot
 
     scale = float(ot.dist(real, synthetic, metric="euclidean").max()) or 1.0
-    cost = lambda p, q: _entropic_cost(p, q, reg * scale, max_iter)
-    return max(0.0, cost(real, synthetic) - 0.5 * cost(real, real) - 0.5 * cost(synthetic, synthetic))
+
+    def cost(p, q):
+        return _entropic_cost(p, q, reg * scale, max_iter)
+
+    return max(
+        0.0, cost(real, synthetic) - 0.5 * cost(real, real) - 0.5 * cost(synthetic, synthetic)
+    )
 
 
 def _entropic_cost(a_points: np.ndarray, b_points: np.ndarray, reg: float, max_iter: int) -> float:
@@ -82,7 +90,9 @@ def _entropic_cost(a_points: np.ndarray, b_points: np.ndarray, reg: float, max_i
     cost = ot.dist(a_points, b_points, metric="euclidean")
     a = np.full(len(a_points), 1.0 / len(a_points))
     b = np.full(len(b_points), 1.0 / len(b_points))
-    plan = ot.sinkhorn(a, b, cost, reg, method="sinkhorn", numItermax=max_iter, stopThr=1e-6, warn=False)
+    plan = ot.sinkhorn(
+        a, b, cost, reg, method="sinkhorn", numItermax=max_iter, stopThr=1e-6, warn=False
+    )
     return float(np.sum(plan * cost))
 
 
@@ -138,7 +148,8 @@ def intrinsic_dimension(points, variance: float = 0.8) -> int:
 
 def _pairwise_sq(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.maximum(
-        np.einsum("ij,ij->i", a, a)[:, None] + np.einsum("ij,ij->i", b, b)[None, :] - 2.0 * a @ b.T, 0.0
+        np.einsum("ij,ij->i", a, a)[:, None] + np.einsum("ij,ij->i", b, b)[None, :] - 2.0 * a @ b.T,
+        0.0,
     )
 
 
@@ -165,7 +176,7 @@ def _binned_table(df, metadata, bins: int) -> np.ndarray:
 def _tvd_of_keys(a: np.ndarray, b: np.ndarray) -> float:
     keys, inverse = np.unique(np.concatenate([a, b]), return_inverse=True)
     p = np.bincount(inverse[: len(a)], minlength=len(keys)) / len(a)
-    q = np.bincount(inverse[len(a):], minlength=len(keys)) / len(b)
+    q = np.bincount(inverse[len(a) :], minlength=len(keys)) / len(b)
     return 0.5 * float(np.abs(p - q).sum())
 
 
@@ -188,12 +199,17 @@ def marginal_tvd(real, synthetic, metadata, way: int = 1, bins: int = 10) -> flo
         raise ValueError("2-way marginals need at least 2 columns")
     width = int(max(a.max(), b.max())) + 1
     pairs = [(i, j) for i in range(a.shape[1]) for j in range(i + 1, a.shape[1])]
-    return float(np.mean([_tvd_of_keys(a[:, i] * width + a[:, j], b[:, i] * width + b[:, j])
-                          for i, j in pairs]))
+    return float(
+        np.mean(
+            [_tvd_of_keys(a[:, i] * width + a[:, j], b[:, i] * width + b[:, j]) for i, j in pairs]
+        )
+    )
 
 
-def downstream_accuracy(synthetic, real_train, real_test, target: str, metadata, classifier=None) -> dict:
-    """Train on synthetic rows, test on held-out real rows; the same classifier trained on real beside it.
+def downstream_accuracy(
+    synthetic, real_train, real_test, target: str, metadata, classifier=None
+) -> dict:
+    """Train on synthetic rows, test on held-out real rows; beside it, the same trained on real.
 
     Features: numeric columns scaled to [0, 1] by their public domain, the
     others one-hot (:class:`~privevo.tabular.TableEmbedding`, missing values
@@ -208,9 +224,13 @@ def downstream_accuracy(synthetic, real_train, real_test, target: str, metadata,
     from .tabular.encoding import TableEmbedding, encode_table
 
     if target not in metadata.names or metadata[target].is_numeric:
-        raise ValueError(f"target {target!r} must be a categorical or boolean column of the metadata")
+        raise ValueError(
+            f"target {target!r} must be a categorical or boolean column of the metadata"
+        )
     j = metadata.names.index(target)
-    features = TableEmbedding(type(metadata)(tuple(c for c in metadata.columns if c.name != target)))
+    features = TableEmbedding(
+        type(metadata)(tuple(c for c in metadata.columns if c.name != target))
+    )
     keep = [c for c in range(len(metadata.columns)) if c != j]
 
     def xy(df):

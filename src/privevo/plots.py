@@ -85,9 +85,24 @@ def plot_trajectories(
             ax.plot(np.vstack([x0, x1]), np.vstack([y0, y1]), color=color, lw=0.8, alpha=0.8)
         ax.scatter(*_xy(points), s=10, color=color, zorder=3)
     if steps:
-        ax.scatter(*_xy(steps[-1]), s=160, marker="*", color="crimson", edgecolor="k", zorder=4, label=f"final selection ({len(steps[-1])})")
+        ax.scatter(
+            *_xy(steps[-1]),
+            s=160,
+            marker="*",
+            color="crimson",
+            edgecolor="k",
+            zorder=4,
+            label=f"final selection ({len(steps[-1])})",
+        )
     if true_centers is not None:
-        ax.scatter(*_xy(np.asarray(true_centers)), s=120, marker="x", color="k", zorder=5, label="true centres")
+        ax.scatter(
+            *_xy(np.asarray(true_centers)),
+            s=120,
+            marker="x",
+            color="k",
+            zorder=5,
+            label="true centres",
+        )
     _labels(ax, columns)
     ax.set_title(title or f"PE trajectories over {len(steps)} rounds")
     ax.legend(loc="best", fontsize=7)
@@ -100,19 +115,23 @@ def _nearest(points: np.ndarray, previous: np.ndarray) -> np.ndarray:
     return nearest_distances(points, previous)[1]
 
 
-def plot_vote_histograms(history, *, rounds: Sequence[int] | None = None, max_panels: int = 6, title: str | None = None):
+def plot_vote_histograms(
+    history, *, rounds: Sequence[int] | None = None, max_panels: int = 6, title: str | None = None
+):
     """Per-iteration noisy vote histograms (the DP releases), sorted descending.
 
     Selected candidates are drawn dark, the rest light; a dashed line marks a
     selector's threshold when its ``info`` has one (``tau`` / ``threshold``).
     """
     if rounds is None:
-        rounds = sorted(set(np.linspace(0, len(history) - 1, min(max_panels, len(history))).round().astype(int)))
+        rounds = sorted(
+            set(np.linspace(0, len(history) - 1, min(max_panels, len(history))).round().astype(int))
+        )
     rounds = list(rounds)
     ncols = min(3, len(rounds))
     nrows = int(np.ceil(len(rounds) / ncols))
     fig, axes = _figure(3.4 * ncols, 2.5 * nrows, ncols, nrows)
-    for ax in axes.flat[len(rounds):]:
+    for ax in axes.flat[len(rounds) :]:
         ax.set_visible(False)
     for ax, t in zip(axes.flat, rounds):
         _vote_panel(ax, history[t])
@@ -128,7 +147,14 @@ def _vote_panel(ax, record) -> None:
         chosen[np.asarray(record.selected, dtype=int)] = True
     colors = np.where(chosen[order], "tab:blue", "lightsteelblue")
     ax.bar(np.arange(len(counts)), counts[order], color=colors, width=1.0)
-    tau = next((record.info[k] for k in ("tau", "threshold") if isinstance(record.info.get(k), (int, float))), None)
+    tau = next(
+        (
+            record.info[k]
+            for k in ("tau", "threshold")
+            if isinstance(record.info.get(k), (int, float))
+        ),
+        None,
+    )
     if tau is not None:
         ax.axhline(tau, ls="--", color="crimson", lw=1, label=f"τ = {tau:.3g}")
         ax.legend(fontsize=7)
@@ -139,7 +165,11 @@ def _vote_panel(ax, record) -> None:
 
 
 def plot_loss_vs_epsilon(
-    curves: Mapping[str, tuple[Sequence[float], Sequence[float]] | tuple[Sequence[float], Sequence[float], Sequence[float]]],
+    curves: Mapping[
+        str,
+        tuple[Sequence[float], Sequence[float]]
+        | tuple[Sequence[float], Sequence[float], Sequence[float]],
+    ],
     *,
     ax=None,
     ylabel: str = "k-means loss (mean over seeds)",
@@ -167,14 +197,28 @@ def plot_loss_vs_epsilon(
     return fig
 
 
-def plot_centers(X, centers, *, columns: Sequence[str] | None = None, title: str | None = None, max_private: int = 5000):
+def plot_centers(
+    X,
+    centers,
+    *,
+    columns: Sequence[str] | None = None,
+    title: str | None = None,
+    max_private: int = 5000,
+):
     """DP centres over the private data (first two features; the data layer is not DP)."""
     fig, axes = _figure(5.2, 4.4)
     ax = axes[0, 0]
     X = np.asarray(X, dtype=float)
     shown = X if len(X) <= max_private else X[:: int(np.ceil(len(X) / max_private))]
     ax.scatter(*_xy(shown), s=3, c="0.7", label="private data (not DP)", rasterized=True)
-    ax.scatter(*_xy(np.asarray(centers)), s=150, marker="*", color="crimson", edgecolor="k", label="DP centres")
+    ax.scatter(
+        *_xy(np.asarray(centers)),
+        s=150,
+        marker="*",
+        color="crimson",
+        edgecolor="k",
+        label="DP centres",
+    )
     _labels(ax, columns)
     ax.set_title(title or "DP centres")
     ax.legend(fontsize=7)

@@ -40,8 +40,10 @@ def group_releases(ledger: list) -> list[Release]:
     return list(grouped.values())
 
 
-SEED_WARNING = ("the run was seeded: its output is private only while the seed stays secret "
-                "(rerunning with the seed on a neighbouring data set reproduces the noise)")
+SEED_WARNING = (
+    "the run was seeded: its output is private only while the seed stays secret "
+    "(rerunning with the seed on a neighbouring data set reproduces the noise)"
+)
 
 
 def with_seed_warning(report: dict, random_state) -> dict:
@@ -84,7 +86,9 @@ def privacy_report(
 
     releases = group_releases(releases)
     if accounting.is_discrete_gaussian(noise):  # the run's noise names every release's
-        releases = [dataclasses.replace(r, noise=noise) if r.noise == "gaussian" else r for r in releases]
+        releases = [
+            dataclasses.replace(r, noise=noise) if r.noise == "gaussian" else r for r in releases
+        ]
     main = releases[0]
     if any(r.noise != "gaussian" for r in releases):
         accountant, mu = "zcdp", None
@@ -133,8 +137,8 @@ def non_private_report(
     ``mu`` and ``dp_event`` are ``None`` (never a finite figure), ``sigma`` is
     0, ``noise`` is ``"none"`` and ``guarantee_holds`` is False.
     """
-    from ._version import __version__
     from ._validation import check_adjacency
+    from ._version import __version__
 
     note = "non-private run (epsilon=inf): exact counts were released, no differential privacy"
     return {
@@ -149,7 +153,9 @@ def non_private_report(
         "noise": "none",
         "mechanism": mechanism,
         "dp_event": None,
-        "releases": [{"name": "nn_histogram", "sigma": 0.0, "count": int(steps), "sensitivity": None}],
+        "releases": [
+            {"name": "nn_histogram", "sigma": 0.0, "count": int(steps), "sensitivity": None}
+        ],
         "public_parameters": _jsonable(public_parameters or {}),
         "warnings": [note, *(warnings or [])],
         "guarantee_holds": False,

@@ -11,4 +11,11 @@ from .fastlloyd import FastLloyd
 from .lsh_tree import LSHTreeKMeans
 from .nonprivate import NonPrivateKMeans
 
-__all__ = ["NonPrivateKMeans", "DPLloyd", "FastLloyd", "LSHTreeKMeans", "dplloyd_iterations", "split_epsilon"]
+__all__ = [
+    "NonPrivateKMeans",
+    "DPLloyd",
+    "FastLloyd",
+    "LSHTreeKMeans",
+    "dplloyd_iterations",
+    "split_epsilon",
+]

@@ -31,15 +31,31 @@ class BaselineKMeans(ClusterMixin, BaseEstimator):
         return -float(nearest_distances(check_points(X, "X"), self.cluster_centers_)[0].sum())
 
     def _box(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Public per-feature box: ``bounds``, the cube around the ``radius`` ball, or (warned) the data's."""
-        domain = public_domain(X, radius=getattr(self, "radius", None), bounds=getattr(self, "bounds", None),
-                               stacklevel=4)
+        """Public per-feature box: ``bounds``, the cube around the ``radius`` ball, or (warned) the
+        data's."""
+        domain = public_domain(
+            X,
+            radius=getattr(self, "radius", None),
+            bounds=getattr(self, "bounds", None),
+            stacklevel=4,
+        )
         return domain.bounding_box()
 
-class DPBaselineKMeans(BaselineKMeans):
-    """A DP baseline with the common parameters: k, the (ε, δ) budget, the public domain, the seed."""
 
-    def __init__(self, n_clusters: int = 8, *, epsilon: float = 1.0, delta=None, radius=None, bounds=None, random_state=None):
+class DPBaselineKMeans(BaselineKMeans):
+    """A DP baseline with the common parameters: k, the (ε, δ) budget, the public domain, the
+    seed."""
+
+    def __init__(
+        self,
+        n_clusters: int = 8,
+        *,
+        epsilon: float = 1.0,
+        delta=None,
+        radius=None,
+        bounds=None,
+        random_state=None,
+    ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.delta = delta

@@ -1,9 +1,10 @@
-"""DPLloyd (Su et al. 2016), as diffprivlib's ``KMeans`` but vectorised, seeded and without its ε swap.
+"""DPLloyd (Su et al. 2016): diffprivlib's ``KMeans``, vectorised, seeded, without its ε swap.
 
 Pure ε-DP. Sphere-packing initialisation inside the public box; T =
 clip(ε/ε_m, 2, 7) iterations with ε_m = √(500·k³/n²·(d + ∛(4dρ²))³), ρ = 0.225.
 Each iteration spends ε/T: a noisy count per cluster (two-sided geometric
-noise, ε_c) and a noisy sum per cluster and feature (Laplace, ε_s each), with ε_c : ε_s = ∛(4dρ²) : 1 and
+noise, ε_c) and a noisy sum per cluster and feature (Laplace, ε_s each), with ε_c : ε_s = ∛(4dρ²) :
+1 and
 ε_c + d·ε_s = ε/T (diffprivlib 0.6 unpacks these two in the wrong order and
 overspends; we return them named). The sums are of x − m, m the box's
 midpoint, so one row changes a feature's sum by at most (hi − lo)/2 when
@@ -22,8 +23,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .._validation import check_epsilon
-from ..variation import SpherePacking
 from ..private import dplloyd_release as _release
+from ..variation import SpherePacking
 from ._base import DPBaselineKMeans
 
 RHO = 0.225
@@ -47,14 +48,16 @@ def dplloyd_iterations(epsilon: float, n: int, k: int, dim: int, rho: float = RH
     return int(min(max(epsilon / eps_m, 2), 7))
 
 
-def box_sphere_packing(k: int, lo: np.ndarray, hi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def box_sphere_packing(
+    k: int, lo: np.ndarray, hi: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
     """k sphere-packed points in the box: packed in the unit ball, mapped by mid + half·u."""
     mid, half = (lo + hi) / 2, (hi - lo) / 2
     return mid + half * SpherePacking(1.0).sample(k, len(lo), rng)
 
 
 def dplloyd_release(X, centers, lo, hi, split: EpsilonSplit, rng: np.random.Generator):
-    """One iteration's release: (Σ(x − m) per cluster + Laplace((hi − lo)/ε_s), counts + geometric(ε_c)).
+    """One iteration: (Σ(x − m) per cluster + Laplace((hi − lo)/ε_s), counts + geometric(ε_c)).
 
     ε_c + d·ε_s-DP; m = (lo + hi)/2. The two :class:`~privevo.private.Release` objects
     (:func:`privevo.private.dplloyd_release`). See the module doc.
@@ -80,5 +83,9 @@ class DPLloyd(DPBaselineKMeans):
             ok = noisy_counts >= 1
             centers[ok] = np.clip(mid + noisy_sums[ok] / noisy_counts[ok, None], lo, hi)
         self.n_iter_ = T
-        self.privacy_ = {"epsilon": epsilon, "delta": 0.0, "mechanism": "DPLloyd: Laplace sums + geometric counts"}
+        self.privacy_ = {
+            "epsilon": epsilon,
+            "delta": 0.0,
+            "mechanism": "DPLloyd: Laplace sums + geometric counts",
+        }
         return centers

@@ -18,8 +18,8 @@ import numpy as np
 
 from .. import accounting
 from .._validation import check_delta, check_epsilon
-from ..variation._geometry import project_to_ball
 from ..private import fastlloyd_release
+from ..variation._geometry import project_to_ball
 from ._base import DPBaselineKMeans
 from .dplloyd import box_sphere_packing, dplloyd_iterations
 
@@ -27,7 +27,8 @@ ALPHA = 0.8
 
 
 class FastLloyd(DPBaselineKMeans):
-    """FastLloyd with Gaussian noise under exact GDP accounting; ``delta=None`` → 1e-6 (n is private under add/remove)."""
+    """FastLloyd with Gaussian noise under exact GDP accounting; ``delta=None`` → 1e-6 (n is
+    private under add/remove)."""
 
     def _fit_centers(self, X, lo, hi, k, rng):
         epsilon = check_epsilon(self.epsilon)
@@ -43,13 +44,22 @@ class FastLloyd(DPBaselineKMeans):
         for t in range(T):
             max_dist = root if t == 0 else root * ALPHA / k ** (1 / d)
             sums, counts = fastlloyd_release(
-                U, centers, max_dist, accounting.share_sigma(budget, root / (root + 1) / T, max_dist),
-                accounting.share_sigma(budget, 1 / (root + 1) / T, 1.0), rng)
+                U,
+                centers,
+                max_dist,
+                accounting.share_sigma(budget, root / (root + 1) / T, max_dist),
+                accounting.share_sigma(budget, 1 / (root + 1) / T, 1.0),
+                rng,
+            )
             self.releases_ += [sums, counts]
             noisy_sums, noisy_counts = sums.value, counts.value
             ok = noisy_counts >= 1
             step = project_to_ball(noisy_sums[ok] / noisy_counts[ok, None], max_dist)
             centers[ok] = np.clip(centers[ok] + step, -1.0, 1.0)
         self.n_iter_ = T
-        self.privacy_ = {"epsilon": epsilon, "delta": delta, "mechanism": "FastLloyd: Gaussian relative sums + counts"}
+        self.privacy_ = {
+            "epsilon": epsilon,
+            "delta": delta,
+            "mechanism": "FastLloyd: Gaussian relative sums + counts",
+        }
         return mid + half * centers

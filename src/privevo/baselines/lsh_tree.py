@@ -1,4 +1,6 @@
-"""Google's LSH-tree DP clustering (google/differential-privacy ``learning/clustering``), from its description.
+"""Google's LSH-tree DP clustering (google/differential-privacy ``learning/clustering``).
+
+Built from its description.
 
 Points are clipped to the public ball of ``radius``. A SimHash prefix tree of
 depth ≤ ``max_depth`` (bit j of a point's code is sign(x·g_j), g_j Gaussian)
@@ -25,17 +27,27 @@ import numpy as np
 
 from .. import accounting
 from .._validation import check_delta, check_epsilon
+from ..private import lsh_leaf_sums, lsh_level_counts
 from ..selection.weighted_kmeans import weighted_kmeans
 from ..variation._geometry import project_to_ball
-from ..private import lsh_leaf_sums, lsh_level_counts
 from ._base import BaselineKMeans
 
 
 class LSHTreeKMeans(BaselineKMeans):
-    """LSH prefix-tree DP clustering (Google); ``delta=None`` → 1e-6 (n is private under add/remove)."""
+    """LSH prefix-tree DP clustering (Google); ``delta=None`` → 1e-6 (n is private under
+    add/remove)."""
 
-    def __init__(self, n_clusters: int = 8, *, epsilon: float = 1.0, delta=None, radius=None, bounds=None,
-                 max_depth: int = 20, random_state=None):
+    def __init__(
+        self,
+        n_clusters: int = 8,
+        *,
+        epsilon: float = 1.0,
+        delta=None,
+        radius=None,
+        bounds=None,
+        max_depth: int = 20,
+        random_state=None,
+    ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.delta = delta
@@ -52,7 +64,9 @@ class LSHTreeKMeans(BaselineKMeans):
         mid = (lo + hi) / 2
         radius = float(np.linalg.norm((hi - lo) / 2)) if self.radius is None else float(self.radius)
         U = project_to_ball(X - mid, radius)
-        budget = accounting.quadratic_budget(epsilon, delta)  # half to the leaf sums, half to the levels
+        budget = accounting.quadratic_budget(
+            epsilon, delta
+        )  # half to the leaf sums, half to the levels
         sigma_sum = accounting.share_sigma(budget, 0.5, radius)
         sigma_count = accounting.share_sigma(budget, 0.5, 1.0, self.max_depth)
         codes = _simhash(U, rng.standard_normal((d, self.max_depth)))
@@ -61,11 +75,16 @@ class LSHTreeKMeans(BaselineKMeans):
         leaves = lsh_leaf_sums(U, codes, self.max_depth, depths, prefixes, sigma_sum, radius, rng)
         self.releases_.append(leaves)
         self.n_leaves_ = len(prefixes)
-        self.privacy_ = {"epsilon": epsilon, "delta": delta, "mechanism": "LSH tree: Gaussian counts per level + leaf sums"}
+        self.privacy_ = {
+            "epsilon": epsilon,
+            "delta": delta,
+            "mechanism": "LSH tree: Gaussian counts per level + leaf sums",
+        }
         return mid + _centers_from_leaves(leaves.value, counts, k, radius, rng)
 
     def _grow(self, codes, n, k, d, sigma_over_radius, sigma_count, rng):
-        """Grow the tree on noisy level counts; returns the leaves' depths, prefixes and noisy counts."""
+        """Grow the tree on noisy level counts; returns the leaves' depths, prefixes and noisy
+        counts."""
         D = self.max_depth
         t = max(1.0, min(math.floor(10 * math.sqrt(d) * sigma_over_radius), n / (2 * k)))
         frontier, frontier_counts = np.array([0], dtype=np.int64), np.array([float(n)])
@@ -87,7 +106,11 @@ class LSHTreeKMeans(BaselineKMeans):
         depths += [D] * len(frontier)
         prefixes += list(frontier)
         counts += list(frontier_counts)
-        return np.array(depths, dtype=np.int64), np.array(prefixes, dtype=np.int64), np.array(counts, dtype=float)
+        return (
+            np.array(depths, dtype=np.int64),
+            np.array(prefixes, dtype=np.int64),
+            np.array(counts, dtype=float),
+        )
 
 
 def _simhash(X: np.ndarray, planes: np.ndarray) -> np.ndarray:
@@ -97,7 +120,9 @@ def _simhash(X: np.ndarray, planes: np.ndarray) -> np.ndarray:
     return bits @ weights
 
 
-def _centers_from_leaves(sums, counts, k: int, radius: float, rng: np.random.Generator) -> np.ndarray:
+def _centers_from_leaves(
+    sums, counts, k: int, radius: float, rng: np.random.Generator
+) -> np.ndarray:
     """k centres from the released leaf sums and counts (post-processing only).
 
     Leaf means weighted by their noisy counts are clustered by weighted

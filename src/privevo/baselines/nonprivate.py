@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 from sklearn.cluster import KMeans
 
 from ._base import BaselineKMeans

@@ -94,7 +94,8 @@ def _kmeans(args) -> int:
 
 
 def _check_kmeans_rounds(args, d: int) -> None:
-    """Refuse a default T (it grows with ε up to 2, and with d) above MAX_ROUNDS, saying what to pass."""
+    """Refuse a default T (it grows with ε up to 2, and with d) above MAX_ROUNDS, saying what to
+    pass."""
     from .._validation import MAX_ROUNDS
 
     if args.iterations is not None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import sys
-import warnings
 
 from ._common import (
     _add_run_options,
@@ -144,11 +143,15 @@ def _split_users(args, table):
     if args.user_column is None:
         return table, None
     if not isinstance(table.data, np.ndarray):
-        raise ValueError("--user-column needs the rows in memory; a streamed folder has none "
-                         "(drop --user-column, or add --plot to read the folder)")
+        raise ValueError(
+            "--user-column needs the rows in memory; a streamed folder has none "
+            "(drop --user-column, or add --plot to read the folder)"
+        )
     if args.user_column not in table.columns:
-        raise ValueError(f"--user-column {args.user_column} is not a column of {args.data}"
-                         + ("; add it to --columns" if args.columns else ""))
+        raise ValueError(
+            f"--user-column {args.user_column} is not a column of {args.data}"
+            + ("; add it to --columns" if args.columns else "")
+        )
     j = table.columns.index(args.user_column)
     features = [c for i, c in enumerate(table.columns) if i != j]
     if not features:
@@ -190,8 +193,14 @@ def _synth_domain(args, X):
     from ..private import public_domain
 
     center = _center(args, X.shape[1]) if args.bounds is None else None
-    domain = public_domain(X, radius=args.radius, center=center, bounds=args.bounds, stacklevel=4,
-                           hint="--radius or --bounds")
+    domain = public_domain(
+        X,
+        radius=args.radius,
+        center=center,
+        bounds=args.bounds,
+        stacklevel=4,
+        hint="--radius or --bounds",
+    )
     return domain.center, domain.radius, domain.leaked
 
 
@@ -203,7 +212,6 @@ def _clipped(args, X, center, radius: float):
     from ..private import ClippedSource, clip_to_ball
 
     if not isinstance(X, np.ndarray):  # a streamed folder: clipped block by block as it is read
-
         bounds = None if args.bounds is None else tuple(args.bounds)
         return ClippedSource(X, center=center, radius=radius, bounds=bounds)
     if args.bounds is not None:

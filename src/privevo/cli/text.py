@@ -82,7 +82,8 @@ def _add_io(p) -> None:
     p.add_argument(
         "data",
         metavar="DATA",
-        help="texts: .csv/.tsv (with --column), .jsonl (objects with --column) or .txt (one per line)",
+        help="texts: .csv/.tsv (with --column), .jsonl (objects with --column) or .txt (one per "
+        "line)",
     )
     p.add_argument(
         "--column", default="text", help="column / key holding the text (default 'text')"
@@ -97,12 +98,17 @@ def _synth_text_parser(sub) -> None:
         sub,
         "synth-text",
         "DP synthetic texts by Private Evolution with a language model",
-        "Differentially private synthetic texts: an LLM writes and rewrites candidates, private texts vote\n"
-        "in sentence-embedding space. Writes the texts (one per row) and a JSON privacy report beside them.\n"
+        "Differentially private synthetic texts: an LLM writes and rewrites candidates, private "
+        "texts vote\n"
+        "in sentence-embedding space. Writes the texts (one per row) and a JSON privacy report "
+        "beside them.\n"
         "--epsilon inf runs without noise (not private; the report says so).",
-        "  privevo synth-text reviews.csv --column review --m 100 --epsilon 4 --kind 'food review' -o syn.csv\n"
-        "  privevo synth-text notes.jsonl --m 50 --epsilon 1 --selector rank --iterations 3 -o syn.jsonl\n"
-        "  privevo synth-text t.csv --m 20 --epsilon 1 --api-base http://127.0.0.1:8000/v1 --api-model m -o s.csv",
+        "  privevo synth-text reviews.csv --column review --m 100 --epsilon 4 --kind 'food review' "
+        "-o syn.csv\n"
+        "  privevo synth-text notes.jsonl --m 50 --epsilon 1 --selector rank --iterations 3 -o "
+        "syn.jsonl\n"
+        "  privevo synth-text t.csv --m 20 --epsilon 1 --api-base http://127.0.0.1:8000/v1 "
+        "--api-model m -o s.csv",
     )
     _add_io(p)
     p.add_argument("--m", type=int, required=True, help="number of synthetic texts (>= 1)")
@@ -194,13 +200,16 @@ def _intrinsic_parser(sub) -> None:
         sub,
         "intrinsic-dim",
         "intrinsic dimension of an LLM's variations (GAPE appendix check)",
-        "Rewrite each of --n-texts texts --variations times at each temperature, embed, centre per text,\n"
-        "and count the singular values explaining --variance of the variance. DATA MUST BE PUBLIC TEXT:\n"
+        "Rewrite each of --n-texts texts --variations times at each temperature, embed, centre per "
+        "text,\n"
+        "and count the singular values explaining --variance of the variance. DATA MUST BE PUBLIC "
+        "TEXT:\n"
         "the texts are sent to the language model and the result is not differentially private. A\n"
         "--api-base that is not on this machine is refused unless --public-input confirms it.",
         "  privevo intrinsic-dim reviews.csv --column review --n-texts 8 --variations 16\n"
         "  privevo intrinsic-dim texts.txt --temperatures 0.6 1.0 1.4 --json\n"
-        "  privevo intrinsic-dim public.txt --public-input --api-base https://host/v1 --api-model m",
+        "  privevo intrinsic-dim public.txt --public-input --api-base https://host/v1 "
+        "--api-model m",
     )
     _add_io(p)
     p.add_argument(
@@ -231,7 +240,8 @@ def read_texts(path, column: str = "text") -> list[str]:
     suffix = path.suffix.lower()
     if suffix not in TEXT_FORMATS:
         raise ValueError(
-            f"{path}: unsupported text file type {suffix or '(none)'!r}; use one of {', '.join(TEXT_FORMATS)}"
+            f"{path}: unsupported text file type {suffix or '(none)'!r}; use one of "
+            f"{', '.join(TEXT_FORMATS)}"
         )
     if not path.is_file():
         raise ValueError(f"{path} does not exist or is not a file")
@@ -248,7 +258,8 @@ def read_texts(path, column: str = "text") -> list[str]:
             reader = csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
             if column not in (reader.fieldnames or []):
                 raise ValueError(
-                    f"{path} has no column {column!r}; columns: {', '.join(reader.fieldnames or [])}; pass --column"
+                    f"{path} has no column {column!r}; columns: "
+                    f"{', '.join(reader.fieldnames or [])}; pass --column"
                 )
             texts = [row[column] or "" for row in reader]
     texts = [t for t in texts if t.strip()]
@@ -456,7 +467,8 @@ def _synth_text(args) -> int:
 
 
 def timing_line(rounds: list[dict], initial: dict) -> str:
-    """Seconds per phase over the run: S_0, then every round's generation / embedding / histogram / selection."""
+    """Seconds per phase over the run: S_0, then every round's generation / embedding / histogram /
+    selection."""
     total = {
         k: sum(r[k] for r in rounds) for k in ("generation", "embedding", "histogram", "selection")
     }
@@ -464,7 +476,8 @@ def timing_line(rounds: list[dict], initial: dict) -> str:
         f"{r['round'] + 1}: " + "/".join(f"{r[k]:.0f}" for k in total) for r in rounds
     )
     return (
-        f"seconds: S_0 generation {initial['generation']:.0f}, embedding {initial['embedding']:.0f}; "
+        f"seconds: S_0 generation {initial['generation']:.0f}, embedding "
+        f"{initial['embedding']:.0f}; "
         f"rounds generation {total['generation']:.0f}, embedding {total['embedding']:.0f}, "
         f"histogram {total['histogram']:.0f}, selection {total['selection']:.0f} "
         f"(per round gen/emb/hist/sel: {per_round})"
@@ -512,14 +525,16 @@ def _print_synth(args, texts, report: dict, paths: dict) -> None:
         where = f"; wrote {', '.join(str(p) for p in paths.values())}" if paths else ""
         short = (
             (
-                f" (--m {args.m} requested: {args.selector} kept only the candidates above its threshold; "
+                f" (--m {args.m} requested: {args.selector} kept only the candidates above its "
+                "threshold; "
                 "--fill completes the selection)"
             )
             if len(texts) < args.m
             else ""
         )
         print(
-            f"{len(texts)} texts{short}, epsilon={eps} delta={report['delta']:.3g} T={report['steps']}{where}",
+            f"{len(texts)} texts{short}, epsilon={eps} delta={report['delta']:.3g} "
+            f"T={report['steps']}{where}",
             file=sys.stdout if paths else sys.stderr,
         )
 
@@ -535,7 +550,8 @@ def _intrinsic_dim(args) -> int:
     check_public_endpoint(args.api_base, args.public_input)
     if not args.quiet:
         print(
-            "privevo intrinsic-dim: its input must be PUBLIC text: the texts are sent to the language "
+            "privevo intrinsic-dim: its input must be PUBLIC text: the texts are sent to the "
+            "language "
             "model and the result is not differentially private",
             file=sys.stderr,
         )
@@ -561,6 +577,7 @@ def _intrinsic_dim(args) -> int:
     print(f"{'temperature':>11} {'intrinsic dim':>13} {'of ambient':>10} {'max possible':>12}")
     for r in rows:
         print(
-            f"{r['temperature']:>11.2f} {r['intrinsic_dim']:>13d} {r['ambient_dim']:>10d} {r['max_rank']:>12d}"
+            f"{r['temperature']:>11.2f} {r['intrinsic_dim']:>13d} {r['ambient_dim']:>10d} "
+            f"{r['max_rank']:>12d}"
         )
     return 0

@@ -53,12 +53,17 @@ from .sources import (
     as_source,
     cluster_sums,
     data_digest,
-    is_private_source,
     lazy_rows,
     nn_histogram,
     second_moment,
 )
-from .statistics import cluster_statistics, dplloyd_release, fastlloyd_release, lsh_leaf_sums, lsh_level_counts
+from .statistics import (
+    cluster_statistics,
+    dplloyd_release,
+    fastlloyd_release,
+    lsh_leaf_sums,
+    lsh_level_counts,
+)
 from .votes import check_vote_arguments, privacy_unit, reference_votes, vote_sensitivity
 
 __all__ = [
@@ -90,7 +95,6 @@ __all__ = [
     "exact_nn_histogram",
     "expand_counts",
     "fastlloyd_release",
-    "is_private_source",
     "lattice_sensitivity",
     "lattice_step",
     "lazy_rows",

@@ -48,8 +48,9 @@ class Source:
         """The exact number of private rows (private under add/remove adjacency)."""
         return sum(len(block) for block in self.blocks())
 
-    def count(self, prepared: PreparedCandidates, backend: str = "auto", chunk_size=None,
-              n_threads=None) -> np.ndarray:
+    def count(
+        self, prepared: PreparedCandidates, backend: str = "auto", chunk_size=None, n_threads=None
+    ) -> np.ndarray:
         """Votes per unique candidate: Σ over blocks of the kernel's counts (int64)."""
         check_same_dimension(prepared.dim, self.dim)
         total = np.zeros(len(prepared.unique), dtype=np.int64)
@@ -57,23 +58,31 @@ class Source:
             total += partial_counts(block, prepared, backend, chunk_size, n_threads)
         return total
 
-    def votes(self, prepared: PreparedCandidates, n_neighbors: int, groups, chunk_size=None) -> np.ndarray:
+    def votes(
+        self, prepared: PreparedCandidates, n_neighbors: int, groups, chunk_size=None
+    ) -> np.ndarray:
         """float64 k-NN (1/√k each) or user-level votes per unique candidate (:mod:`.votes`)."""
         check_same_dimension(prepared.dim, self.dim)
         u = len(prepared.unique)
-        if groups is not None:  # one block in memory at a time; only the labels (n × k ints) are kept
-            labels = [neighbour_labels(b, prepared, n_neighbors, chunk_size) for b in self._checked_blocks()]
+        if (
+            groups is not None
+        ):  # one block in memory at a time; only the labels (n × k ints) are kept
+            labels = [
+                neighbour_labels(b, prepared, n_neighbors, chunk_size)
+                for b in self._checked_blocks()
+            ]
             labels = np.concatenate(labels) if labels else np.zeros((0, 1), dtype=np.int64)
             k, groups = check_vote_arguments(n_neighbors, groups, len(labels))
             return user_votes(labels, groups, u, k)
         total = np.zeros(u, dtype=np.int64)
         for block in self._checked_blocks():
-            total += np.bincount(neighbour_labels(block, prepared, n_neighbors, chunk_size).ravel(),
-                                 minlength=u)
+            total += np.bincount(
+                neighbour_labels(block, prepared, n_neighbors, chunk_size).ravel(), minlength=u
+            )
         return total / math.sqrt(n_neighbors)
 
     def cluster_sums(self, prepared: PreparedCandidates, radius: float, assign_by=None):
-        """(sums (m, d), counts (m,)): rows clipped to the ``radius`` ball, summed per nearest centre.
+        """(sums (m, d), counts (m,)): rows clipped to the ``radius`` ball, per nearest centre.
 
         Row i is assigned by ``assign_by[i]`` (a row-aligned private view, e.g. a
         projection; default the row itself). One row changes the sums by ≤
@@ -81,18 +90,25 @@ class Source:
         """
         u, sums, counts, offset = len(prepared.unique), None, None, 0
         for block in self._checked_blocks():
-            keys = block if assign_by is None else as_block(assign_by[offset:offset + len(block)],
-                                                            prepared.dim)
+            keys = (
+                block
+                if assign_by is None
+                else as_block(assign_by[offset : offset + len(block)], prepared.dim)
+            )
             if len(keys) != len(block):
-                raise ValueError("assign_by has fewer rows than the data; pass one row per data row")
+                raise ValueError(
+                    "assign_by has fewer rows than the data; pass one row per data row"
+                )
             check_same_dimension(prepared.dim, keys.shape[1], "centers")
             s, c = _block_sums(block, keys, prepared, radius)
             sums = s if sums is None else sums + s
             counts = c if counts is None else counts + c
             offset += len(block)
         if assign_by is not None and offset != len(assign_by):
-            raise ValueError(f"assign_by has {len(assign_by)} rows but the data has {offset}; "
-                             "pass one row per data row")
+            raise ValueError(
+                f"assign_by has {len(assign_by)} rows but the data has {offset}; "
+                "pass one row per data row"
+            )
         full = np.zeros((prepared.n_candidates, self.dim))
         full[prepared.first_index] = sums if sums is not None else 0.0
         counts = counts if counts is not None else np.zeros(u)
@@ -140,7 +156,9 @@ class ArraySource(Source):
 
 def clipped_rows(block, start: int, stop: int, radius: float) -> np.ndarray:
     """Rows start:stop of a private block in float64, each clipped to the L2 ball of ``radius``."""
-    return clip_to_ball(np.asarray(block[start:stop], dtype=np.float64), radius)  # no overflow near 1e300
+    return clip_to_ball(
+        np.asarray(block[start:stop], dtype=np.float64), radius
+    )  # no overflow near 1e300
 
 
 def _block_sums(block, keys, prepared: PreparedCandidates, radius: float):

@@ -28,10 +28,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 from dataclasses import dataclass, field
 from typing import Iterator
-
-import sys
 
 import numpy as np
 
@@ -41,8 +40,14 @@ from .files import BlockSource
 from .flat import as_block as _as_private_block
 from .kernel import PreparedCandidates, partial_counts
 
-__all__ = ["DaskSource", "dask_session", "backend_session", "dask_unique_counts", "as_dask_array",
-           "is_dask_collection"]
+__all__ = [
+    "DaskSource",
+    "dask_session",
+    "backend_session",
+    "dask_unique_counts",
+    "as_dask_array",
+    "is_dask_collection",
+]
 
 _TARGET_BLOCK_BYTES = 2**26  # in-memory data is scattered in blocks of ~64 MiB
 
@@ -75,8 +80,9 @@ class DaskSource(Source):
         self.data = data
         self.dim = int(len(data.columns) if hasattr(data, "columns") else np.shape(data)[1])
 
-    def count(self, prepared: PreparedCandidates, backend: str = "auto", chunk_size=None,
-              n_threads=None) -> np.ndarray:
+    def count(
+        self, prepared: PreparedCandidates, backend: str = "auto", chunk_size=None, n_threads=None
+    ) -> np.ndarray:
         return dask_unique_counts(self.data, prepared, chunk_size, n_threads)
 
     def blocks(self) -> Iterator[np.ndarray]:
@@ -111,7 +117,8 @@ def dask_session(client=None, address: str | None = None, **cluster_kwargs) -> I
 
 
 def backend_session(backend: str):
-    """A :func:`dask_session` for ``backend="dask"``, a no-op context otherwise (for loops of rounds)."""
+    """A :func:`dask_session` for ``backend="dask"``, a no-op context otherwise (for loops of
+    rounds)."""
     return dask_session() if backend == "dask" else contextlib.nullcontext()
 
 
@@ -140,14 +147,18 @@ def _import_distributed():
         import dask.array  # noqa: F401
         import distributed
     except ImportError:
-        raise ImportError("backend='dask' needs dask and distributed: pip install 'privevo[dask]'") from None
+        raise ImportError(
+            "backend='dask' needs dask and distributed: pip install 'privevo[dask]'"
+        ) from None
     return distributed
 
 
 # ---------------------------------------------------------------- map-reduce
 
 
-def dask_unique_counts(private, prepared: PreparedCandidates, chunk_size=None, n_threads=None) -> np.ndarray:
+def dask_unique_counts(
+    private, prepared: PreparedCandidates, chunk_size=None, n_threads=None
+) -> np.ndarray:
     """Exact counts over ``prepared.unique``: per-partition counts on the workers, summed.
 
     ``n_threads`` is the kernel's threads per task (default 1: Dask runs one
@@ -165,7 +176,9 @@ def dask_unique_counts(private, prepared: PreparedCandidates, chunk_size=None, n
         return np.asarray(client.compute(total).result(), dtype=np.int64)
 
 
-def _count_block(block, prepared: PreparedCandidates, reader: str, chunk_size, n_threads) -> np.ndarray:
+def _count_block(
+    block, prepared: PreparedCandidates, reader: str, chunk_size, n_threads
+) -> np.ndarray:
     """The map step, run on a worker: read the partition, count it with the local kernel."""
     if reader == "ref":
         block = block.read()
@@ -201,7 +214,9 @@ def _collection_blocks(x, dim: int) -> list:
     if hasattr(x, "columns"):  # dask dataframe: feature columns only
         check_same_dimension(dim, len(x.columns))
         return list(x.to_delayed())
-    raise ValueError(f"private data must be a Dask array or dataframe (rows x features), got {type(x).__name__}")
+    raise ValueError(
+        f"private data must be a Dask array or dataframe (rows x features), got {type(x).__name__}"
+    )
 
 
 def _scattered_blocks(private, dim: int, session: _Session) -> list:
@@ -218,17 +233,23 @@ def _scattered_blocks(private, dim: int, session: _Session) -> list:
 
 
 def as_dask_array(x):
-    """A Dask collection as a 2-D Dask array with known row counts (dataframes: feature columns only)."""
+    """A Dask collection as a 2-D Dask array with known row counts (dataframes: feature columns
+    only)."""
     import dask.array as da
 
     if isinstance(x, da.Array):
         return _two_dim(x).rechunk({1: -1})
     if hasattr(x, "to_dask_array"):
         return x.to_dask_array(lengths=True).rechunk({1: -1})
-    raise ValueError(f"private data must be a Dask array or dataframe (rows x features), got {type(x).__name__}")
+    raise ValueError(
+        f"private data must be a Dask array or dataframe (rows x features), got {type(x).__name__}"
+    )
 
 
 def _two_dim(x):
     if x.ndim != 2:
-        raise ValueError(f"private data must be 2-D (rows x features), got shape {x.shape}; reshape 1-D data with .reshape(-1, 1)")
+        raise ValueError(
+            f"private data must be 2-D (rows x features), got shape {x.shape}; reshape 1-D data "
+            "with .reshape(-1, 1)"
+        )
     return x

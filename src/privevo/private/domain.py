@@ -17,14 +17,23 @@ import numpy as np
 from .._validation import check_positive_real
 from ..exceptions import PrivacyLeakWarning
 
-__all__ = ["Domain", "public_domain", "check_bounds", "center_vector", "clip_to_ball", "row_norms", "LEAK_NOTE"]
+__all__ = [
+    "Domain",
+    "public_domain",
+    "check_bounds",
+    "center_vector",
+    "clip_to_ball",
+    "row_norms",
+    "LEAK_NOTE",
+]
 
 LEAK_NOTE = "radius/bounds taken from the private data: not differentially private"
 
 
 @dataclass(frozen=True)
 class Domain:
-    """The ball (``center``, ``radius``) the algorithms work in, and the ``box`` it contains, if any."""
+    """The ball (``center``, ``radius``) the algorithms work in, and the ``box`` it contains, if
+    any."""
 
     center: np.ndarray
     radius: float
@@ -32,10 +41,13 @@ class Domain:
     leaked: bool
 
     def to_unit_ball(self, X: np.ndarray) -> np.ndarray:
-        """Clip to the box (if any) and the ball, then map the ball onto the unit ball: (x − c)/R."""
+        """Clip to the box (if any) and the ball, then map the ball onto the unit ball: (x −
+        c)/R."""
         if self.box is not None:
             X = np.clip(X, self.box[0], self.box[1])
-        return (clip_to_ball(X, self.radius, self.center) - self.center) / self.radius  # no overflow near 1e300
+        return (
+            clip_to_ball(X, self.radius, self.center) - self.center
+        ) / self.radius  # no overflow near 1e300
 
     def bounding_box(self) -> tuple[np.ndarray, np.ndarray]:
         """The box itself, or the cube around the ball (for per-coordinate mechanisms)."""
@@ -44,8 +56,15 @@ class Domain:
         return self.center - self.radius, self.center + self.radius
 
 
-def public_domain(X: np.ndarray, *, radius=None, center=None, bounds=None, stacklevel: int = 3,
-                  hint: str = "radius= or bounds=") -> Domain:
+def public_domain(
+    X: np.ndarray,
+    *,
+    radius=None,
+    center=None,
+    bounds=None,
+    stacklevel: int = 3,
+    hint: str = "radius= or bounds=",
+) -> Domain:
     """The domain from public ``radius``/``center`` or ``bounds``; else the data's range, warned.
 
     ``bounds=(lo, hi)`` (scalars or length-d arrays) gives the box and the ball
@@ -70,9 +89,12 @@ def public_domain(X: np.ndarray, *, radius=None, center=None, bounds=None, stack
         radius = float(np.sqrt(np.max(np.sum((X - mid) ** 2, axis=1))))
     if not (np.isfinite(mid).all() and np.isfinite(radius)):
         raise ValueError(f"the data's extent is beyond the float range; pass a public {hint}")
-    warnings.warn(f"neither radius nor bounds given: the data's range is used, so the result is NOT "
-                  f"differentially private; pass a public {hint}",
-                  PrivacyLeakWarning, stacklevel=stacklevel)
+    warnings.warn(
+        f"neither radius nor bounds given: the data's range is used, so the result is NOT "
+        f"differentially private; pass a public {hint}",
+        PrivacyLeakWarning,
+        stacklevel=stacklevel,
+    )
     return Domain(mid, radius if radius > 0 else 1.0, (lo, hi), True)
 
 
@@ -82,7 +104,9 @@ def center_vector(center, d: int) -> np.ndarray:
         return np.zeros(d)
     c = np.asarray(center, dtype=np.float64)
     if c.ndim > 1 or (c.ndim == 1 and c.shape[0] != d) or not np.isfinite(c).all():
-        raise ValueError(f"center must be a finite scalar or an array of length {d}, got shape {c.shape}")
+        raise ValueError(
+            f"center must be a finite scalar or an array of length {d}, got shape {c.shape}"
+        )
     return np.broadcast_to(c, (d,)).copy()
 
 
@@ -93,11 +117,16 @@ def check_bounds(bounds, d: int) -> tuple[np.ndarray, np.ndarray]:
         lo = np.broadcast_to(np.asarray(lo, dtype=np.float64), (d,)).copy()
         hi = np.broadcast_to(np.asarray(hi, dtype=np.float64), (d,)).copy()
     except (TypeError, ValueError):
-        raise ValueError(f"bounds must be a pair (lo, hi) of scalars or arrays of length {d}") from None
+        raise ValueError(
+            f"bounds must be a pair (lo, hi) of scalars or arrays of length {d}"
+        ) from None
     if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
         raise ValueError("bounds must be finite")
     if not (lo < hi).all():
-        raise ValueError(f"bounds must have lo < hi for every feature; feature {int(np.argmin(hi - lo))} does not")
+        raise ValueError(
+            f"bounds must have lo < hi for every feature; feature {int(np.argmin(hi - lo))} does "
+            "not"
+        )
     return lo, hi
 
 

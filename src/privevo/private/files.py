@@ -72,7 +72,8 @@ class BlockSource(Source):
         return out
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.path!r}, shape={self.shape}, blocks={len(self.block_refs())})"
+        blocks = len(self.block_refs())
+        return f"{type(self).__name__}({self.path!r}, shape={self.shape}, blocks={blocks})"
 
 
 # ---------------------------------------------------------------- Parquet
@@ -132,10 +133,15 @@ def _files(path: Path, *suffixes: str) -> list[str]:
     if path.is_dir():
         files = sorted(str(p) for p in path.iterdir() if p.suffix in suffixes and p.is_file())
         if not files:
-            raise ValueError(f"path {str(path)!r} holds no *{suffixes[0]} files; point it at a {suffixes[0]} file or a folder of them")
+            raise ValueError(
+                f"path {str(path)!r} holds no *{suffixes[0]} files; point it at a {suffixes[0]} "
+                "file or a folder of them"
+            )
         return files
     if not path.is_file():
-        raise ValueError(f"path {str(path)!r} does not exist; give a {suffixes[0]} file or a folder of them")
+        raise ValueError(
+            f"path {str(path)!r} does not exist; give a {suffixes[0]} file or a folder of them"
+        )
     return [str(path)]
 
 
@@ -145,16 +151,23 @@ def _parquet_layout(schema, columns: tuple[str, ...]) -> tuple[int, np.dtype]:
 
     missing = [c for c in columns if c not in schema.names]
     if missing:
-        raise ValueError(f"columns {missing} are not in the Parquet schema {schema.names}; choose columns that exist")
+        raise ValueError(
+            f"columns {missing} are not in the Parquet schema {schema.names}; choose columns that "
+            "exist"
+        )
     types = [schema.field(c).type for c in columns]
     if len(types) == 1 and pa.types.is_fixed_size_list(types[0]):
         value = types[0].value_type
         if not (pa.types.is_floating(value) or pa.types.is_integer(value)):
             raise ValueError(f"column {columns[0]!r} must hold numbers, got {value}")
         return types[0].list_size, _float_dtype([value])
-    bad = [c for c, t in zip(columns, types) if not (pa.types.is_floating(t) or pa.types.is_integer(t))]
+    bad = [
+        c for c, t in zip(columns, types) if not (pa.types.is_floating(t) or pa.types.is_integer(t))
+    ]
     if bad:
-        raise ValueError(f"columns {bad} are not numeric; pass columns=[...] with the feature columns only")
+        raise ValueError(
+            f"columns {bad} are not numeric; pass columns=[...] with the feature columns only"
+        )
     return len(columns), _float_dtype(types)
 
 
@@ -170,7 +183,10 @@ def _checked_metadata(pq, path: str, schema, columns):
     other = meta.schema.to_arrow_schema()
     for c in columns:
         if c not in other.names or other.field(c).type != schema.field(c).type:
-            raise ValueError(f"Parquet file {path!r} does not have column {c!r} of type {schema.field(c).type}; all files must share one schema")
+            raise ValueError(
+                f"Parquet file {path!r} does not have column {c!r} of type {schema.field(c).type}; "
+                "all files must share one schema"
+            )
     return meta
 
 
@@ -181,8 +197,15 @@ def _table_to_array(table, dtype: np.dtype) -> np.ndarray:
     if table.num_columns == 1 and pa.types.is_fixed_size_list(table.schema.types[0]):
         col = table.column(0).combine_chunks()
         if col.null_count:
-            return np.full((len(col), col.type.list_size), np.nan, dtype=dtype)  # rejected by the kernel
-        return col.flatten().to_numpy(zero_copy_only=False).astype(dtype, copy=False).reshape(len(col), -1)
+            return np.full(
+                (len(col), col.type.list_size), np.nan, dtype=dtype
+            )  # rejected by the kernel
+        return (
+            col.flatten()
+            .to_numpy(zero_copy_only=False)
+            .astype(dtype, copy=False)
+            .reshape(len(col), -1)
+        )
     out = np.empty((table.num_rows, table.num_columns), dtype=dtype)
     for j, col in enumerate(table.columns):  # a loop over features, not rows
         out[:, j] = col.to_numpy()
@@ -218,7 +241,9 @@ class NpyRows:
     def read(self) -> np.ndarray:
         dtype = np.dtype(self.dtype)
         offset = self.offset + self.start * self.dim * dtype.itemsize
-        view = np.memmap(self.path, dtype=dtype, mode="r", offset=offset, shape=(self.rows, self.dim))
+        view = np.memmap(
+            self.path, dtype=dtype, mode="r", offset=offset, shape=(self.rows, self.dim)
+        )
         block = np.array(view)  # copy, then unmap: resident memory stays one block
         del view
         return block
@@ -234,10 +259,15 @@ class NpySource(BlockSource):
         dims = {f[2] for f in self._files}
         dtypes = {f[3] for f in self._files}
         if len(dims) > 1 or len(dtypes) > 1:
-            raise ValueError(f"the .npy files in {self.path!r} differ in columns {sorted(dims)} or dtype {sorted(map(str, dtypes))}; save one layout")
+            raise ValueError(
+                f"the .npy files in {self.path!r} differ in columns {sorted(dims)} or dtype "
+                f"{sorted(map(str, dtypes))}; save one layout"
+            )
         self.dtype = self._files[0][3]
         self.shape = (sum(f[1] for f in self._files), self._files[0][2])
-        if block_rows is not None and not (isinstance(block_rows, (int, np.integer)) and block_rows >= 1):
+        if block_rows is not None and not (
+            isinstance(block_rows, (int, np.integer)) and block_rows >= 1
+        ):
             raise ValueError(f"block_rows must be an integer >= 1, got {block_rows!r}")
         row_bytes = max(1, self.shape[1] * self.dtype.itemsize)
         self.block_rows = int(block_rows or max(1, _DEFAULT_BLOCK_BYTES // row_bytes))
@@ -254,9 +284,15 @@ def _npy_layout(path: str) -> tuple[str, int, int, np.dtype, int]:
     """(path, rows, columns, dtype, data offset) of a 2-D C-ordered numeric .npy file."""
     shape, fortran, dtype, offset = _npy_header(path)
     if len(shape) != 2:
-        raise ValueError(f"{path!r} holds a {len(shape)}-D array of shape {shape}; save a 2-D (rows x features) array")
+        raise ValueError(
+            f"{path!r} holds a {len(shape)}-D array of shape {shape}; save a 2-D (rows x features) "
+            "array"
+        )
     if fortran:
-        raise ValueError(f"{path!r} is Fortran-ordered; save it C-ordered (np.save(path, np.ascontiguousarray(x)))")
+        raise ValueError(
+            f"{path!r} is Fortran-ordered; save it C-ordered (np.save(path, "
+            "np.ascontiguousarray(x)))"
+        )
     if dtype.kind not in "fiu":
         raise ValueError(f"{path!r} holds {dtype} values; save numbers (float32 is fastest)")
     return path, int(shape[0]), int(shape[1]), dtype, offset
@@ -268,7 +304,11 @@ def _npy_header(path: str):
 
     with open(path, "rb") as f:
         version = npy_format.read_magic(f)
-        reader = npy_format.read_array_header_1_0 if version == (1, 0) else npy_format.read_array_header_2_0
+        reader = (
+            npy_format.read_array_header_1_0
+            if version == (1, 0)
+            else npy_format.read_array_header_2_0
+        )
         shape, fortran, dtype = reader(f)
         return shape, fortran, dtype, f.tell()
 
@@ -276,8 +316,11 @@ def _npy_header(path: str):
 # ---------------------------------------------------------------- entry points
 
 
-def open_source(path, columns: Sequence[str] | None = None, block_rows: int | None = None) -> BlockSource:
-    """A block source for a ``.npy`` or Parquet file, or a folder of ``.npy`` or of Parquet files."""
+def open_source(
+    path, columns: Sequence[str] | None = None, block_rows: int | None = None
+) -> BlockSource:
+    """A block source for a ``.npy`` or Parquet file, or a folder of ``.npy`` or of Parquet
+    files."""
     p = Path(os.fspath(path))
     npy_folder = p.is_dir() and any(f.suffix == ".npy" for f in p.iterdir())
     if npy_folder:
@@ -291,7 +334,9 @@ def open_source(path, columns: Sequence[str] | None = None, block_rows: int | No
 
 def _check_one_kind(folder: Path) -> None:
     """Refuse a folder that mixes .npy and Parquet parts (reading one kind would drop rows)."""
-    parquet = sorted(f.name for f in folder.iterdir() if f.is_file() and f.suffix in (".parquet", ".pq"))
+    parquet = sorted(
+        f.name for f in folder.iterdir() if f.is_file() and f.suffix in (".parquet", ".pq")
+    )
     if parquet:
         npy = sorted(f.name for f in folder.iterdir() if f.is_file() and f.suffix == ".npy")
         raise ValueError(
@@ -334,8 +379,14 @@ class ClippedSource(BlockSource):
     once); it keeps huge finite values finite.
     """
 
-    def __init__(self, source: BlockSource, *, center=None, radius: float | None = None,
-                 bounds: tuple[float, float] | None = None):
+    def __init__(
+        self,
+        source: BlockSource,
+        *,
+        center=None,
+        radius: float | None = None,
+        bounds: tuple[float, float] | None = None,
+    ):
         self.source, self.path = source, getattr(source, "path", "")
         self.shape, self.dtype = source.shape, np.dtype(np.float64)
         c = None if center is None else tuple(float(v) for v in np.ravel(center))

@@ -33,7 +33,9 @@ _U32 = 2.0**-24  # unit roundoff of float32
 _NONFINITE = "private data contains NaN or infinite values; drop or impute them first"
 
 
-_CHUNK_BYTES = 2**24  # one worker's score buffer: 16 MiB measured best here (benchmarks/histogram.py)
+_CHUNK_BYTES = (
+    2**24
+)  # one worker's score buffer: 16 MiB measured best here (benchmarks/histogram.py)
 
 
 @dataclass(frozen=True)
@@ -86,10 +88,6 @@ def prepare_candidates(candidates, metric: str = "euclidean") -> PreparedCandida
 
 def expand_counts(prepared: PreparedCandidates, unique_counts: np.ndarray) -> np.ndarray:
     """Counts over the original m candidates; a duplicate's votes go to its first copy."""
-    return _expand(prepared, unique_counts)
-
-
-def _expand(prepared: PreparedCandidates, unique_counts: np.ndarray) -> np.ndarray:
     counts = np.zeros(prepared.n_candidates, dtype=np.int64)
     counts[prepared.first_index] = unique_counts
     return counts
@@ -140,7 +138,9 @@ def _assign_chunk(chunk: np.ndarray, prepared: PreparedCandidates, buf, aug) -> 
     scores[r, best] = np.inf
     second = scores.min(axis=1)
     scores[r, best] = first
-    bound = 2 * _rounding_bound(prepared.dim, np.sqrt(np.einsum("ij,ij->i", x, x)), prepared.max_norm)
+    bound = 2 * _rounding_bound(
+        prepared.dim, np.sqrt(np.einsum("ij,ij->i", x, x)), prepared.max_norm
+    )
     unsure = np.flatnonzero(second - first <= bound)
     if unsure.size:
         near = scores[unsure] <= (first[unsure] + bound[unsure])[:, None]
@@ -226,4 +226,3 @@ def as_block(private, d: int):
         raise ValueError("private data is empty; pass at least one row")
     check_same_dimension(d, private.shape[1])
     return private
-

@@ -42,8 +42,6 @@ __all__ = [
 ]
 
 
-
-
 def partial_counts(
     block,
     prepared: PreparedCandidates,
@@ -79,7 +77,9 @@ def _faiss_kernel(block, prepared: PreparedCandidates, chunk_size, n_threads) ->
         dist, idx = index.search(x, k)
         best = idx[:, 0].astype(np.int64)
         if k == 2:
-            bound = 2 * _rounding_bound(prepared.dim, np.linalg.norm(x, axis=1), prepared.max_norm, True)
+            bound = 2 * _rounding_bound(
+                prepared.dim, np.linalg.norm(x, axis=1), prepared.max_norm, True
+            )
             unsure = np.flatnonzero(dist[:, 1] - dist[:, 0] <= bound)
             if unsure.size:
                 best[unsure] = _assign_rows(chunk[unsure], prepared)
@@ -118,12 +118,14 @@ def _backend(name: str) -> Callable:
     try:
         return _BACKENDS[name]
     except KeyError:
-        raise ValueError(f"backend must be 'auto' or one of {sorted(_BACKENDS)}, got {name!r}") from None
-
+        raise ValueError(
+            f"backend must be 'auto' or one of {sorted(_BACKENDS)}, got {name!r}"
+        ) from None
 
 
 def auto_kernel(block, prepared: PreparedCandidates, chunk_size=None, n_threads=None) -> np.ndarray:
-    """``backend="auto"``: the fused kernel for d ≤ ``lowd.AUTO_MAX_DIM`` when built, else numpy's."""
+    """``backend="auto"``: the fused kernel for d ≤ ``lowd.AUTO_MAX_DIM`` when built, else
+    numpy's."""
     if lowd.uses_lowd(prepared.dim):
         return lowd.lowd_kernel(block, prepared, chunk_size, n_threads)
     return _numpy_kernel(block, prepared, chunk_size, n_threads)

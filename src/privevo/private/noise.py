@@ -72,7 +72,9 @@ class _Source:
         """``size`` independent uniform integers in [0, 2⁶³), uint64."""
         if self.np is not None:
             return self.np.integers(0, 2**63, size=size, dtype=np.uint64)
-        return np.frombuffer(self.sys.randbytes(8 * size), dtype="<u8").astype(np.uint64) >> np.uint64(1)
+        return np.frombuffer(self.sys.randbytes(8 * size), dtype="<u8").astype(
+            np.uint64
+        ) >> np.uint64(1)
 
     def integers(self, high: int, size: int) -> np.ndarray:
         """``size`` independent uniform integers in [0, high), int64 (high < 2⁶³)."""
@@ -277,7 +279,9 @@ class DiscreteGaussianSampler:
         for i, key in enumerate(uniq.tolist()):
             bounds = self._cache.get((family, key))
             if bounds is None:
-                bounds = self._cache[(family, key)] = exp_neg_bounds(self._gamma(family, key), _BITS)
+                bounds = self._cache[(family, key)] = exp_neg_bounds(
+                    self._gamma(family, key), _BITS
+                )
             lo[i], hi[i] = bounds
         k = source.bits63(keys.size)
         lo, hi = lo[inverse], hi[inverse]

@@ -27,7 +27,13 @@ from typing import Callable
 
 import numpy as np
 
-from ..accounting import calibrate, quadratic_budget, share_sigma
+from ..accounting import (
+    calibrate,
+    discrete_gaussian_dp_event,
+    dp_event,
+    quadratic_budget,
+    share_sigma,
+)
 from .kernel import prepare_candidates
 from .sources import as_source, nn_histogram
 from .votes import vote_sensitivity
@@ -81,7 +87,11 @@ class Release:
     @property
     def mu(self) -> float | None:
         """μ of its Gaussian-DP cost, √count·Δ/σ (continuous Gaussian noise only)."""
-        return math.sqrt(self.count) * self.sensitivity / self.sigma if self.noise == "gaussian" else None
+        return (
+            math.sqrt(self.count) * self.sensitivity / self.sigma
+            if self.noise == "gaussian"
+            else None
+        )
 
     @property
     def rho(self) -> float | None:
@@ -93,17 +103,21 @@ class Release:
     @property
     def pure_epsilon(self) -> float | None:
         """ε of pure DP, count·Δ₁/b (Laplace and geometric noise only)."""
-        return self.count * self.sensitivity / self.sigma if self.noise in ("laplace", "geometric") else None
+        return (
+            self.count * self.sensitivity / self.sigma
+            if self.noise in ("laplace", "geometric")
+            else None
+        )
 
     def dp_event(self):
         """The release as a ``dp_accounting`` event (self-composed ``count`` times)."""
         import dp_accounting as dpa
 
         if self.noise == "gaussian":
-            event = dpa.GaussianDpEvent(noise_multiplier=self.sigma / self.sensitivity)
-        elif self.noise.startswith("discrete_gaussian"):
-            event = dpa.ZCDpEvent(rho=self.sensitivity**2 / (2.0 * self.sigma**2))
-        elif self.noise == "laplace":
+            return dp_event(self.sigma, self.count, self.sensitivity)
+        if self.noise.startswith("discrete_gaussian"):
+            return discrete_gaussian_dp_event(self.sigma, self.count, self.sensitivity)
+        if self.noise == "laplace":
             event = dpa.LaplaceDpEvent(noise_multiplier=self.sigma / self.sensitivity)
         elif self.noise == "geometric":
             event = dpa.EpsilonDeltaDpEvent(epsilon=self.sensitivity / self.sigma, delta=0.0)
@@ -113,8 +127,12 @@ class Release:
 
     def entry(self) -> dict:
         """The release as a report's ``releases`` entry (JSON; no value)."""
-        entry = {"name": self.name, "sigma": float(self.sigma), "count": int(self.count),
-                 "sensitivity": None if self.noise == "none" else float(self.sensitivity)}
+        entry = {
+            "name": self.name,
+            "sigma": float(self.sigma),
+            "count": int(self.count),
+            "sensitivity": None if self.noise == "none" else float(self.sensitivity),
+        }
         if self.noise != "gaussian":
             entry["noise"] = self.noise
         return entry
@@ -122,8 +140,15 @@ class Release:
     @classmethod
     def from_entry(cls, entry: dict, adjacency: str, value=None) -> "Release":
         """The release an ``entry()`` describes (a checkpoint replays its ledger this way)."""
-        return cls(entry["name"], float(entry["sigma"]), float(entry["sensitivity"] or 0.0),
-                   entry.get("noise", "gaussian"), adjacency, int(entry["count"]), value)
+        return cls(
+            entry["name"],
+            float(entry["sigma"]),
+            float(entry["sensitivity"] or 0.0),
+            entry.get("noise", "gaussian"),
+            adjacency,
+            int(entry["count"]),
+            value,
+        )
 
 
 # -- noise -------------------------------------------------------------------------------
@@ -141,7 +166,8 @@ def _discrete_gaussian_noise(values: np.ndarray, sigma: float, rng) -> np.ndarra
 
 
 def _discrete_gaussian_secure_noise(values: np.ndarray, sigma: float, rng) -> np.ndarray:
-    """As ``discrete_gaussian`` but from the OS CSPRNG (``secrets.SystemRandom``); ``rng`` is not used."""
+    """As ``discrete_gaussian`` but from the OS CSPRNG (``secrets.SystemRandom``); ``rng`` is not
+    used."""
     import secrets
 
     return _discrete_gaussian_noise(values, sigma, secrets.SystemRandom())
@@ -180,7 +206,7 @@ def lattice_step(scale: float) -> float:
 
 
 def lattice_sensitivity(sensitivity: float, scale: float, n_values: int) -> float:
-    """Δ + γ·√k: the L2 sensitivity of k values rounded to the lattice of step γ = lattice_step(scale).
+    """Δ + γ·√k: the L2 sensitivity of k values rounded to the lattice γℤ, γ = lattice_step(scale).
 
     Rounding moves each value by at most γ/2, so two neighbours' rounded
     releases differ by at most Δ + 2·(γ/2)·√k.
@@ -188,8 +214,13 @@ def lattice_sensitivity(sensitivity: float, scale: float, n_values: int) -> floa
     return float(sensitivity) + lattice_step(scale) * math.sqrt(n_values)
 
 
-def release_noise(values: np.ndarray, sigma: float, rng: np.random.Generator, noise: str = "gaussian",
-                  granularity: float = 1.0) -> np.ndarray:
+def release_noise(
+    values: np.ndarray,
+    sigma: float,
+    rng: np.random.Generator,
+    noise: str = "gaussian",
+    granularity: float = 1.0,
+) -> np.ndarray:
     """values + noise of kind ``noise`` (the one noise choice of every release).
 
     ``"gaussian"``/``"laplace"``: continuous noise per value. The integer
@@ -208,17 +239,28 @@ def release_noise(values: np.ndarray, sigma: float, rng: np.random.Generator, no
 def _check_release(rng, adjacency: str, **positive) -> None:
     """A release needs an explicit Generator, a known adjacency and finite, positive scales."""
     if not isinstance(rng, np.random.Generator):
-        raise ValueError("rng must be a numpy.random.Generator; seed one with numpy.random.default_rng(seed)")
+        raise ValueError(
+            "rng must be a numpy.random.Generator; seed one with numpy.random.default_rng(seed)"
+        )
     if adjacency not in ADJACENCIES:
         raise ValueError(f"adjacency must be 'add_remove' or 'replace', got {adjacency!r}")
     for name, value in positive.items():
-        if not (isinstance(value, (int, float, np.floating)) and value > 0 and math.isfinite(value)):
+        if not (
+            isinstance(value, (int, float, np.floating)) and value > 0 and math.isfinite(value)
+        ):
             raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
 
 
-def noisy_statistic(name: str, values, sigma: float, sensitivity: float, rng: np.random.Generator,
-                    noise: str = "gaussian", adjacency: str = "add_remove",
-                    granularity: float = 1.0) -> Release:
+def noisy_statistic(
+    name: str,
+    values,
+    sigma: float,
+    sensitivity: float,
+    rng: np.random.Generator,
+    noise: str = "gaussian",
+    adjacency: str = "add_remove",
+    granularity: float = 1.0,
+) -> Release:
     """A :class:`Release` of an exact statistic computed inside this package (e.g. the baselines').
 
     The caller states the statistic's sensitivity under ``adjacency``; the
@@ -232,9 +274,19 @@ def noisy_statistic(name: str, values, sigma: float, sensitivity: float, rng: np
 # -- the releases of PE and DP k-means ---------------------------------------------------
 
 
-def noisy_nn_histogram(private, candidates, sigma: float, rng: np.random.Generator, noise: str = "gaussian",
-                       backend: str = "auto", chunk_size: int | None = None, metric: str = "euclidean",
-                       n_neighbors: int = 1, groups=None, adjacency: str = "add_remove") -> Release:
+def noisy_nn_histogram(
+    private,
+    candidates,
+    sigma: float,
+    rng: np.random.Generator,
+    noise: str = "gaussian",
+    backend: str = "auto",
+    chunk_size: int | None = None,
+    metric: str = "euclidean",
+    n_neighbors: int = 1,
+    groups=None,
+    adjacency: str = "add_remove",
+) -> Release:
     """Vote counts + noise per count: PE's release (sensitivity 1 add/remove, √2 replace).
 
     ``rng`` must be an explicit ``numpy.random.Generator``; noise is drawn once
@@ -244,25 +296,52 @@ def noisy_nn_histogram(private, candidates, sigma: float, rng: np.random.Generat
     _check_release(rng, adjacency, sigma=sigma)
     check_noise(noise)
     if noise != "gaussian" and (n_neighbors != 1 or groups is not None):
-        raise ValueError(f"noise={noise!r} needs integer counts; n_neighbors > 1 and groups give "
-                         "real-valued votes (a lattice shifted off the integers is not private): "
-                         "use noise='gaussian'")
-    counts = nn_histogram(private, candidates, backend=backend, chunk_size=chunk_size, metric=metric,
-                          n_neighbors=n_neighbors, groups=groups)
-    return noisy_statistic("nn_histogram", counts, sigma, vote_sensitivity(adjacency), rng, noise, adjacency)
+        raise ValueError(
+            f"noise={noise!r} needs integer counts; n_neighbors > 1 and groups give "
+            "real-valued votes (a lattice shifted off the integers is not private): "
+            "use noise='gaussian'"
+        )
+    counts = nn_histogram(
+        private,
+        candidates,
+        backend=backend,
+        chunk_size=chunk_size,
+        metric=metric,
+        n_neighbors=n_neighbors,
+        groups=groups,
+    )
+    return noisy_statistic(
+        "nn_histogram", counts, sigma, vote_sensitivity(adjacency), rng, noise, adjacency
+    )
 
 
-def exact_nn_histogram(private, candidates, backend: str = "auto", metric: str = "euclidean",
-                       n_neighbors: int = 1, groups=None, adjacency: str = "add_remove") -> Release:
+def exact_nn_histogram(
+    private,
+    candidates,
+    backend: str = "auto",
+    metric: str = "euclidean",
+    n_neighbors: int = 1,
+    groups=None,
+    adjacency: str = "add_remove",
+) -> Release:
     """The exact vote counts as a non-private release (``epsilon=inf`` runs; reports say so)."""
-    counts = nn_histogram(private, candidates, backend=backend, metric=metric, n_neighbors=n_neighbors,
-                          groups=groups).astype(np.float64)
+    counts = nn_histogram(
+        private, candidates, backend=backend, metric=metric, n_neighbors=n_neighbors, groups=groups
+    ).astype(np.float64)
     return Release("nn_histogram", 0.0, vote_sensitivity(adjacency), "none", adjacency, 1, counts)
 
 
-def noisy_cluster_sums(private, centers, sigma_sum: float, sigma_count: float, rng: np.random.Generator,
-                       assign_by=None, radius: float = 1.0, noise: str = "gaussian",
-                       adjacency: str = "add_remove") -> tuple[Release, Release]:
+def noisy_cluster_sums(
+    private,
+    centers,
+    sigma_sum: float,
+    sigma_count: float,
+    rng: np.random.Generator,
+    assign_by=None,
+    radius: float = 1.0,
+    noise: str = "gaussian",
+    adjacency: str = "add_remove",
+) -> tuple[Release, Release]:
     """Per-centre sums (rows clipped to the ``radius`` ball) + noise, and counts + noise.
 
     Two releases: sums with L2 sensitivity r (add/remove) or 2r (replace) —
@@ -271,18 +350,36 @@ def noisy_cluster_sums(private, centers, sigma_sum: float, sigma_count: float, r
     the centre nearest to ``assign_by[i]`` (default the row itself).
     """
     _check_release(rng, adjacency, sigma_sum=sigma_sum, sigma_count=sigma_count, radius=radius)
-    sums, counts = as_source(private).cluster_sums(prepare_candidates(centers), float(radius), assign_by)
+    sums, counts = as_source(private).cluster_sums(
+        prepare_candidates(centers), float(radius), assign_by
+    )
     sum_sensitivity = cluster_sums_sensitivity(radius, adjacency, noise, sums.size)
     return (
-        noisy_statistic("cluster_sums", sums, sigma_sum, sum_sensitivity, rng, noise, adjacency,
-                        lattice_step(radius)),
-        noisy_statistic("cluster_counts", counts, sigma_count, vote_sensitivity(adjacency), rng, noise,
-                        adjacency),
+        noisy_statistic(
+            "cluster_sums",
+            sums,
+            sigma_sum,
+            sum_sensitivity,
+            rng,
+            noise,
+            adjacency,
+            lattice_step(radius),
+        ),
+        noisy_statistic(
+            "cluster_counts",
+            counts,
+            sigma_count,
+            vote_sensitivity(adjacency),
+            rng,
+            noise,
+            adjacency,
+        ),
     )
 
 
 def cluster_sums_sensitivity(radius: float, adjacency: str, noise: str, n_values: int) -> float:
-    """L2 sensitivity of k·d per-cluster sums of rows in the r ball: r (add/remove), 2r (replace), + lattice."""
+    """L2 sensitivity of k·d per-cluster sums of rows in the r ball: r (add/remove), 2r (replace),
+    + lattice."""
     sensitivity = radius * (2.0 if adjacency == "replace" else 1.0)
     if noise != "gaussian":
         sensitivity = lattice_sensitivity(sensitivity, radius, n_values)
@@ -297,8 +394,14 @@ def second_moment_sensitivity(d: int, radius: float, adjacency: str, noise: str)
     return sensitivity
 
 
-def noisy_second_moment(private, sigma: float, rng: np.random.Generator, radius: float = 1.0,
-                        noise: str = "gaussian", adjacency: str = "add_remove") -> Release:
+def noisy_second_moment(
+    private,
+    sigma: float,
+    rng: np.random.Generator,
+    radius: float = 1.0,
+    noise: str = "gaussian",
+    adjacency: str = "add_remove",
+) -> Release:
     """Σ x̄x̄ᵀ + symmetric noise ("Analyze Gauss", Dwork et al., STOC 2014).
 
     Noise is drawn for each entry on and above the diagonal and mirrored. One
@@ -311,14 +414,26 @@ def noisy_second_moment(private, sigma: float, rng: np.random.Generator, radius:
     d = moment.shape[0]
     upper = np.triu_indices(d)
     sensitivity = second_moment_sensitivity(d, radius, adjacency, noise)
-    release = noisy_statistic("second_moment", moment[upper], sigma, sensitivity, rng, noise, adjacency,
-                              lattice_step(radius**2))
+    release = noisy_statistic(
+        "second_moment",
+        moment[upper],
+        sigma,
+        sensitivity,
+        rng,
+        noise,
+        adjacency,
+        lattice_step(radius**2),
+    )
     noisy = np.zeros_like(moment)
     noisy[upper] = release.value
-    return Release(release.name, release.sigma, sensitivity, noise, adjacency, 1, noisy + np.triu(noisy, 1).T)
+    return Release(
+        release.name, release.sigma, sensitivity, noise, adjacency, 1, noisy + np.triu(noisy, 1).T
+    )
 
 
-def noisy_count(private, sigma: float, rng: np.random.Generator, noise: str = "gaussian") -> Release:
+def noisy_count(
+    private, sigma: float, rng: np.random.Generator, noise: str = "gaussian"
+) -> Release:
     """n + noise: the number of private rows (L2 sensitivity 1 under add/remove).
 
     Under add/remove adjacency n is private; this release is what the

@@ -19,8 +19,14 @@ from .dask import DaskSource, as_dask_array, is_dask_collection
 from .files import BlockSource, open_source
 from .kernel import expand_counts, prepare_candidates
 
-__all__ = ["Source", "as_source", "nn_histogram", "cluster_sums", "second_moment", "data_digest",
-           "is_private_source"]
+__all__ = [
+    "Source",
+    "as_source",
+    "nn_histogram",
+    "cluster_sums",
+    "second_moment",
+    "data_digest",
+]
 
 
 def as_source(x, backend: str | None = None) -> Source:
@@ -43,11 +49,6 @@ def as_source(x, backend: str | None = None) -> Source:
     return ArraySource(x)
 
 
-def is_private_source(x) -> bool:
-    """Whether ``x`` is read lazily (a block source, a path, or a Dask collection), not an array."""
-    return isinstance(x, (Source, str, os.PathLike)) or is_dask_collection(x)
-
-
 def lazy_rows(x):
     """``x`` as a block source or 2-D Dask array when it is one (or a path to one), else None."""
     if isinstance(x, BlockSource):
@@ -59,10 +60,17 @@ def lazy_rows(x):
     return None
 
 
-def nn_histogram(private, candidates, backend: str = "auto", chunk_size: int | None = None,
-                 metric: str = "euclidean", n_threads: int | None = None, n_neighbors: int = 1,
-                 groups=None) -> np.ndarray:
-    """Exact vote counts over the candidates (no noise: private; see ``release.noisy_nn_histogram``).
+def nn_histogram(
+    private,
+    candidates,
+    backend: str = "auto",
+    chunk_size: int | None = None,
+    metric: str = "euclidean",
+    n_threads: int | None = None,
+    n_neighbors: int = 1,
+    groups=None,
+) -> np.ndarray:
+    """Exact vote counts over the candidates (private: no noise; see ``noisy_nn_histogram``).
 
     int64 counts summing to n; with ``n_neighbors > 1`` (each row gives 1/√k
     to its k nearest distinct candidates) or ``groups`` (each user's vote

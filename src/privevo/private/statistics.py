@@ -8,18 +8,24 @@ Inputs must already be clipped to the public domain.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..metrics import nearest_distances
 from .release import Release, noisy_statistic
 
-__all__ = ["cluster_statistics", "dplloyd_release", "fastlloyd_release", "lsh_level_counts", "lsh_leaf_sums"]
+__all__ = [
+    "cluster_statistics",
+    "dplloyd_release",
+    "fastlloyd_release",
+    "lsh_level_counts",
+    "lsh_leaf_sums",
+]
 
 
-def dplloyd_release(X, centers, lo, hi, eps_count: float, eps_feature: float,
-                    rng: np.random.Generator) -> tuple[Release, Release]:
-    """DPLloyd's iteration: (Σ(x − m) + Laplace((hi − lo)/ε_s) per feature, counts + geometric(ε_c)).
+def dplloyd_release(
+    X, centers, lo, hi, eps_count: float, eps_feature: float, rng: np.random.Generator
+) -> tuple[Release, Release]:
+    """DPLloyd's iteration: (Σ(x − m) + Laplace((hi − lo)/ε_s), counts + geometric(ε_c)).
 
     m = (lo + hi)/2. Feature j of a sum moves by ≤ (hi_j − lo_j)/2 when a row is
     added or removed and by ≤ hi_j − lo_j in all when one is replaced, so the
@@ -28,21 +34,34 @@ def dplloyd_release(X, centers, lo, hi, eps_count: float, eps_feature: float,
     """
     mid, width = (lo + hi) / 2, hi - lo
     sums, counts = cluster_statistics(X - mid, centers - mid)
-    counts_release = noisy_statistic("dplloyd_counts", counts, 1.0 / eps_count, 1.0, rng, "geometric")
-    scaled = noisy_statistic("dplloyd_sums", sums / width, 1.0 / eps_feature, float(X.shape[1]), rng,
-                             "laplace")
-    sums_release = Release(scaled.name, scaled.sigma, scaled.sensitivity, scaled.noise, scaled.adjacency,
-                           1, scaled.value * width)
+    counts_release = noisy_statistic(
+        "dplloyd_counts", counts, 1.0 / eps_count, 1.0, rng, "geometric"
+    )
+    scaled = noisy_statistic(
+        "dplloyd_sums", sums / width, 1.0 / eps_feature, float(X.shape[1]), rng, "laplace"
+    )
+    sums_release = Release(
+        scaled.name,
+        scaled.sigma,
+        scaled.sensitivity,
+        scaled.noise,
+        scaled.adjacency,
+        1,
+        scaled.value * width,
+    )
     return sums_release, counts_release
 
 
-def fastlloyd_release(U, centers, max_dist: float, sigma_sum: float, sigma_count: float,
-                      rng: np.random.Generator) -> tuple[Release, Release]:
+def fastlloyd_release(
+    U, centers, max_dist: float, sigma_sum: float, sigma_count: float, rng: np.random.Generator
+) -> tuple[Release, Release]:
     """FastLloyd's iteration: Σ(x − c(x)) over rows within ``max_dist`` of c(x), + N(0, σ_s²);
     counts + N(0, σ_c²). L2 sensitivities ``max_dist`` and 1 (add/remove)."""
     sums, counts = cluster_statistics(U, centers, max_dist=max_dist, relative=True)
-    return (noisy_statistic("fastlloyd_sums", sums, sigma_sum, max_dist, rng),
-            noisy_statistic("fastlloyd_counts", counts, sigma_count, 1.0, rng))
+    return (
+        noisy_statistic("fastlloyd_sums", sums, sigma_sum, max_dist, rng),
+        noisy_statistic("fastlloyd_counts", counts, sigma_count, 1.0, rng),
+    )
 
 
 def lsh_level_counts(codes, shift: int, nodes, sigma: float, rng: np.random.Generator) -> Release:
@@ -50,14 +69,29 @@ def lsh_level_counts(codes, shift: int, nodes, sigma: float, rng: np.random.Gene
     return noisy_statistic("lsh_level_counts", prefix_counts(codes, shift, nodes), sigma, 1.0, rng)
 
 
-def lsh_leaf_sums(U, codes, depth: int, leaf_depths, leaf_prefixes, sigma: float, radius: float,
-                  rng: np.random.Generator) -> Release:
+def lsh_leaf_sums(
+    U,
+    codes,
+    depth: int,
+    leaf_depths,
+    leaf_prefixes,
+    sigma: float,
+    radius: float,
+    rng: np.random.Generator,
+) -> Release:
     """Leaf sums of rows in the ``radius`` ball + N(0, σ²) (disjoint leaves: L2 sensitivity r)."""
-    return noisy_statistic("lsh_leaf_sums", leaf_sums(U, codes, depth, leaf_depths, leaf_prefixes),
-                           sigma, float(radius), rng)
+    return noisy_statistic(
+        "lsh_leaf_sums",
+        leaf_sums(U, codes, depth, leaf_depths, leaf_prefixes),
+        sigma,
+        float(radius),
+        rng,
+    )
 
 
-def cluster_statistics(X: np.ndarray, centers: np.ndarray, max_dist: float | None = None, relative: bool = False):
+def cluster_statistics(
+    X: np.ndarray, centers: np.ndarray, max_dist: float | None = None, relative: bool = False
+):
     """Sums and counts per nearest centre.
 
     ``relative``: sum x − c(x) instead of x (FastLloyd). ``max_dist``: rows
@@ -73,7 +107,8 @@ def cluster_statistics(X: np.ndarray, centers: np.ndarray, max_dist: float | Non
 
 
 def prefix_counts(codes: np.ndarray, shift: int, nodes: np.ndarray) -> np.ndarray:
-    """Rows per tree node: how many private codes have ``code >> shift`` equal to each of ``nodes``."""
+    """Rows per tree node: how many private codes have ``code >> shift`` equal to each of
+    ``nodes``."""
     prefix = codes >> shift
     pos = np.searchsorted(nodes, prefix)
     pos = np.minimum(pos, len(nodes) - 1)
@@ -81,7 +116,9 @@ def prefix_counts(codes: np.ndarray, shift: int, nodes: np.ndarray) -> np.ndarra
     return np.bincount(pos[hit], minlength=len(nodes)).astype(float)
 
 
-def leaf_sums(X: np.ndarray, codes: np.ndarray, depth: int, leaf_depths: np.ndarray, leaf_prefixes: np.ndarray) -> np.ndarray:
+def leaf_sums(
+    X: np.ndarray, codes: np.ndarray, depth: int, leaf_depths: np.ndarray, leaf_prefixes: np.ndarray
+) -> np.ndarray:
     """Sum of the private rows under each leaf (leaf j = rows whose top ``leaf_depths[j]`` bits are
     ``leaf_prefixes[j]``; leaves are disjoint, rows under no leaf are left out)."""
     sums = np.zeros((len(leaf_prefixes), X.shape[1]))

@@ -9,4 +9,13 @@ from .gape import GAPE
 from .simple import Rank, Subsample
 from .weighted_kmeans import WeightedKMeans
 
-__all__ = ["Selection", "SelectionContext", "Selector", "subset", "Rank", "Subsample", "GAPE", "WeightedKMeans"]
+__all__ = [
+    "Selection",
+    "SelectionContext",
+    "Selector",
+    "subset",
+    "Rank",
+    "Subsample",
+    "GAPE",
+    "WeightedKMeans",
+]

@@ -43,11 +43,14 @@ class Selection:
 class Selector(Protocol):
     """Chooses the next parents from candidates and their noisy counts."""
 
-    def select(self, candidates: np.ndarray, noisy_counts: np.ndarray, context: SelectionContext) -> Selection:
-        ...
+    def select(
+        self, candidates: np.ndarray, noisy_counts: np.ndarray, context: SelectionContext
+    ) -> Selection: ...
 
 
-def subset(candidates: np.ndarray, indices: np.ndarray, weights: np.ndarray | None = None, **info) -> Selection:
+def subset(
+    candidates: np.ndarray, indices: np.ndarray, weights: np.ndarray | None = None, **info
+) -> Selection:
     """A selection that keeps the given candidate rows."""
     indices = np.asarray(indices, dtype=np.int64)
     return Selection(points=candidates[indices], indices=indices, weights=weights, info=info)

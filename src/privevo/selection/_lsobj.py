@@ -33,7 +33,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["LSInstance", "FlowSolution", "near_pairs", "solve_flow", "flow_duals", "swap_deltas", "swap_table", "removal_losses", "nearest_two"]
+__all__ = [
+    "LSInstance",
+    "FlowSolution",
+    "near_pairs",
+    "solve_flow",
+    "flow_duals",
+    "swap_deltas",
+    "swap_table",
+    "removal_losses",
+    "nearest_two",
+]
 
 _SUPPLY_SCALE = 2.0**35  # ortools: total supply scaled to about this many integer units
 _COST_SCALE = 2.0**26  # ortools: R/3 scaled to this many integer units
@@ -66,7 +76,9 @@ class FlowSolution:
     flows: np.ndarray | None = None  # its optimal arc flows
 
 
-def near_pairs(X: np.ndarray, Y: np.ndarray, r: float, chunk_bytes: int = 2**25) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def near_pairs(
+    X: np.ndarray, Y: np.ndarray, r: float, chunk_bytes: int = 2**25
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """All (i, j, ρ(X_i, Y_j)) with ρ < r: float32 GEMM screen, exact float64 distances."""
     if len(X) == 0 or len(Y) == 0:
         e = np.empty(0, dtype=np.int64)
@@ -133,16 +145,21 @@ def _swap_parts(inst: LSInstance, selected: np.ndarray, weight: np.ndarray, cap:
     return A, L, ukey // nc, ukey % nc, np.bincount(inv, weights=corr[ok], minlength=len(ukey))
 
 
-def removal_losses(inst: LSInstance, selected: np.ndarray, weight: np.ndarray, cap: np.ndarray | None = None) -> np.ndarray:
+def removal_losses(
+    inst: LSInstance, selected: np.ndarray, weight: np.ndarray, cap: np.ndarray | None = None
+) -> np.ndarray:
     """L_z = Σ_{x: nearest is z} weight_x (e2_x − e1_x), e = min(cap, d): the cost of removing z
-    under a fixed flow (weight = g, upper bound) or fixed duals (weight = w, cap = h, lower bound)."""
+    under a fixed flow (weight = g, upper bound) or fixed duals (weight = w, cap = h, lower
+    bound)."""
     cap = None if cap is None else np.minimum(cap, inst.r3)
     d1, n1, d2 = nearest_two(inst, selected, cap)
     has = n1 >= 0
     return np.bincount(n1[has], weights=weight[has] * (d2[has] - d1[has]), minlength=inst.n_centres)
 
 
-def swap_deltas(inst: LSInstance, selected: np.ndarray, weight: np.ndarray, cap: np.ndarray | None = None):
+def swap_deltas(
+    inst: LSInstance, selected: np.ndarray, weight: np.ndarray, cap: np.ndarray | None = None
+):
     """Best swap per entering centre j: (delta (n_centres,), leaving centre (n_centres,)).
 
     delta[j] = min over selected z of Σ_x weight_x (e'_x − e_x), e_x = min(cap_x, d_x).
@@ -168,8 +185,15 @@ def swap_deltas(inst: LSInstance, selected: np.ndarray, weight: np.ndarray, cap:
     return delta, leave
 
 
-def swap_table(inst: LSInstance, selected: np.ndarray, weight: np.ndarray, cap: np.ndarray | None, entering: np.ndarray):
-    """Dense Δ(z, j) for every selected z (rows, in ``selected`` order) and the given j (columns)."""
+def swap_table(
+    inst: LSInstance,
+    selected: np.ndarray,
+    weight: np.ndarray,
+    cap: np.ndarray | None,
+    entering: np.ndarray,
+):
+    """Dense Δ(z, j) for every selected z (rows, in ``selected`` order) and the given j
+    (columns)."""
     A, L, cz, cjj, cv = _swap_parts(inst, selected, weight, cap)
     sel = np.asarray(selected, dtype=np.int64)
     table = A[entering][None, :] + L[sel][:, None]
@@ -194,13 +218,15 @@ def solve_flow(inst: LSInstance, selected: np.ndarray, solver: str = "auto") -> 
         return FlowSolution(float(inst.w @ d), d, inst.w.copy(), "closed-form")
     net = _network(inst, d)
     name = _solver_name(solver)
-    flows, objective, err = (_ortools(net) if name == "ortools" else _highs(net)[:3])
+    flows, objective, err = _ortools(net) if name == "ortools" else _highs(net)[:3]
     g = inst.w.copy()
     g[net["kept"]] = flows[net["to_c"]]
     return FlowSolution(objective + net["constant"], d, g, name, err, net, flows)
 
 
-def flow_duals(inst: LSInstance, selected: np.ndarray, solution: FlowSolution | None = None) -> tuple[np.ndarray, float]:
+def flow_duals(
+    inst: LSInstance, selected: np.ndarray, solution: FlowSolution | None = None
+) -> tuple[np.ndarray, float]:
     """Dual-feasible caps h_x and the dual value D ≤ LSObj for the selection.
 
     Potentials come from the optimal flow of ``solution`` (zero reduced cost on
@@ -279,7 +305,7 @@ def _shift_components(net: dict, pot: np.ndarray, label: np.ndarray, d: np.ndarr
     pot = pot + shift[label]
     F = net["F"]
     if np.count_nonzero(label == label[F]) == 1:  # no flow through F: any π in [max v, R/3 − max u]
-        v_max = -pot[k : F].min()
+        v_max = -pot[k:F].min()
         u_max = pot[:k].max() if k else -np.inf
         pot[F] = -min(v_max, net["r3"] - u_max)
     return pot
@@ -365,7 +391,8 @@ def _ortools(net: dict) -> tuple[np.ndarray, float, float]:
         raise RuntimeError(f"min-cost flow failed with status {status}")
     flows = smcf.flows(arcs) / qs
     objective = float(flows @ cost)
-    # supplies moved by ≤ n_nodes/qs in all (≤ 2·R/3 per unit); costs by ≤ ½/kc on ≤ 2·total units each way
+    # supplies moved by ≤ n_nodes/qs in all (≤ 2·R/3 per unit); costs by ≤ ½/kc on ≤ 2·total units
+    # each way
     err = 2.0 * net["r3"] * len(si) / qs + 2.0 * total / kc
     return flows, objective, float(err)
 

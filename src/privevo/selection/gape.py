@@ -37,7 +37,15 @@ import numpy as np
 from .._params import Plugin
 from .._validation import check_positive_int, check_positive_real
 from ._base import Selection, SelectionContext, subset
-from ._lsobj import LSInstance, flow_duals, near_pairs, removal_losses, solve_flow, swap_deltas, swap_table
+from ._lsobj import (
+    LSInstance,
+    flow_duals,
+    near_pairs,
+    removal_losses,
+    solve_flow,
+    swap_deltas,
+    swap_table,
+)
 
 __all__ = ["GAPE", "gape_threshold"]
 
@@ -96,7 +104,9 @@ class GAPE(Plugin):
         self.max_passes = max_passes
         self.rtol = rtol
 
-    def select(self, candidates: np.ndarray, noisy_counts: np.ndarray, context: SelectionContext) -> Selection:
+    def select(
+        self, candidates: np.ndarray, noisy_counts: np.ndarray, context: SelectionContext
+    ) -> Selection:
         R = check_positive_real(self.R, "R")
         if not 0 < self.beta < 1:
             raise ValueError(f"beta must be in (0, 1), got {self.beta}")
@@ -135,7 +145,11 @@ class GAPE(Plugin):
         if self.aggregate is None:
             tau = gape_threshold(sigma, iterations, len(X), self.beta)
             return w, w > tau, tau
-        r = R / 3.0 if self.agg_radius is None else check_positive_real(self.agg_radius, "agg_radius")
+        r = (
+            R / 3.0
+            if self.agg_radius is None
+            else check_positive_real(self.agg_radius, "agg_radius")
+        )
         n_radii = check_positive_int(self.n_radii, "n_radii")
         tau = gape_threshold(sigma, iterations, len(X) * (n_radii + 1), self.beta)
         i, j, dist = near_pairs(X, X, r)
@@ -153,7 +167,6 @@ class GAPE(Plugin):
             return sel
         per_point = max(1, math.ceil(n_candidates / k) - 1)
         return Selection(sel.points, sel.indices, sel.weights, per_point, sel.info)
-
 
 
 def _filled(idx: np.ndarray, w: np.ndarray, m: int) -> np.ndarray:
@@ -182,7 +195,12 @@ def local_search(inst: LSInstance, start: np.ndarray, opts: GAPE) -> dict:
     """
     sel = np.asarray(start, dtype=np.int64).copy()
     sol = solve_flow(inst, sel, opts.solver)
-    stats = {"swaps": 0, "exact_evaluations": 1, "certified": True, "initial_objective": sol.objective}
+    stats = {
+        "swaps": 0,
+        "exact_evaluations": 1,
+        "certified": True,
+        "initial_objective": sol.objective,
+    }
     for _ in range(check_positive_int(opts.max_passes, "max_passes")):
         out = np.setdiff1d(np.arange(inst.n_centres), sel)
         if out.size == 0:
@@ -196,7 +214,13 @@ def local_search(inst: LSInstance, start: np.ndarray, opts: GAPE) -> dict:
             break
         sel, sol = step
         stats["swaps"] += 1
-    return {"selected": sel, "objective": sol.objective, "solver": sol.solver, "objective_error_bound": sol.error_bound, **stats}
+    return {
+        "selected": sel,
+        "objective": sol.objective,
+        "solver": sol.solver,
+        "objective_error_bound": sol.error_bound,
+        **stats,
+    }
 
 
 def _swapped(sel: np.ndarray, leave: int, enter: int) -> np.ndarray:
@@ -212,7 +236,9 @@ def _exhaustive_step(inst, sel, sol, out, tol, opts, stats):
             trial = _swapped(sel, z, j)
             cand = solve_flow(inst, trial, opts.solver)
             stats["exact_evaluations"] += 1
-            if cand.objective < sol.objective - tol and (best is None or cand.objective < best[1].objective):
+            if cand.objective < sol.objective - tol and (
+                best is None or cand.objective < best[1].objective
+            ):
                 best = (trial, cand)
     return best
 

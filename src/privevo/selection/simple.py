@@ -17,7 +17,9 @@ class Subsample(Plugin):
     def __init__(self, replace: bool = True):
         self.replace = replace
 
-    def select(self, candidates: np.ndarray, noisy_counts: np.ndarray, context: SelectionContext) -> Selection:
+    def select(
+        self, candidates: np.ndarray, noisy_counts: np.ndarray, context: SelectionContext
+    ) -> Selection:
         weights = np.clip(noisy_counts, 0.0, None)
         total = weights.sum()
         p = weights / total if total > 0 else None
@@ -29,12 +31,12 @@ class Subsample(Plugin):
         return subset(candidates, idx, weights[idx])
 
 
-
 class Rank(Plugin):
     """Aug-PE: the m candidates with the largest noisy counts (ties → lower index)."""
 
-    def select(self, candidates: np.ndarray, noisy_counts: np.ndarray, context: SelectionContext) -> Selection:
+    def select(
+        self, candidates: np.ndarray, noisy_counts: np.ndarray, context: SelectionContext
+    ) -> Selection:
         m = min(context.n_select, len(candidates))
         idx = np.argsort(-np.asarray(noisy_counts), kind="stable")[:m]
         return subset(candidates, idx, noisy_counts[idx])
-

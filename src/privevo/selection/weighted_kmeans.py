@@ -112,12 +112,10 @@ def _kmeans_plus_plus(points, sq, weights, k: int, rng: np.random.Generator) -> 
 def _lloyd(points, sq, weights, centers, max_iter: int, tol: float) -> tuple[np.ndarray, float]:
     """Weighted Lloyd iterations; an empty cluster moves to the worst-served point."""
     k = len(centers)
-    inertia = np.inf
     for _ in range(max_iter):
         d2 = _sq_dist(points, sq, centers)
         labels = d2.argmin(axis=1)
         dist = d2[np.arange(len(points)), labels]
-        inertia = float(weights @ dist)
         mass = np.bincount(labels, weights=weights, minlength=k)
         onehot = np.zeros((len(points), k))
         onehot[np.arange(len(points)), labels] = weights
@@ -167,7 +165,9 @@ class WeightedKMeans(Plugin):
         self.max_iter = max_iter
         self.warm_start = warm_start
 
-    def select(self, candidates: np.ndarray, noisy_counts: np.ndarray, context: SelectionContext) -> Selection:
+    def select(
+        self, candidates: np.ndarray, noisy_counts: np.ndarray, context: SelectionContext
+    ) -> Selection:
         k = check_positive_int(context.n_select, "n_select")
         noisy = np.asarray(noisy_counts, dtype=np.float64)
         if self.post_process:
@@ -178,8 +178,15 @@ class WeightedKMeans(Plugin):
         snr = signal_to_noise(weights, context.sigma)
         variations = self._next_variations(len(candidates), k, snr)
         centers = self._centers(candidates, noisy, weights, k, context.rng)
-        info = {"tau": tau, "snr": snr, "positive": int(np.count_nonzero(weights)), "variations": variations}
-        return Selection(points=centers, indices=None, weights=None, variations_per_point=variations, info=info)
+        info = {
+            "tau": tau,
+            "snr": snr,
+            "positive": int(np.count_nonzero(weights)),
+            "variations": variations,
+        }
+        return Selection(
+            points=centers, indices=None, weights=None, variations_per_point=variations, info=info
+        )
 
     def _next_variations(self, n_candidates: int, k: int, snr: float) -> int:
         floor = check_positive_int(self.min_variations, "min_variations")
@@ -195,6 +202,7 @@ class WeightedKMeans(Plugin):
             rest = order[~np.isin(order, positive)]
             return candidates[np.concatenate([positive, rest])[:k]].copy()
         parents = candidates[:k] if self.warm_start else None  # the loop puts the parents first
-        centers, _ = weighted_kmeans(candidates, weights, k, rng, self.n_init, self.max_iter, init=parents)
+        centers, _ = weighted_kmeans(
+            candidates, weights, k, rng, self.n_init, self.max_iter, init=parents
+        )
         return centers
-

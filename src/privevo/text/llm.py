@@ -64,7 +64,8 @@ _PREAMBLE = re.compile(r"^(sure|here|certainly|okay|ok)\b[^\n]*:\s*\n+", re.IGNO
 
 
 def clean_completion(text: str) -> str:
-    """Strip whitespace, a chatty first line ("Here is the rewritten review:") and wrapping quotes."""
+    """Strip whitespace, a chatty first line ("Here is the rewritten review:") and wrapping
+    quotes."""
     text = _PREAMBLE.sub("", text.strip()).strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         text = text[1:-1].strip()
@@ -109,7 +110,8 @@ class ChatCompletions:
         max_new_tokens: int = 64,
         seed: int = 0,
     ) -> list[str]:
-        """One completion per prompt (a user message if ``chat``), cleaned by :func:`clean_completion`."""
+        """One completion per prompt (a user message if ``chat``), cleaned by
+        :func:`clean_completion`."""
         texts = (
             [self.format_messages([{"role": "user", "content": p}]) for p in prompts]
             if self.chat
@@ -285,7 +287,8 @@ class progress_bars:
 
 
 def _progress(items, enabled: bool, desc: str, total: int | None = None):
-    """``items`` wrapped in a progress bar (texts/s); with ``items=None``, a bar to update, or None."""
+    """``items`` wrapped in a progress bar (texts/s); with ``items=None``, a bar to update, or
+    None."""
     if not (enabled or _BARS["on"]):
         return items
     from tqdm.auto import tqdm
@@ -388,7 +391,8 @@ class OpenAICompatibleLM:
         )
         if len(choices) != len(prompts):
             raise EndpointError(
-                f"{self.base_url}/completions returned {len(choices)} choices for {len(prompts)} prompts"
+                f"{self.base_url}/completions returned {len(choices)} choices for {len(prompts)} "
+                "prompts"
             )
         return [c["text"] for c in choices]
 

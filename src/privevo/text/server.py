@@ -1,4 +1,4 @@
-"""A small OpenAI-compatible HTTP server around a local model (:func:`~privevo.text.smollm2`'s engines).
+"""A small OpenAI-compatible HTTP server around a local model (the engines of ``smollm2``).
 
 Serves ``POST /v1/completions`` (``prompt``: a string or a list, continued
 as raw text), ``POST /v1/chat/completions`` (``messages``, formatted with the

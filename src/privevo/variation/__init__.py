@@ -6,7 +6,13 @@ A random API has ``sample(n, dim, rng) -> (n, dim)``; a variation API has
 """
 
 from .random_api import SpherePacking, UniformBall
-from .vector import GaussianVariation, LevyVariation, MultiScaleVariation, levy_steps, mantegna_sigma
+from .vector import (
+    GaussianVariation,
+    LevyVariation,
+    MultiScaleVariation,
+    levy_steps,
+    mantegna_sigma,
+)
 
 __all__ = [
     "UniformBall",

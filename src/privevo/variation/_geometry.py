@@ -14,7 +14,9 @@ def uniform_ball(n: int, dim: int, radius: float, rng: np.random.Generator) -> n
     return direction / norms * r
 
 
-def project_to_ball(points: np.ndarray, radius: float, center: np.ndarray | float = 0.0) -> np.ndarray:
+def project_to_ball(
+    points: np.ndarray, radius: float, center: np.ndarray | float = 0.0
+) -> np.ndarray:
     """Scale points outside the ball back onto its surface (radially, about ``center``)."""
     offset = points - center
     norms = np.linalg.norm(offset, axis=1, keepdims=True)

@@ -23,7 +23,6 @@ class UniformBall(Plugin):
         return _center(self.center, dim) + uniform_ball(n, dim, radius, rng)
 
 
-
 class SpherePacking(Plugin):
     """Well-spread points in the ball (Su et al. 2016; the PE-means initialisation).
 
@@ -46,7 +45,9 @@ class SpherePacking(Plugin):
         self.spacing_ = p
         return _center(self.center, dim) + kept
 
-    def _pack(self, n: int, dim: int, radius: float, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    def _pack(
+        self, n: int, dim: int, radius: float, rng: np.random.Generator
+    ) -> tuple[np.ndarray, float]:
         kept = np.empty((n, dim))
         count, p, rejections = 0, radius / 2, 0
         while count < n:
@@ -66,7 +67,6 @@ class SpherePacking(Plugin):
                         p, rejections = p / 2, 0
                         break  # redraw in the larger ball of radius R - p
         return kept, p
-
 
 
 def _min_sq_dist(draws: np.ndarray, kept: np.ndarray, threshold: float) -> np.ndarray:

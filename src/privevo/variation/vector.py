@@ -19,18 +19,23 @@ from ._geometry import project_to_ball
 class GaussianVariation(Plugin):
     """c' = c + s·N(0, I); optionally projected back into the ball of ``radius``."""
 
-    def __init__(self, scale: float = 0.1, per_point: int = 2, radius: float | None = None, center=0.0):
+    def __init__(
+        self, scale: float = 0.1, per_point: int = 2, radius: float | None = None, center=0.0
+    ):
         self.scale = scale
         self.per_point = per_point
         self.radius = radius
         self.center = center
 
-    def vary(self, points: np.ndarray, rng: np.random.Generator, per_point: int | None = None) -> np.ndarray:
+    def vary(
+        self, points: np.ndarray, rng: np.random.Generator, per_point: int | None = None
+    ) -> np.ndarray:
         scale = check_positive_real(self.scale, "scale")
         k = check_positive_int(per_point or self.per_point, "per_point")
-        out = np.repeat(points, k, axis=0) + scale * rng.standard_normal((len(points) * k, points.shape[1]))
+        out = np.repeat(points, k, axis=0) + scale * rng.standard_normal(
+            (len(points) * k, points.shape[1])
+        )
         return out if self.radius is None else project_to_ball(out, self.radius, self.center)
-
 
 
 class MultiScaleVariation(Plugin):
@@ -41,7 +46,14 @@ class MultiScaleVariation(Plugin):
     (ℓ* − ℓ_min + 1)·per_scale. The parent itself is kept by the loop.
     """
 
-    def __init__(self, R: float, max_level: int | None = None, per_scale: int = 1, radius: float | None = None, center=0.0):
+    def __init__(
+        self,
+        R: float,
+        max_level: int | None = None,
+        per_scale: int = 1,
+        radius: float | None = None,
+        center=0.0,
+    ):
         self.R = R
         self.max_level = max_level
         self.per_scale = per_scale
@@ -66,7 +78,9 @@ class MultiScaleVariation(Plugin):
     def per_point(self) -> int:
         return len(self.levels) * check_positive_int(self.per_scale, "per_scale")
 
-    def vary(self, points: np.ndarray, rng: np.random.Generator, per_point: int | None = None) -> np.ndarray:
+    def vary(
+        self, points: np.ndarray, rng: np.random.Generator, per_point: int | None = None
+    ) -> np.ndarray:
         scales = np.repeat(self.scales, self.per_scale)
         if per_point is not None:  # resize by cycling through the scales
             scales = np.resize(scales, check_positive_int(per_point, "per_point"))
@@ -74,7 +88,6 @@ class MultiScaleVariation(Plugin):
         noise = rng.standard_normal((len(points) * k, points.shape[1]))
         out = np.repeat(points, k, axis=0) + noise * np.tile(scales, len(points))[:, None]
         return out if self.radius is None else project_to_ball(out, self.radius, self.center)
-
 
 
 def mantegna_sigma(beta: float) -> float:
@@ -100,14 +113,23 @@ class LevyVariation(Plugin):
     onto it. Defaults γ = 0.01, β = 1.75 (PE-means paper).
     """
 
-    def __init__(self, gamma: float = 0.01, beta: float = 1.75, per_point: int = 4, radius: float = 1.0, center=0.0):
+    def __init__(
+        self,
+        gamma: float = 0.01,
+        beta: float = 1.75,
+        per_point: int = 4,
+        radius: float = 1.0,
+        center=0.0,
+    ):
         self.gamma = gamma
         self.beta = beta
         self.per_point = per_point
         self.radius = radius
         self.center = center
 
-    def vary(self, points: np.ndarray, rng: np.random.Generator, per_point: int | None = None) -> np.ndarray:
+    def vary(
+        self, points: np.ndarray, rng: np.random.Generator, per_point: int | None = None
+    ) -> np.ndarray:
         gamma = check_positive_real(self.gamma, "gamma")
         beta = check_positive_real(self.beta, "beta")
         radius = check_positive_real(self.radius, "radius")
@@ -115,4 +137,3 @@ class LevyVariation(Plugin):
         steps = levy_steps((len(points) * k, points.shape[1]), beta, rng)
         out = np.repeat(points, k, axis=0) + gamma * radius * steps
         return project_to_ball(out, radius, self.center)
-
