@@ -831,13 +831,15 @@ def _tabular_llrs(model, D, D_prime) -> np.ndarray:
 
     emb = model.embedding_
     X0, X1 = emb.embed(encode_table(D, emb.metadata)), emb.embed(encode_table(D_prime, emb.metadata))
+    pe = getattr(model, "pe_embedding_", emb)  # the rounds' space (target-weighted if set)
+    P0, P1 = pe.embed(encode_table(D, emb.metadata)), pe.embed(encode_table(D_prime, emb.metadata))
 
-    def llr(y, candidates, sigma, block=slice(None)):
+    def llr(y, candidates, sigma, block=slice(None), X0=X0, X1=X1):
         counts = lambda X: np.bincount(reference_assign(X[:, block], candidates), minlength=len(candidates))
         h0, v = counts(X0), counts(X1) - counts(X0)
         return ((y - h0) @ v - 0.5 * (v @ v)) / sigma**2
 
-    out = [llr(r.noisy_counts, r.candidates, r.sigma) for r in model.engine_.history_]
+    out = [llr(r.noisy_counts, r.candidates, r.sigma, X0=P0, X1=P1) for r in model.engine_.history_]
     sigma_m = next(r["sigma"] for r in model.privacy_report_["releases"] if r["name"] == "column_marginals")
     out.append(sum(llr(y, cell_candidates(spec, model.bins) * 1.0, sigma_m, cols)
                    for y, spec, cols in zip(model.marginal_counts_, emb.metadata.columns, emb.slices)))
