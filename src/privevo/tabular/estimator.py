@@ -46,7 +46,7 @@ from .metadata import TableMetadata, metadata_from_data
 __all__ = ["TabularPE", "DEFAULT_DELTA", "SELECTORS"]
 
 ROUND_BUDGET = 60  # μ_round²·N of one round under iterations="auto" (Tab-PE's adult setting)
-MAX_ROUNDS = 10  # iterations="auto" at most (fit time grows with T)
+MAX_ROUNDS = 3  # iterations="auto" at most: T = 10 lost 1-way fit on gss_wages (dev seeds)
 MAX_MARGINAL_SHARE = 0.9  # marginal_share="auto" at most: the rounds keep ≥ 10 % of μ²
 DEFAULT_DELTA = 1e-6  # δ when neither delta nor the metadata's public n_rows is given
 SELECTORS = ("tabpe", "rank", "subsample", "gape")
@@ -76,7 +76,7 @@ class TabularPE:
         (the exact row count is private under add/remove adjacency)
     metadata : :class:`TableMetadata`, a path to its JSON, a dict, or None (derived from
         the data with a :class:`PrivacyLeakWarning`; the report says the guarantee fails)
-    iterations : T, the number of PE rounds; ``"auto"``: ⌊μ_PE²·N/60⌋ clipped to [1, 10]
+    iterations : T, the number of PE rounds; ``"auto"``: ⌊μ_PE²·N/60⌋ clipped to [1, 3]
         (μ_PE: the rounds' share of the budget, N the metadata's public ``n_rows``; else 2):
         each round keeps μ_round²·N ≥ 60, Tab-PE's per-round budget on adult (30 rounds,
         N ≈ 30 000, ε = 1)
@@ -257,7 +257,7 @@ class TabularPE:
         return min(share, MAX_MARGINAL_SHARE)
 
     def _rounds(self, metadata: TableMetadata, delta: float) -> int:
-        """T: ``iterations``, or ⌊μ_PE²·N/60⌋ clipped to [1, 10] (2 without public n_rows)."""
+        """T: ``iterations``, or ⌊μ_PE²·N/60⌋ clipped to [1, 3] (2 without public n_rows)."""
         if self.iterations != "auto":
             return self.iterations
         n = metadata.n_rows
