@@ -554,21 +554,27 @@ def test_fixed_columns_never_mutate(meta):
 
 def test_auto_share_and_rounds_from_public_inputs(meta):
     """marginal_share="auto": each column's noise variance σ_m² = N/(2B) (N the public n_rows),
-    at most 0.9; iterations="auto": ⌊μ_PE²·N/60⌋ in [1, 3]; without n_rows 0.5 and 2."""
+    clipped to [0.5, 0.9]; iterations="auto": ⌊μ_PE²·N/60⌋ in [1, 3]; without n_rows 0.5, 2."""
     from privevo import accounting
 
     df = small_table()
     model = fit(df, meta, iterations="auto", marginal_share="auto")
     assert (model.marginal_share_, model.iterations_) == (0.5, 2)
-    sized = TableMetadata(meta.columns, n_rows=20_000)
-    model = TabularPE(1.0, 1e-5, sized, n_synthetic=50, pool=500, random_state=0).fit(df)
+
+    def auto(n_rows):
+        sized = TableMetadata(meta.columns, n_rows=n_rows)
+        return TabularPE(1.0, 1e-5, sized, n_synthetic=50, pool=500, random_state=0).fit(df)
+
+    model = auto(1800)  # share in (0.5, 0.9): σ_m² = N/(2B); one round
     sigma = {r["name"]: r["sigma"] for r in model.privacy_report_["releases"]}["column_marginals"]
-    assert sigma**2 == pytest.approx(20_000 / (2 * 10))
-    mu_pe2 = (1 - model.marginal_share_) * accounting.mu_of_epsilon(1.0, 1e-5) ** 2
-    assert model.iterations_ == int(np.clip(mu_pe2 * 20_000 // 60, 1, 3)) == len(model.history_)
+    assert 0.5 < model.marginal_share_ < 0.9 and sigma**2 == pytest.approx(1800 / (2 * 10))
+    assert model.iterations_ == 1 == len(model.history_)
     assert model.privacy_report_["epsilon"] == pytest.approx(1.0, rel=1e-6)
-    small = TableMetadata(meta.columns, n_rows=500)  # too few rows: capped share, one round
-    model = TabularPE(1.0, 1e-5, small, n_synthetic=50, pool=500, random_state=0).fit(df)
+    model = auto(20_000)  # many rows: half the budget on marginals, rounds ⌊μ_PE²·N/60⌋ ≤ 3
+    mu_pe2 = 0.5 * accounting.mu_of_epsilon(1.0, 1e-5) ** 2
+    assert model.marginal_share_ == 0.5
+    assert model.iterations_ == int(np.clip(mu_pe2 * 20_000 // 60, 1, 3)) == len(model.history_)
+    model = auto(500)  # too few rows: capped share, one round
     assert (model.marginal_share_, model.iterations_) == (0.9, 1)
 
 

@@ -47,6 +47,7 @@ __all__ = ["TabularPE", "DEFAULT_DELTA", "SELECTORS"]
 
 ROUND_BUDGET = 60  # μ_round²·N of one round under iterations="auto" (Tab-PE's adult setting)
 MAX_ROUNDS = 3  # iterations="auto" at most: T = 10 lost 1-way fit on gss_wages (dev seeds)
+MIN_MARGINAL_SHARE = 0.5  # marginal_share="auto" at least (less lost 1-way fit at ε = 4)
 MAX_MARGINAL_SHARE = 0.9  # marginal_share="auto" at most: the rounds keep ≥ 10 % of μ²
 DEFAULT_DELTA = 1e-6  # δ when neither delta nor the metadata's public n_rows is given
 SELECTORS = ("tabpe", "rank", "subsample", "gape")
@@ -89,7 +90,7 @@ class TabularPE:
     marginal_share : share of μ² spent on the 1-way marginals (0: none, pure Tab-PE);
         ``"auto"``: enough for each column's noise variance to be half the sampling
         variance of a bin with N/B rows, σ_m² = N/(2B) (N the public ``n_rows``), i.e.
-        share = 2B·C·Δ²/(μ²·N), at most 0.9 (0.5 without ``n_rows``)
+        share = 2B·C·Δ²/(μ²·N), clipped to [0.5, 0.9] (0.5 without ``n_rows``)
     target : None or the name of a categorical label column (public): the PE votes are
         class-conditional, as Tab-PE's per-label populations — the target's embedding block
         is scaled by √C (C columns), so its squared distance C exceeds the at most C − 1 of
@@ -254,7 +255,7 @@ class TabularPE:
             return 0.5
         mu = accounting.mu_of_epsilon(self.epsilon, delta)
         share = 2 * self.bins * n_columns * check_adjacency(self.adjacency) ** 2 / (mu**2 * n)
-        return min(share, MAX_MARGINAL_SHARE)
+        return float(np.clip(share, MIN_MARGINAL_SHARE, MAX_MARGINAL_SHARE))
 
     def _rounds(self, metadata: TableMetadata, delta: float) -> int:
         """T: ``iterations``, or ⌊μ_PE²·N/60⌋ clipped to [1, 3] (2 without public n_rows)."""
