@@ -111,7 +111,8 @@ class TabularPE:
     engine_ : the fitted :class:`privevo.PrivateEvolution` (its ``history_`` holds every
     round's candidates and noisy votes); marginal_counts_ : the noisy 1-way marginals
     (per column, over :func:`~privevo.tabular.marginals.cell_candidates`); embedding_ ;
-    marginal_share_, iterations_ : the share and T used ; pe_embedding_ : the PE rounds' embedding (``embedding_`` unless ``target`` is set)
+    marginal_share_, iterations_ : the share and T used; pe_embedding_ : the PE rounds'
+    embedding (``embedding_`` unless ``target`` is set)
     """
 
     def __init__(
