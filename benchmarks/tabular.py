@@ -11,7 +11,8 @@ private rows. Columns: 1-way and 2-way marginal TVD against the private rows
 trained on as many synthetic rows as private ones, at most 10 000, tested on
 the held-out rows, :func:`privevo.metrics.downstream_accuracy`), fit seconds.
 
-Methods: ``privevo`` (:class:`privevo.TabularPE`, defaults), ``independent``
+Methods: ``privevo`` (:class:`privevo.TabularPE`, defaults: budget split and rounds
+from public inputs), ``independent``
 (each column's noisy 10-bin histogram with the whole budget, columns sampled
 independently), ``aim`` and ``mst`` (smartnoise-synth on the same 10 public
 bins: numeric columns enter as bin indices, missing values as a category of
@@ -21,7 +22,8 @@ rows themselves: the sampling floor). AIM/MST need smartnoise-synth (see
 benchmarks/README.md; it is not a privevo dependency). Results are appended
 to ``--out`` (JSON lines) as each run finishes (a rerun of the same table,
 method, ε and seed replaces the earlier row in the table); ``--table-only``
-prints the Markdown table of a results file.
+prints the Markdown table of a results file (mean over seeds, ± its standard
+error where there are several).
 """
 
 from __future__ import annotations
@@ -204,9 +206,15 @@ def table(path) -> str:
         def mean(key: str, rs=rs) -> float:
             return float(np.mean([r[key] for r in rs]))
 
+        def se(key: str, rs=rs) -> str:  # standard error of the mean over seeds
+            if len(rs) < 2:
+                return ""
+            return f" ± {np.std([r[key] for r in rs], ddof=1) / math.sqrt(len(rs)):.3f}"
+
         lines.append(
-            f"| {tab} | {eps or '—'} | {method} | {mean('tvd1'):.3f} | {mean('tvd2'):.3f} | "
-            f"{mean('accuracy'):.3f} ({mean('real_accuracy'):.3f}) | "
+            f"| {tab} | {eps or '—'} | {method} | {mean('tvd1'):.3f} | "
+            f"{mean('tvd2'):.3f}{se('tvd2')} | "
+            f"{mean('accuracy'):.3f}{se('accuracy')} ({mean('real_accuracy'):.3f}) | "
             f"{mean('fit_seconds'):.1f} | {len(rs)} |"
         )
     return "\n".join(lines)

@@ -507,3 +507,84 @@ def test_pool_and_population_defaults(meta):
     assert TabularPE()._population(TableMetadata(meta.columns, n_rows=30_000)) == 1000
     model = fit(small_table(), meta, pool=1000)
     assert len(model.codes_) == 1000 + 3 * 100 and model.weights_.sum() == pytest.approx(1.0)
+
+
+# -- class-conditional votes (target) ------------------------------------------------------
+
+
+def test_weighted_embedding_round_trip_and_scale(meta):
+    emb = TableEmbedding(meta, {"flag": 3.0, "size": 2.0})
+    codes = encode_table(small_table(50), meta)
+    back = emb.decode(emb.embed(codes))
+    np.testing.assert_array_equal(np.isnan(back), np.isnan(codes))
+    np.testing.assert_allclose(np.nan_to_num(back), np.nan_to_num(codes))
+    a, b = codes[:1].copy(), codes[:1].copy()
+    b[0, 4] = 1 - b[0, 4]  # the other flag: squared distance 3²
+    assert np.sum((emb.embed(b) - emb.embed(a)) ** 2) == pytest.approx(9.0)
+    with pytest.raises(ValueError, match="age"):
+        TableEmbedding(meta, {"age": 2.0})
+
+
+def test_target_votes_are_class_conditional(meta):
+    """Every private row's nearest candidate of every round has the row's own class; children
+    keep their parent's class; the report names the target."""
+    from privevo.tabular.marginals import nearest
+
+    df = small_table()
+    model = fit(df, meta, target="flag", iterations=3)
+    X = model.pe_embedding_.embed(encode_table(df, meta))
+    own = encode_table(df, meta)[:, 4]
+    for record in model.history_:
+        candidates = model.pe_embedding_.decode(record.candidates)
+        np.testing.assert_array_equal(candidates[nearest(X, record.candidates), 4], own)
+    assert model.privacy_report_["public_parameters"]["target"] == "flag"
+    with pytest.raises(ValueError, match="target"):
+        fit(df, meta, target="size")
+
+
+def test_fixed_columns_never_mutate(meta):
+    from privevo.tabular import TabularRandomAPI, TabularVariationAPI
+
+    api = TabularVariationAPI(TabularRandomAPI(TableEmbedding(meta)), fixed=("flag",))
+    codes = encode_table(small_table(200), meta)
+    out = api.mutate(codes, 0.9, np.random.default_rng(0))
+    np.testing.assert_array_equal(out[:, 4], codes[:, 4])
+    assert (np.nan_to_num(out[:, :4], nan=-1) != np.nan_to_num(codes[:, :4], nan=-1)).any(1).all()
+
+
+def test_auto_share_and_rounds_from_public_inputs(meta):
+    """marginal_share="auto": each column's noise variance σ_m² = N/(2B) (N the public n_rows),
+    clipped to [0.5, 0.9]; iterations="auto": ⌊μ_PE²·N/60⌋ in [1, 3]; without n_rows 0.5, 2."""
+    from privevo import accounting
+
+    df = small_table()
+    model = fit(df, meta, iterations="auto", marginal_share="auto")
+    assert (model.marginal_share_, model.iterations_) == (0.5, 2)
+
+    def auto(n_rows):
+        sized = TableMetadata(meta.columns, n_rows=n_rows)
+        return TabularPE(1.0, 1e-5, sized, n_synthetic=50, pool=500, random_state=0).fit(df)
+
+    model = auto(1800)  # share in (0.5, 0.9): σ_m² = N/(2B); one round
+    sigma = {r["name"]: r["sigma"] for r in model.privacy_report_["releases"]}["column_marginals"]
+    assert 0.5 < model.marginal_share_ < 0.9 and sigma**2 == pytest.approx(1800 / (2 * 10))
+    assert model.iterations_ == 1 == len(model.history_)
+    assert model.privacy_report_["epsilon"] == pytest.approx(1.0, rel=1e-6)
+    model = auto(20_000)  # many rows: half the budget on marginals, rounds ⌊μ_PE²·N/60⌋ ≤ 3
+    mu_pe2 = 0.5 * accounting.mu_of_epsilon(1.0, 1e-5) ** 2
+    assert model.marginal_share_ == 0.5
+    assert model.iterations_ == int(np.clip(mu_pe2 * 20_000 // 60, 1, 3)) == len(model.history_)
+    model = auto(500)  # too few rows: capped share, one round
+    assert (model.marginal_share_, model.iterations_) == (0.9, 1)
+
+
+def test_audit_tabular_with_target_below_claim():
+    from privevo.audit import _tabular_model, audit_tabular
+
+    def make(epsilon, delta, adjacency, metadata, rng):
+        model = _tabular_model(epsilon, delta, adjacency, metadata, rng)
+        model.target = "kind"
+        return model
+
+    result = audit_tabular(1.0, 1e-5, n_runs=50, random_state=0, make_model=make)
+    assert result.consistent and result.claimed_epsilon == pytest.approx(1.0, rel=1e-6)

@@ -1019,15 +1019,18 @@ def _tabular_llrs(model, D, D_prime) -> np.ndarray:
         emb.embed(encode_table(D, emb.metadata)),
         emb.embed(encode_table(D_prime, emb.metadata)),
     )
+    pe = getattr(model, "pe_embedding_", emb)  # the rounds' space (target-weighted if set)
+    P0, P1 = pe.embed(encode_table(D, emb.metadata)), pe.embed(encode_table(D_prime, emb.metadata))
 
-    def llr(y, candidates, sigma, block=slice(None)):
+    def llr(y, candidates, sigma, block=slice(None), X0=X0, X1=X1):
         def counts(X):
             return np.bincount(reference_assign(X[:, block], candidates), minlength=len(candidates))
 
         h0, v = counts(X0), counts(X1) - counts(X0)
         return ((y - h0) @ v - 0.5 * (v @ v)) / sigma**2
 
-    out = [llr(r.noisy_counts, r.candidates, r.sigma) for r in model.engine_.history_]
+    history = model.engine_.history_
+    out = [llr(r.noisy_counts, r.candidates, r.sigma, X0=P0, X1=P1) for r in history]
     sigma_m = next(
         r["sigma"] for r in model.privacy_report_["releases"] if r["name"] == "column_marginals"
     )

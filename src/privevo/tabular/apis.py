@@ -16,6 +16,8 @@ embedded rows, so :class:`privevo.PrivateEvolution` runs unchanged.
   categorical is redrawn from the random API's distribution; a mutated
   numeric moves by N(0, (p_t·(upper − lower))²), clipped to the domain
   (or, with probability ``resample_share``, is redrawn like a random row's).
+  Columns named in ``fixed`` (e.g. a class-conditional run's label) are
+  never mutated.
 - :class:`TabPESelection` — Tab-PE's schedule: "sample" (draw m candidates
   ∝ clipped noisy votes) in the first ``sample_rounds`` rounds, then
   "rank" (top m by noisy votes; the parents stay in the next population).
@@ -103,17 +105,21 @@ class TabularVariationAPI:
         start: float = 0.5,
         end: float = 0.01,
         resample_share: float = 0.1,
+        fixed: tuple = (),
     ):
         self.random_api = random_api
         self.per_point = per_point
         self.start = start
         self.end = end
         self.resample_share = resample_share
+        self.fixed = tuple(fixed)
 
     def __repr__(self) -> str:
         return (
             f"TabularVariationAPI(per_point={self.per_point}, start={self.start}, end={self.end}, "
-            f"resample_share={self.resample_share})"
+            f"resample_share={self.resample_share}"
+            + (f", fixed={self.fixed}" if self.fixed else "")
+            + ")"
         )
 
     def vary_selection(self, selection: Selection, rng: np.random.Generator) -> np.ndarray:
@@ -127,10 +133,14 @@ class TabularVariationAPI:
         return embedding.embed(self.mutate(np.repeat(parents, k, axis=0), p, rng))
 
     def mutate(self, codes: np.ndarray, p: float, rng: np.random.Generator) -> np.ndarray:
-        """Each cell mutated with probability ``p``; one random column per row always."""
+        """Each cell mutated with probability ``p``; one random column per row always
+        (``fixed`` columns never)."""
         n, c = codes.shape
+        names = self.random_api.embedding.metadata.names
+        free = np.array([j for j in range(c) if names[j] not in self.fixed])
         mask = rng.random((n, c)) < p
-        mask[np.arange(n), rng.integers(c, size=n)] = True
+        mask[:, [j for j in range(c) if names[j] in self.fixed]] = False
+        mask[np.arange(n), free[rng.integers(len(free), size=n)]] = True
         out = codes.copy()
         for j, spec in enumerate(self.random_api.embedding.metadata.columns):
             rows = np.flatnonzero(mask[:, j])

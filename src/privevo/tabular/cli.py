@@ -56,7 +56,11 @@ def _synth_table_parser(sub) -> None:
         help="m, rows selected per PE round (default: N/30 in [50, 3000] with N the metadata's "
         "public n_rows, else 300)",
     )
-    p.add_argument("--iterations", type=int, default=2, help="T, the PE rounds (default 2)")
+    p.add_argument(
+        "--iterations",
+        type=int,
+        help="T, the PE rounds (default: from the public n_rows and the budget, TabularPE's auto)",
+    )
     p.add_argument("--selector", choices=["tabpe", "rank", "subsample", "gape"], default="tabpe")
     p.add_argument("--adjacency", choices=["add_remove", "replace"], default="add_remove")
     p.add_argument(
@@ -156,7 +160,7 @@ def _synth_table(args) -> int:
         args.epsilon,
         args.delta,
         metadata,
-        iterations=args.iterations,
+        iterations="auto" if args.iterations is None else args.iterations,
         n_synthetic="auto" if args.population is None else args.population,
         selector=args.selector,
         adjacency=args.adjacency,

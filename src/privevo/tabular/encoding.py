@@ -183,10 +183,21 @@ def _cast(series, spec: ColumnSpec, dtype):
 
 
 class TableEmbedding:
-    """The embedding of codes (module docstring); ``dim`` coordinates per row."""
+    """The embedding of codes (module docstring); ``dim`` coordinates per row.
 
-    def __init__(self, metadata: TableMetadata):
+    ``weights`` (optional, public): a factor per column name (default 1) scaling
+    that column's block, so its squared distance counts ``weight²`` times.
+    """
+
+    def __init__(self, metadata: TableMetadata, weights: dict | None = None):
         self.metadata = metadata
+        self.weights = dict(weights or {})
+        unknown = [name for name in self.weights if name not in metadata.names]
+        if unknown:
+            raise ValueError(f"weights name column(s) {unknown} that the metadata does not have")
+        if not all(float(w) > 0 for w in self.weights.values()):
+            raise ValueError(f"column weights must be > 0, got {self.weights!r}")
+        self._scale = [float(self.weights.get(spec.name, 1.0)) for spec in metadata.columns]
         self.slices = []
         start = 0
         for spec in metadata.columns:
@@ -196,20 +207,23 @@ class TableEmbedding:
         self.dim = start
 
     def __repr__(self) -> str:
-        return f"TableEmbedding({len(self.metadata.columns)} columns, dim={self.dim})"
+        weights = f", weights={self.weights}" if self.weights else ""
+        return f"TableEmbedding({len(self.metadata.columns)} columns, dim={self.dim}{weights})"
 
     def embed(self, codes: np.ndarray) -> np.ndarray:
         out = np.zeros((len(codes), self.dim))
         for j, (spec, cols) in enumerate(zip(self.metadata.columns, self.slices)):
             _embed_column(out[:, cols], codes[:, j], spec)
+            if self._scale[j] != 1.0:
+                out[:, cols] *= self._scale[j]
         return out
 
     def decode(self, points: np.ndarray) -> np.ndarray:
         points = np.asarray(points, dtype=float)
         return np.column_stack(
             [
-                _decode_block(points[:, cols], spec)
-                for spec, cols in zip(self.metadata.columns, self.slices)
+                _decode_block(points[:, cols] / scale, spec)
+                for spec, cols, scale in zip(self.metadata.columns, self.slices, self._scale)
             ]
         )
 

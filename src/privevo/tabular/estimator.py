@@ -46,6 +46,10 @@ from .metadata import TableMetadata, metadata_from_data
 
 __all__ = ["TabularPE", "DEFAULT_DELTA", "SELECTORS"]
 
+ROUND_BUDGET = 60  # μ_round²·N of one round under iterations="auto" (Tab-PE's adult setting)
+MAX_ROUNDS = 3  # iterations="auto" at most: T = 10 lost 1-way fit on gss_wages (dev seeds)
+MIN_MARGINAL_SHARE = 0.5  # marginal_share="auto" at least (less lost 1-way fit at ε = 4)
+MAX_MARGINAL_SHARE = 0.9  # marginal_share="auto" at most: the rounds keep ≥ 10 % of μ²
 DEFAULT_DELTA = 1e-6  # δ when neither delta nor the metadata's public n_rows is given
 SELECTORS = ("tabpe", "rank", "subsample", "gape")
 _COMPOSED_KEYS = (
@@ -74,14 +78,25 @@ class TabularPE:
         (the exact row count is private under add/remove adjacency)
     metadata : :class:`TableMetadata`, a path to its JSON, a dict, or None (derived from
         the data with a :class:`PrivacyLeakWarning`; the report says the guarantee fails)
-    iterations : T, the number of private releases
+    iterations : T, the number of PE rounds; ``"auto"``: ⌊μ_PE²·N/60⌋ clipped to [1, 3]
+        (μ_PE: the rounds' share of the budget, N the metadata's public ``n_rows``; else 2):
+        each round keeps μ_round²·N ≥ 60, Tab-PE's per-round budget on adult (30 rounds,
+        N ≈ 30 000, ε = 1)
     n_synthetic : m, rows selected per round, also ``sample()``'s default size; ``"auto"``:
         N/30 clipped to [50, 3000], N the metadata's public ``n_rows`` (else 300)
     variations : children per selected row (the population is m·(1 + variations))
     selector : ``"tabpe"`` (subsample, then rank), ``"rank"``, ``"subsample"``,
         ``"gape"`` or a selector object
     mutation : (start, end) of the per-column mutation probability schedule
-    marginal_share : share of μ² spent on the 1-way marginals (0: none, pure Tab-PE)
+    marginal_share : share of μ² spent on the 1-way marginals (0: none, pure Tab-PE);
+        ``"auto"``: enough for each column's noise variance to be half the sampling
+        variance of a bin with N/B rows, σ_m² = N/(2B) (N the public ``n_rows``), i.e.
+        share = 2B·C·Δ²/(μ²·N), clipped to [0.5, 0.9] (0.5 without ``n_rows``)
+    target : None or the name of a categorical label column (public): the PE votes are
+        class-conditional, as Tab-PE's per-label populations — the target's embedding block
+        is scaled by √C (C columns), so its squared distance C exceeds the at most C − 1 of
+        all other columns together and every private row votes for a candidate of its own
+        class; children keep their parent's class. Same histogram, same sensitivity.
     bins : equal-width bins of a numeric column's public domain in its marginal
     pool : rows of the output pool (0: Tab-PE's output, the last candidates weighted by
         their votes above ``threshold``·σ, raked to the marginals if ``rake``, each cell
@@ -96,7 +111,9 @@ class TabularPE:
     last round's candidates); weights_ : their weights; n_synthetic_ : m; privacy_report_ ;
     engine_ : the fitted :class:`privevo.PrivateEvolution` (its ``history_`` holds every
     round's candidates and noisy votes); marginal_counts_ : the noisy 1-way marginals
-    (per column, over :func:`~privevo.tabular.marginals.cell_candidates`); embedding_
+    (per column, over :func:`~privevo.tabular.marginals.cell_candidates`); embedding_ ;
+    marginal_share_, iterations_ : the share and T used; pe_embedding_ : the PE rounds'
+    embedding (``embedding_`` unless ``target`` is set)
     """
 
     def __init__(
@@ -105,13 +122,14 @@ class TabularPE:
         delta: float | None = None,
         metadata=None,
         *,
-        iterations: int = 2,
+        iterations="auto",
         n_synthetic="auto",
         variations: int = 2,
         selector="tabpe",
         mutation: tuple[float, float] = (0.5, 0.01),
         threshold: float = 1.0,
-        marginal_share: float = 0.5,
+        marginal_share="auto",
+        target: str | None = None,
         bins: int = 10,
         rake: bool = True,
         smooth: float = 0.0,
@@ -131,6 +149,7 @@ class TabularPE:
         self.mutation = mutation
         self.threshold = threshold
         self.marginal_share = marginal_share
+        self.target = target
         self.bins = bins
         self.rake = rake
         self.smooth = smooth
@@ -149,12 +168,16 @@ class TabularPE:
             self.accountant.check(epsilon=self.epsilon, delta=delta, name="TabularPE")
         if metadata is None:
             metadata = metadata_from_data(df)
+        self.marginal_share_ = self._share(metadata, delta)  # public inputs only
+        self.iterations_ = self._rounds(metadata, delta)
         rng = check_random_state(self.random_state)
         embedding = TableEmbedding(metadata)
         X = embedding.embed(encode_table(df, metadata))
         self.dtypes_ = {str(c): str(df[c].dtype) for c in df.columns}
         marginals = self._marginals(X, embedding, delta, rng)
-        engine = self._engine(embedding, metadata, delta, rng, marginals).fit(X)
+        pe_embedding = self._pe_embedding(metadata)
+        X_pe = X if pe_embedding is None else pe_embedding.embed(encode_table(df, metadata))
+        engine = self._engine(pe_embedding or embedding, metadata, delta, rng, marginals).fit(X_pe)
         self._finish(engine, embedding, metadata, marginals, delta)
         if self.accountant is not None:
             self.accountant.charge(self.privacy_report_, name="TabularPE")
@@ -181,16 +204,19 @@ class TabularPE:
     def _check_params(self) -> tuple[TableMetadata | None, float]:
         if self.epsilon != math.inf:
             check_epsilon(self.epsilon)
-        check_positive_int(self.iterations, "iterations")
+        if self.iterations != "auto":
+            check_positive_int(self.iterations, "iterations")
         if self.n_synthetic != "auto":
             check_positive_int(self.n_synthetic, "n_synthetic")
         check_positive_int(self.pool, "pool", minimum=0)
         check_positive_int(self.variations, "variations")
         check_adjacency(self.adjacency)
         _check_mutation(self.mutation)
-        if not (isinstance(self.marginal_share, (int, float)) and 0 <= self.marginal_share < 1):
+        if self.marginal_share != "auto" and not (
+            isinstance(self.marginal_share, (int, float)) and 0 <= self.marginal_share < 1
+        ):
             raise ValueError(
-                "marginal_share must be in [0, 1) (0: no 1-way marginals), "
+                "marginal_share must be 'auto' or in [0, 1) (0: no 1-way marginals), "
                 f"got {self.marginal_share!r}"
             )
         check_positive_int(self.bins, "bins")
@@ -201,6 +227,17 @@ class TabularPE:
         metadata = _as_metadata(self.metadata)
         return metadata, self._delta(metadata)
 
+    def _pe_embedding(self, metadata: TableMetadata) -> TableEmbedding | None:
+        """The PE rounds' embedding: the target's block scaled by √C (None: no target)."""
+        if self.target is None:
+            return None
+        if self.target not in metadata.names or metadata[self.target].is_numeric:
+            raise ValueError(
+                f"target {self.target!r} must be a categorical or boolean column of the metadata "
+                f"(columns: {list(metadata.names)})"
+            )
+        return TableEmbedding(metadata, {self.target: math.sqrt(len(metadata.columns))})
+
     def _delta(self, metadata: TableMetadata | None) -> float:
         if self.delta is not None:
             return check_delta(self.delta)
@@ -209,7 +246,31 @@ class TabularPE:
 
     @property
     def _measures_marginals(self) -> bool:
-        return self.marginal_share > 0 and self.epsilon != math.inf
+        return self.marginal_share != 0 and self.epsilon != math.inf
+
+    def _share(self, metadata: TableMetadata, delta: float) -> float:
+        """The share of μ² spent on the marginals: ``marginal_share``, or its public rule."""
+        if self.marginal_share != "auto":
+            return float(self.marginal_share)
+        n, n_columns = metadata.n_rows, len(metadata.columns)
+        if not n or self.epsilon == math.inf:
+            return 0.5
+        mu = accounting.mu_of_epsilon(self.epsilon, delta)
+        share = 2 * self.bins * n_columns * check_adjacency(self.adjacency) ** 2 / (mu**2 * n)
+        return float(np.clip(share, MIN_MARGINAL_SHARE, MAX_MARGINAL_SHARE))
+
+    def _rounds(self, metadata: TableMetadata, delta: float) -> int:
+        """T: ``iterations``, or ⌊μ_PE²·N/60⌋ clipped to [1, 3] (2 without public n_rows)."""
+        if self.iterations != "auto":
+            return self.iterations
+        n = metadata.n_rows
+        if not n:
+            return 2
+        if self.epsilon == math.inf:
+            return MAX_ROUNDS
+        share = self._share(metadata, delta) if self._measures_marginals else 0.0
+        mu_pe2 = (1.0 - share) * accounting.mu_of_epsilon(self.epsilon, delta) ** 2
+        return int(np.clip(mu_pe2 * n // ROUND_BUDGET, 1, MAX_ROUNDS))
 
     def _marginals(
         self, X: np.ndarray, embedding: TableEmbedding, delta: float, rng
@@ -224,15 +285,16 @@ class TabularPE:
         return {"targets": [probabilities(h) for h in noisy], "release": release, "noisy": noisy}
 
     def _marginal_sigma(self, delta: float, n_columns: int) -> float:
-        """σ of the C marginal releases: √C·Δ/μ_m with μ_m² = share·μ(ε, δ)²."""
-        mu = math.sqrt(self.marginal_share) * accounting.mu_of_epsilon(self.epsilon, delta)
-        return math.sqrt(n_columns) * check_adjacency(self.adjacency) / mu
+        """σ of the C marginal releases: √C·Δ/μ_m with μ_m² = share·μ(ε, δ)² (rounded up)."""
+        budget = accounting.quadratic_budget(self.epsilon, delta)
+        sensitivity = check_adjacency(self.adjacency)
+        return accounting.share_sigma(budget, self.marginal_share_, sensitivity, n_columns)
 
     def _pe_epsilon(self, delta: float) -> float:
         """ε left to the PE rounds: ε((1 − share)^½·μ) at δ (exact GDP split)."""
         if not self._measures_marginals:
             return self.epsilon
-        mu = math.sqrt(1.0 - self.marginal_share) * accounting.mu_of_epsilon(self.epsilon, delta)
+        mu = math.sqrt(1.0 - self.marginal_share_) * accounting.mu_of_epsilon(self.epsilon, delta)
         return accounting.epsilon_of_mu(mu, delta)
 
     def _population(self, metadata: TableMetadata) -> int:
@@ -253,14 +315,20 @@ class TabularPE:
             }
         random_api = TabularRandomAPI(embedding, samplers=samplers)
         start, end = self.mutation
-        variation = TabularVariationAPI(random_api, per_point=self.variations, start=start, end=end)
+        variation = TabularVariationAPI(
+            random_api,
+            per_point=self.variations,
+            start=start,
+            end=end,
+            fixed=() if self.target is None else (self.target,),
+        )
         m = self.n_synthetic_ = self._population(metadata)
         return PrivateEvolution(
             random_api,
             variation,
             _make_selector(self.selector),
             m,
-            self.iterations,
+            self.iterations_,
             self._pe_epsilon(delta),
             delta,
             self.adjacency,
@@ -272,7 +340,9 @@ class TabularPE:
                 "embedding": repr(embedding),
                 "variations": self.variations,
                 "threshold_sigmas": self.threshold,
-                "marginal_share": self.marginal_share,
+                "marginal_share": self.marginal_share_,
+                "iterations": self.iterations_,
+                "target": self.target,
                 "bins": self.bins,
                 "rake": self.rake,
             },
@@ -286,10 +356,11 @@ class TabularPE:
         marginals: dict | None,
         delta: float,
     ) -> None:
-        codes, weights = self._output(engine, embedding, marginals)
+        codes, weights = self._output(engine, engine.random_api.embedding, marginals)
         self.engine_, self.metadata_, self.codes_, self.weights_ = engine, metadata, codes, weights
         self.samplers_ = engine.random_api.samplers
         self.embedding_ = embedding
+        self.pe_embedding_ = engine.random_api.embedding  # the rounds' (target-weighted) space
         self.marginal_counts_ = (
             None if marginals is None else marginals["noisy"]
         )  # the DP release itself
