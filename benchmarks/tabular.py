@@ -41,7 +41,6 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import tabular_data  # noqa: E402
-
 from privevo import TabularPE, accounting  # noqa: E402
 from privevo.metrics import downstream_accuracy, marginal_tvd  # noqa: E402
 from privevo.tabular import TableEmbedding, decode_codes, encode_table  # noqa: E402

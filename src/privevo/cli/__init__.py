@@ -126,7 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     from .text import add_text_commands  # synth-text, intrinsic-dim (stdlib-only import)
 
     add_text_commands(sub)
-    __import__("privevo.tabular.cli", fromlist=["cli"]).add_tabular_commands(
-        sub
-    )  # synth-table, metadata
+    from .table import add_tabular_commands  # synth-table, metadata
+
+    add_tabular_commands(sub)
     return parser

@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..cli._common import _command  # one helper for every command
+from ._common import _command  # one helper for every command
 
 __all__ = ["add_tabular_commands", "read_table"]
 
@@ -78,7 +78,7 @@ def _synth_table_parser(sub) -> None:
 
 
 def _metadata_parser(sub) -> None:
-    from .metadata import DESCRIPTION_SYNTAX
+    from ..tabular.metadata import DESCRIPTION_SYNTAX
 
     p = _command(
         sub,
@@ -146,7 +146,7 @@ def _write_table(path: Path, df) -> None:
 
 def _synth_table(args) -> int:
     from ..io import check_output_path, report_path_for, write_json, write_outputs
-    from .estimator import TabularPE
+    from ..tabular.estimator import TabularPE
 
     for name in ("rows", "population", "iterations"):
         value = getattr(args, name)
@@ -179,7 +179,7 @@ def _synth_table(args) -> int:
 
 
 def _load_metadata(path):
-    from .metadata import TableMetadata
+    from ..tabular.metadata import TableMetadata
 
     return None if path is None else TableMetadata.from_json(_existing(path))
 
@@ -215,7 +215,7 @@ def _print_summary(args, out: Path, report_path: Path, rows: int, report: dict) 
 
 def _metadata(args) -> int:
     from ..io import check_output_path, write_json, write_outputs
-    from .metadata import metadata_from_data, metadata_from_description
+    from ..tabular.metadata import metadata_from_data, metadata_from_description
 
     out = check_output_path(args.output, (".json",)) if args.output else None
     if args.public_description:
