@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test setup bench clean
+.PHONY: demo test lint setup bench clean
 
 $(BIN)/privevo: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,8 +18,12 @@ setup: $(BIN)/privevo
 demo: setup
 	$(BIN)/privevo demo
 
-test: setup
+test: setup lint
 	$(BIN)/python -m pytest
+
+lint: setup  # house rules: ruff format + lint (line length 100); the boundary test runs in pytest
+	$(BIN)/ruff format --check src tests benchmarks setup.py
+	$(BIN)/ruff check src tests benchmarks setup.py
 
 bench: setup
 	$(BIN)/python benchmarks/histogram.py

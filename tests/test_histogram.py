@@ -1,10 +1,9 @@
 import numpy as np
 import pytest
 
+from privevo.private import flat, nn_histogram, noisy_nn_histogram, reference_assign
 from privevo.private import kernel as histogram
-from privevo.private import flat
 from privevo.private import lowd as _lowd_kernel
-from privevo.private import nn_histogram, noisy_nn_histogram, reference_assign
 
 BACKENDS = histogram.available_backends()
 LOCAL = [b for b in BACKENDS if b in ("numpy", "faiss", "lowd")]
