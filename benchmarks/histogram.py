@@ -22,8 +22,14 @@ import time
 
 import numpy as np
 
-from privevo import _lowd_kernel
-from privevo.histogram import available_backends, nn_histogram, noisy_nn_histogram, reference_assign
+from privevo.private import (
+    available_backends,
+    flat,
+    nn_histogram,
+    noisy_nn_histogram,
+    reference_assign,
+)
+from privevo.private import lowd as _lowd_kernel
 
 LOW_D = [(200_000, m, d) for d in (2, 4, 16) for m in (100, 2_000, 20_000)]
 FULL = LOW_D + [
@@ -188,7 +194,7 @@ def small_calls(calls: int) -> None:
             ),
         }
     )
-    saved, _lowd_kernel.SMALL_WORK = _lowd_kernel.SMALL_WORK, 0
+    saved, flat.SMALL_WORK = flat.SMALL_WORK, 0
     try:
         rows.append(
             {
@@ -199,7 +205,7 @@ def small_calls(calls: int) -> None:
             }
         )
     finally:
-        _lowd_kernel.SMALL_WORK = saved
+        flat.SMALL_WORK = saved
     print(f"\nRelease on n = 200, m = 2, d = 2 (median of {calls} calls)\n")
     print(_table(rows, ["path", "median ms"]))
 
@@ -213,17 +219,17 @@ def small_crossover(calls: int) -> None:
         row = {"n·m·d": f"{n * 32 * 4:.0e}"}
         for backend in ("lowd", "numpy") if _lowd_kernel.available() else ("numpy",):
             for label, threshold in (("1 thread", float("inf")), ("threads", 0)):
-                saved, _lowd_kernel.SMALL_WORK = _lowd_kernel.SMALL_WORK, threshold
+                saved, flat.SMALL_WORK = flat.SMALL_WORK, threshold
                 try:
                     row[f"{backend} {label} ms"] = _median_ms(
                         lambda: nn_histogram(X, C, backend=backend), calls
                     )
                 finally:
-                    _lowd_kernel.SMALL_WORK = saved
+                    flat.SMALL_WORK = saved
         rows.append(row)
     print(
         f"\nSmall-call crossover (m = 32, d = 4; median ms of {calls} calls; "
-        f"threshold in use: n·m·d < {_lowd_kernel.SMALL_WORK:.0e})\n"
+        f"threshold in use: n·m·d < {flat.SMALL_WORK:.0e})\n"
     )
     print(_table(rows, list(rows[0])))
 
