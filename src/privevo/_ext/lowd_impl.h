@@ -257,6 +257,35 @@ SUFFIX(tree_body)(const int D, const float *xt, const tree_view *t, int rows, co
     V_STORE(m1_out, m1);
     V_STORE(m2_out, m2);
     I_STORE(idx_out, idx);
+#ifdef BLOCK_INDEX
+    /* idx holds the block m1 came from: the first candidate of that block with the same
+     * float32 score (same FMAs in the same order), -1 if none; a later equal score is a
+     * tie, and then m2 == m1 */
+    for (int r = 0; r < rows; r++) {
+        const int64_t j0 = idx_out[r];
+        int32_t found = -1;
+        if (j0 >= 0 && j0 + KBLOCK <= t->u) {
+            unsigned hit = 0;
+#pragma GCC unroll 8
+            for (int q = 0; q < KBLOCK; q++) {
+                const float *c = t->cand + (j0 + q) * stride;
+                float sc = c[D];
+#pragma GCC unroll 32
+                for (int k = 0; k < D; k++) sc = S_FMA(xt[k * W + r], c[k], sc);
+                hit |= (unsigned)(sc == m1_out[r]) << q;
+            }
+            found = hit ? (int32_t)(j0 + __builtin_ctz(hit)) : -1;
+        } else {
+            for (int64_t jj = j0; jj >= 0 && jj < t->u && jj < j0 + KBLOCK && found < 0; jj++) {
+                const float *c = t->cand + jj * stride;
+                float sc = c[D];
+                for (int k = 0; k < D; k++) sc = S_FMA(xt[k * W + r], c[k], sc);
+                if (sc == m1_out[r]) found = (int32_t)jj;
+            }
+        }
+        idx_out[r] = found;
+    }
+#endif
 }
 
 #define DEFINE_TREE(DP)                                                                    \
@@ -348,17 +377,7 @@ SUFFIX(assign_tree_rows)(const void *x, int x_is_double, int64_t n, int d, const
             double bound = gamma2 * (2.0 * rn * max_norm + mm + 1e-30);
             double gap = (double)m2[r] - (double)m1[r];
             int safe = (rn + max_norm) * (rn + max_norm) <= 1e37 && isfinite(m1[r]) && gap > bound;
-            int64_t found = -1;
-#ifdef BLOCK_INDEX
-            for (int64_t jj = idx[r]; jj < u && jj < (int64_t)idx[r] + KBLOCK && found < 0; jj++) {
-                const float *c = t->cand + jj * (dp + 1);
-                float sc = c[dp];
-                for (int k = 0; k < dp; k++) sc = S_FMA(xt[k * W + r], c[k], sc);
-                if (sc == m1[r]) found = jj;
-            }
-#else
-            found = idx[r] >= 0 && idx[r] < u ? idx[r] : -1;
-#endif
+            const int64_t found = idx[r] >= 0 && idx[r] < u ? idx[r] : -1;
             safe = safe && found >= 0;
             labels[row] = found >= 0 ? t->perm[found] : 0;
             if (m1_out) m1_out[row] = m1[r];
