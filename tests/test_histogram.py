@@ -228,7 +228,7 @@ def test_lowd_tree_ties_duplicates_and_near_ties(isa, leaf, d, monkeypatch):
     # equals the float64 brute force: exact ties (integer grid, duplicate candidates, rows
     # on midpoints), near ties (1e-9 off a midpoint), far rows, float32 input, threads
     monkeypatch.setattr(_lowd_kernel, "TREE_LEAF", leaf)
-    monkeypatch.setattr(_lowd_kernel, "TREE_MIN_CANDIDATES", 1)
+    monkeypatch.setattr(_lowd_kernel, "TREE_MIN_CANDIDATES", dict.fromkeys(range(1, 5), 1))
     rng = np.random.default_rng(10 * d + leaf)
     C = rng.integers(-6, 7, size=(400, d)).astype(float)  # duplicates, merged by prepare
     X = np.concatenate(
@@ -257,7 +257,7 @@ def test_lowd_tree_ties_duplicates_and_near_ties(isa, leaf, d, monkeypatch):
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("m", [1, 2, 5, 300, 3000])
 def test_lowd_tree_sizes_and_empty_input(isa, m, monkeypatch):
-    monkeypatch.setattr(_lowd_kernel, "TREE_MIN_CANDIDATES", 1)
+    monkeypatch.setattr(_lowd_kernel, "TREE_MIN_CANDIDATES", dict.fromkeys(range(1, 5), 1))
     X, C = clustered(np.random.default_rng(m), 2000, m, 2)
     prepared = histogram.prepare_candidates(C)
     tree, flat = _tree_and_flat(X, prepared, isa)
@@ -273,7 +273,7 @@ def test_lowd_tree_degenerate_candidates_and_nonfinite_rows():
     C = np.vstack([C, [[0.0, 1e6]]])
     X = np.random.default_rng(0).standard_normal((3000, 2)) * [1.0, 1e3]
     np.testing.assert_array_equal(nn_histogram(X, C, backend="lowd"), reference_counts(X, C))
-    assert len(C) >= _lowd_kernel.TREE_MIN_CANDIDATES
+    assert len(C) >= _lowd_kernel.TREE_MIN_CANDIDATES[2]
     X[17, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         nn_histogram(X, C, backend="lowd")

@@ -9,6 +9,15 @@ candidates shifted by the public candidate mean), the running minimum, the
 block of 8 candidates it came from and the second minimum per row. No score
 buffer exists.
 
+For d ≤ ``TREE_MAX_DIM`` and enough candidates (``TREE_MIN_CANDIDATES``) the
+candidates go into a k-d tree (median splits, ``TREE_LEAF`` a leaf) and the
+rows, taken in Morton order, search it W at a time, nearest leaf first: a
+subtree is skipped when the distance between the group's box of rows and its
+box exceeds, for every row, the current second-best float32 score plus ‖x‖²
+and the rounding bound, so every skipped candidate's float32 score is above
+m2 and the outputs (best, second best, unsure flag) are those of the flat
+scan; the fix-up's search for possible winners skips subtrees the same way.
+
 Exactness is the numpy kernel's: a row whose best and second-best float32
 scores differ by at most the rounding bound 2·γ·(2‖x‖·max‖c‖ + max‖c‖²),
 γ = (d + 4)·2⁻²⁴ (this kernel's arithmetic, see :func:`_assign_chunk`; the
@@ -45,7 +54,8 @@ _PADDED = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)  # specialised widths; d is zero-pa
 _ISAS = ("scalar", "avx2", "avx512")
 _CHUNK_ROWS = 16384
 TREE_MAX_DIM = 4  # d above this: the flat scan (a box bound prunes little in high d)
-TREE_MIN_CANDIDATES = 256  # fewer unique candidates: the flat scan (measured crossover)
+# fewer unique candidates than this (by d): the flat scan (crossovers, benchmarks/histogram.py)
+TREE_MIN_CANDIDATES = {1: 512, 2: 256, 3: 384, 4: 512}
 TREE_LEAF = 64  # candidates per leaf of the candidate tree
 _TREE_CHUNK_ROWS = 65536  # denser rows, tighter groups: the tree path takes bigger chunks
 
@@ -77,7 +87,7 @@ def _packed(prepared) -> tuple[np.ndarray, int]:
 def _tree(cand: np.ndarray, dp: int, d: int) -> np.ndarray | None:
     """k-d tree over the packed candidates (``_lowd.build_tree``), or None for the flat scan."""
     u = len(cand)
-    if d > TREE_MAX_DIM or u < TREE_MIN_CANDIDATES:
+    if d > TREE_MAX_DIM or u < TREE_MIN_CANDIDATES.get(d, 2**62):
         return None
     tree = np.empty(_lowd.tree_words(u, dp), dtype=np.int64)
     _lowd.build_tree(cand, u, dp, d, TREE_LEAF, tree)
