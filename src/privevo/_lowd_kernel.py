@@ -55,7 +55,7 @@ _ISAS = ("scalar", "avx2", "avx512")
 _CHUNK_ROWS = 16384
 TREE_MAX_DIM = 4  # d above this: the flat scan (a box bound prunes little in high d)
 # fewer unique candidates than this (by d): the flat scan (crossovers, benchmarks/histogram.py)
-TREE_MIN_CANDIDATES = {1: 512, 2: 256, 3: 384, 4: 512}
+TREE_MIN_CANDIDATES = {1: 512, 2: 256, 3: 384, 4: 768}
 TREE_LEAF = 64  # candidates per leaf of the candidate tree
 _TREE_CHUNK_ROWS = 65536  # denser rows, tighter groups: the tree path takes bigger chunks
 
@@ -216,9 +216,11 @@ def assign(
     if n * len(cand) * prepared.dim < SMALL_WORK and chunk_size is None:
         return _assign_chunk(_chunk(block, 0, n, prepared), prepared, cand, dp, which, tree)
     workers = max(1, n_threads or os.cpu_count() or 1)
-    rows = chunk_size or max(
-        256, min(_CHUNK_ROWS if tree is None else _TREE_CHUNK_ROWS, -(-n // workers))
-    )
+    if chunk_size or tree is None:
+        rows = chunk_size or max(256, min(_CHUNK_ROWS, -(-n // workers)))
+    else:  # big chunks (tighter groups of rows), as many per thread
+        chunks = workers * -(-n // (workers * _TREE_CHUNK_ROWS))
+        rows = max(256, -(-n // chunks))
     starts = range(0, n, rows)
     labels = np.empty(n, dtype=np.int64)
 

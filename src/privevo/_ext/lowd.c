@@ -209,17 +209,6 @@ static inline double tree_box_lb(const tree_view *t, int32_t nd, const float *gl
     return s;
 }
 
-/* Leaf of the tree a point falls in (by the split values: any leaf would be correct). */
-static inline int32_t tree_leaf_of(const tree_view *t, const float *xf)
-{
-    int32_t nd = 0;
-    while (t->node[(int64_t)nd * 6 + 2] >= 0) {
-        const int32_t *n = t->node + (int64_t)nd * 6;
-        nd = xf[n[4]] < t->split[nd] ? n[2] : n[3];
-    }
-    return nd;
-}
-
 #define U32 (1.0 / 16777216.0)
 
 /* Bits 0..b-1 of v moved to bits 0, d, 2d, ... (Morton interleave), d = 1..4 by masks. */
