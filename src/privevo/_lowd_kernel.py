@@ -144,7 +144,9 @@ def _assign_chunk(chunk, prepared, cand: np.ndarray, dp: int, which: int, tree=N
     return labels
 
 
-def _fix_up(x: np.ndarray, rows: np.ndarray, m1: np.ndarray, prepared, cand, gamma2: float, tree=None):
+def _fix_up(
+    x: np.ndarray, rows: np.ndarray, m1: np.ndarray, prepared, cand, gamma2: float, tree=None
+):
     """Exact labels of the unsure rows: float64 ‖x − c‖² over their possible winners.
 
     The possible winners of a row are the candidates whose float32 score is within
