@@ -208,6 +208,81 @@ def test_lowd_kernel_rejects_wide_data_and_reports_nonfinite_rows():
         nn_histogram(X, C, backend="lowd")
 
 
+def _tree_and_flat(X, prepared, isa, **kw):
+    """Labels from the candidate-tree path and from the flat scan (both exact)."""
+    tree = _lowd_kernel.assign(X, prepared, which_isa=isa, **kw)
+    saved = _lowd_kernel.TREE_MAX_DIM
+    _lowd_kernel.TREE_MAX_DIM = 0
+    try:
+        flat = _lowd_kernel.assign(X, prepared, which_isa=isa, **kw)
+    finally:
+        _lowd_kernel.TREE_MAX_DIM = saved
+    return tree, flat
+
+
+@needs_lowd
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("leaf", [1, 3, 8, 64])
+@pytest.mark.parametrize("d", [1, 2, 3, 4])
+def test_lowd_tree_ties_duplicates_and_near_ties(isa, leaf, d, monkeypatch):
+    # the tree path (d <= TREE_MAX_DIM, u >= TREE_MIN_CANDIDATES; forced down to u = 1 here)
+    # equals the float64 brute force: exact ties (integer grid, duplicate candidates, rows
+    # on midpoints), near ties (1e-9 off a midpoint), far rows, float32 input, threads
+    monkeypatch.setattr(_lowd_kernel, "TREE_LEAF", leaf)
+    monkeypatch.setattr(_lowd_kernel, "TREE_MIN_CANDIDATES", dict.fromkeys(range(1, 5), 1))
+    rng = np.random.default_rng(10 * d + leaf)
+    C = rng.integers(-6, 7, size=(400, d)).astype(float)  # duplicates, merged by prepare
+    X = np.concatenate(
+        [
+            rng.integers(-7, 8, size=(700, d)) + 0.5 * rng.integers(0, 2, size=(700, d)),
+            rng.integers(-6, 7, size=(300, d)) + 0.5 + 1e-9 * rng.standard_normal((300, d)),
+            50.0 * rng.standard_normal((40, d)),
+        ]
+    )
+    X = np.repeat(X, 17, axis=0)[rng.permutation(17 * len(X))[: 17 * len(X) // 2]]
+    X = np.concatenate([X, np.repeat(X[:200], 20, axis=0)])  # whole groups of equal rows
+    prepared = histogram.prepare_candidates(C)
+    expected = reference_assign(X, prepared.unique)
+    for kw in [{}, {"chunk_size": 97, "n_threads": 3}]:
+        tree, flat = _tree_and_flat(X, prepared, isa, **kw)
+        np.testing.assert_array_equal(tree, expected)
+        np.testing.assert_array_equal(flat, expected)
+    X32 = X.astype(np.float32)
+    np.testing.assert_array_equal(
+        _lowd_kernel.assign(X32, prepared, which_isa=isa),
+        reference_assign(X32.astype(float), prepared.unique),
+    )
+
+
+@needs_lowd
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("m", [1, 2, 5, 300, 3000])
+def test_lowd_tree_sizes_and_empty_input(isa, m, monkeypatch):
+    monkeypatch.setattr(_lowd_kernel, "TREE_MIN_CANDIDATES", dict.fromkeys(range(1, 5), 1))
+    X, C = clustered(np.random.default_rng(m), 2000, m, 2)
+    prepared = histogram.prepare_candidates(C)
+    tree, flat = _tree_and_flat(X, prepared, isa)
+    np.testing.assert_array_equal(tree, reference_assign(X, prepared.unique))
+    np.testing.assert_array_equal(flat, tree)
+    assert _lowd_kernel.assign(X[:0], prepared, which_isa=isa).shape == (0,)
+
+
+@needs_lowd
+def test_lowd_tree_degenerate_candidates_and_nonfinite_rows():
+    # all candidates on a line (zero extent in one coordinate), and one on the far side
+    C = np.c_[np.linspace(-1, 1, 500), np.zeros(500)]
+    C = np.vstack([C, [[0.0, 1e6]]])
+    X = np.random.default_rng(0).standard_normal((3000, 2)) * [1.0, 1e3]
+    np.testing.assert_array_equal(nn_histogram(X, C, backend="lowd"), reference_counts(X, C))
+    assert len(C) >= _lowd_kernel.TREE_MIN_CANDIDATES[2]
+    X[17, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        nn_histogram(X, C, backend="lowd")
+    X[17, 0] = 1e300
+    with pytest.raises(ValueError, match="NaN"):
+        nn_histogram(X, C, backend="lowd")
+
+
 @pytest.mark.parametrize("backend", LOCAL)
 def test_small_calls_equal_the_chunked_path(backend, monkeypatch):
     X, C = clustered(np.random.default_rng(6), 200, 2, 2)

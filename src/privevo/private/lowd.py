@@ -9,6 +9,15 @@ candidates shifted by the public candidate mean), the running minimum, the
 block of 8 candidates it came from and the second minimum per row. No score
 buffer exists.
 
+For d ≤ ``TREE_MAX_DIM`` and enough candidates (``TREE_MIN_CANDIDATES``) the
+candidates go into a k-d tree (median splits, ``TREE_LEAF`` a leaf) and the
+rows, taken in Morton order, search it W at a time, nearest leaf first: a
+subtree is skipped when the distance between the group's box of rows and its
+box exceeds, for every row, the current second-best float32 score plus ‖x‖²
+and the rounding bound, so every skipped candidate's float32 score is above
+m2 and the outputs (best, second best, unsure flag) are those of the flat
+scan; the fix-up's search for possible winners skips subtrees the same way.
+
 Exactness is the numpy kernel's: a row whose best and second-best float32
 scores differ by at most the rounding bound 2·γ·(2‖x‖·max‖c‖ + max‖c‖²),
 γ = (d + 4)·2⁻²⁴ (this kernel's arithmetic, see :func:`_assign_chunk`; the
@@ -46,6 +55,11 @@ AUTO_MAX_DIM = 32  # backend="auto" uses this kernel up to here (benchmarks/hist
 _PADDED = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)  # specialised widths; d is zero-padded up
 _ISAS = ("scalar", "avx2", "avx512")
 _CHUNK_ROWS = 16384
+TREE_MAX_DIM = 4  # d above this: the flat scan (a box bound prunes little in high d)
+# fewer unique candidates than this (by d): the flat scan (crossovers, benchmarks/histogram.py)
+TREE_MIN_CANDIDATES = {1: 512, 2: 256, 3: 384, 4: 768}
+TREE_LEAF = 64  # candidates per leaf of the candidate tree
+_TREE_CHUNK_ROWS = 65536  # denser rows, tighter groups: the tree path takes bigger chunks
 
 
 def available() -> bool:
@@ -72,13 +86,23 @@ def _packed(prepared) -> tuple[np.ndarray, int]:
     return cand, dp
 
 
+def _tree(cand: np.ndarray, dp: int, d: int) -> np.ndarray | None:
+    """k-d tree over the packed candidates (``_lowd.build_tree``), or None for the flat scan."""
+    u = len(cand)
+    if d > TREE_MAX_DIM or u < TREE_MIN_CANDIDATES.get(d, 2**62):
+        return None
+    tree = np.empty(_lowd.tree_words(u, dp), dtype=np.int64)
+    _lowd.build_tree(cand, u, dp, d, TREE_LEAF, tree)
+    return tree
+
+
 def _contiguous_rows(chunk: np.ndarray) -> np.ndarray:
     if chunk.dtype in (np.float64, np.float32) and chunk.flags.c_contiguous:
         return chunk
     return np.ascontiguousarray(chunk, dtype=np.float64)
 
 
-def _assign_chunk(chunk, prepared, cand: np.ndarray, dp: int, which: int) -> np.ndarray:
+def _assign_chunk(chunk, prepared, cand: np.ndarray, dp: int, which: int, tree=None) -> np.ndarray:
     """Exact nearest unique candidate of each row of one chunk (extension + float64 fix-up)."""
 
     x = _contiguous_rows(chunk)
@@ -90,32 +114,40 @@ def _assign_chunk(chunk, prepared, cand: np.ndarray, dp: int, which: int) -> np.
     # kernel's arithmetic (x, −2c and ‖c‖² rounded to float32: 3u; a chain of d FMAs: d·u,
     # Higham Thm 3.5; zero padding adds exact zeros); a gap above twice (d + 4)·u·(…) is safe.
     gamma2 = 2.0 * (d + 4) * _U32
-    n_unsure = _lowd.assign(
-        x,
-        int(x.dtype == np.float64),
-        n,
-        d,
-        prepared.shift,
-        cand,
-        len(cand),
-        dp,
-        gamma2,
-        prepared.max_norm,
-        labels,
-        unsure,
-        which,
-        None,
-        m1,
-    )
+    if tree is not None:  # the same outputs; subtrees provably beyond every row's m2 skipped
+        n_unsure = _lowd.assign_tree(
+            x, int(x.dtype == np.float64), n, d, prepared.shift, tree, gamma2,
+            prepared.max_norm, labels, unsure, which, m1,
+        )  # fmt: skip
+    else:
+        n_unsure = _lowd.assign(
+            x,
+            int(x.dtype == np.float64),
+            n,
+            d,
+            prepared.shift,
+            cand,
+            len(cand),
+            dp,
+            gamma2,
+            prepared.max_norm,
+            labels,
+            unsure,
+            which,
+            None,
+            m1,
+        )
     if n_unsure:
         rows = np.flatnonzero(unsure)
         # possible winners: float32 score (any order, two roundings a term: (2d + 3)·u·(…))
         # within both errors of the best, (3d + 8)·u·(…) ≤ the numpy kernel's 4(d + 8)·u·(…)
-        labels[rows] = _fix_up(x, rows, m1[rows], prepared, cand, 4.0 * (d + 8) * _U32)
+        labels[rows] = _fix_up(x, rows, m1[rows], prepared, cand, 4.0 * (d + 8) * _U32, tree)
     return labels
 
 
-def _fix_up(x: np.ndarray, rows: np.ndarray, m1: np.ndarray, prepared, cand, gamma2: float):
+def _fix_up(
+    x: np.ndarray, rows: np.ndarray, m1: np.ndarray, prepared, cand, gamma2: float, tree=None
+):
     """Exact labels of the unsure rows: float64 ‖x − c‖² over their possible winners.
 
     The possible winners of a row are the candidates whose float32 score is within
@@ -130,22 +162,28 @@ def _fix_up(x: np.ndarray, rows: np.ndarray, m1: np.ndarray, prepared, cand, gam
     flag = np.empty(nr, dtype=np.uint8)
     cap = min(nr * len(cand), max(1024, 32 * nr))
     pair_row, pair_cand = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
-    count = _lowd.near_pairs(
-        x,
-        int(x.dtype == np.float64),
-        x.shape[1],
-        rows,
-        nr,
-        prepared.shift,
-        prepared.scores_t,
-        len(cand),
-        gamma2,
-        prepared.max_norm,
-        m1,
-        pair_row,
-        pair_cand,
-        flag,
-    )
+    if tree is not None:  # the same pairs, far subtrees skipped
+        count = _lowd.near_pairs_tree(
+            x, int(x.dtype == np.float64), x.shape[1], rows, nr, prepared.shift, tree, gamma2,
+            prepared.max_norm, m1, pair_row, pair_cand, flag,
+        )  # fmt: skip
+    else:
+        count = _lowd.near_pairs(
+            x,
+            int(x.dtype == np.float64),
+            x.shape[1],
+            rows,
+            nr,
+            prepared.shift,
+            prepared.scores_t,
+            len(cand),
+            gamma2,
+            prepared.max_norm,
+            m1,
+            pair_row,
+            pair_cand,
+            flag,
+        )
     if count < 0:  # very many near ties: the numpy kernel's fix-up
         return _assign_rows(x[rows], prepared)
     pr, pc = pair_row[:count], pair_cand[:count]
@@ -174,18 +212,23 @@ def assign(
     _check(prepared)
     which = _ISAS.index(which_isa) if which_isa else _lowd.best_isa()
     cand, dp = _packed(prepared)
+    tree = _tree(cand, dp, prepared.dim)
     n = len(block)
     if n * len(cand) * prepared.dim < flat.SMALL_WORK and chunk_size is None:
-        return _assign_chunk(_chunk(block, 0, n, prepared), prepared, cand, dp, which)
+        return _assign_chunk(_chunk(block, 0, n, prepared), prepared, cand, dp, which, tree)
     workers = max(1, n_threads or os.cpu_count() or 1)
-    rows = chunk_size or max(256, min(_CHUNK_ROWS, -(-n // workers)))
+    if chunk_size or tree is None:
+        rows = chunk_size or max(256, min(_CHUNK_ROWS, -(-n // workers)))
+    else:  # big chunks (tighter groups of rows), as many per thread
+        chunks = workers * -(-n // (workers * _TREE_CHUNK_ROWS))
+        rows = max(256, -(-n // chunks))
     starts = range(0, n, rows)
     labels = np.empty(n, dtype=np.int64)
 
     def work(start: int) -> None:
         stop = min(n, start + rows)
         chunk = _chunk(block, start, stop, prepared)
-        labels[start:stop] = _assign_chunk(chunk, prepared, cand, dp, which)
+        labels[start:stop] = _assign_chunk(chunk, prepared, cand, dp, which, tree)
 
     workers = min(workers, len(starts))
     if workers == 1:
