@@ -207,6 +207,21 @@ def test_changing_any_plugin_parameter_changes_the_fingerprint(plugin):
         )
 
 
+def test_fingerprint_hides_credentials_but_keeps_token_counts():
+    from privevo._params import Plugin
+
+    class Generator(Plugin):
+        def __init__(self, max_new_tokens=40, api_key="sk-1", auth_token="t", temperature=1.0):
+            self.max_new_tokens, self.api_key = max_new_tokens, api_key
+            self.auth_token, self.temperature = auth_token, temperature
+
+    Generator.__module__ = "privevo.text.llm"  # described as a privevo plug-in
+    seen = describe(Generator())
+    assert "sk-1" not in json.dumps(seen) and '"t"' not in json.dumps(seen)
+    assert describe(Generator(max_new_tokens=41)) != seen  # a count, not a credential
+    assert describe(Generator(api_key="sk-2")) == seen
+
+
 def test_resume_after_changing_gape_agg_radius_is_refused(tmp_path, mixture):
     path = tmp_path / "run.ckpt"
 

@@ -109,8 +109,11 @@ def _short(value) -> str:
 
 
 def _is_secret(name: str) -> bool:
-    """Credentials (an API key) are kept out of fingerprints, even the checkpoint's."""
-    return any(word in name.lower() for word in ("key", "token", "password", "secret"))
+    """Credentials (``api_key``, ``auth_token``, ``password``) are kept out of fingerprints.
+
+    The name's last word decides, so counts such as ``max_new_tokens`` stay in.
+    """
+    return name.lower().split("_")[-1] in ("key", "apikey", "token", "password", "secret")
 
 
 def _is_plugin(value) -> bool:
