@@ -80,11 +80,6 @@ class Release:
     value: object = field(default=None, repr=False, compare=False)
 
     @property
-    def private(self) -> bool:
-        """False for an exact release (``noise="none"``): no guarantee."""
-        return self.noise != "none"
-
-    @property
     def mu(self) -> float | None:
         """μ of its Gaussian-DP cost, √count·Δ/σ (continuous Gaussian noise only)."""
         return (
