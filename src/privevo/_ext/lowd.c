@@ -524,6 +524,23 @@ done:
 #endif
 #define SCAN_BLOCK 256
 
+/* Row `row` of x (float64 or float32) minus the candidates' mean, as float32 in xf;
+   returns its norm and stores the squared norm in *norm2 (the fix-up's rounding bound). */
+static double shifted_row(const void *xbuf, int x_is_double, int64_t row, int d,
+                          const double *shift, float *xf, double *norm2)
+{
+    double n2 = 0.0;
+    for (int k = 0; k < d; k++) {
+        size_t at = (size_t)row * d + k;
+        double v = (x_is_double ? ((const double *)xbuf)[at] : (double)((const float *)xbuf)[at])
+                   - shift[k];
+        xf[k] = (float)v;
+        n2 += (double)xf[k] * (double)xf[k];
+    }
+    *norm2 = n2;
+    return sqrt(n2);
+}
+
 /* Candidates j of ct ((d + 1) x u float32: rows -2(c - shift), then |c - shift|^2) with
  * score(x, j) <= thr, appended to out[count..cap); returns the new count or -1 when full.
  * Scores by blocks of SCAN_BLOCK candidates (vectorised by the compiler). */
@@ -598,16 +615,8 @@ static PyObject *py_near_pairs(PyObject *self, PyObject *args)
     const double mm = max_norm * max_norm;
     float xf[32];
     for (int64_t i = 0; i < nr && count >= 0; i++) {
-        double norm2 = 0.0;
-        for (int k = 0; k < d; k++) {
-            size_t at = (size_t)ri[i] * d + k;
-            const double *xd = x.buf;
-            const float *xs = x.buf;
-            double v = (x_is_double ? xd[at] : (double)xs[at]) - ((const double *)shift.buf)[k];
-            xf[k] = (float)v;
-            norm2 += (double)xf[k] * (double)xf[k];
-        }
-        double rn = sqrt(norm2);
+        double norm2;
+        double rn = shifted_row(x.buf, x_is_double, ri[i], d, shift.buf, xf, &norm2);
         fl[i] = !((rn + max_norm) * (rn + max_norm) <= 1e37 && isfinite(mf[i]));
         if (fl[i]) continue;
         double thr = (double)mf[i] + gamma2 * (2.0 * rn * max_norm + mm + 1e-30);
@@ -755,16 +764,8 @@ static PyObject *py_near_pairs_tree(PyObject *self, PyObject *args)
     const double mm = max_norm * max_norm;
     float xf[32];
     for (int64_t i = 0; i < nr && count >= 0; i++) {
-        double norm2 = 0.0;
-        for (int k = 0; k < d; k++) {
-            size_t at = (size_t)ri[i] * d + k;
-            const double *xd = x.buf;
-            const float *xs = x.buf;
-            double v = (x_is_double ? xd[at] : (double)xs[at]) - ((const double *)shift.buf)[k];
-            xf[k] = (float)v;
-            norm2 += (double)xf[k] * (double)xf[k];
-        }
-        double rn = sqrt(norm2);
+        double norm2;
+        double rn = shifted_row(x.buf, x_is_double, ri[i], d, shift.buf, xf, &norm2);
         fl[i] = !((rn + max_norm) * (rn + max_norm) <= 1e37 && isfinite(mf[i]));
         if (fl[i]) continue;
         double margin = gamma2 * (2.0 * rn * max_norm + mm + 1e-30);
