@@ -139,3 +139,12 @@ def test_old_module_names_still_work_and_warn():
     hist = importlib.import_module("privevo.histogram")
     noisy = hist.noisy_nn_histogram(points(), points(20, seed=1), 2.0, np.random.default_rng(0))
     assert isinstance(noisy, np.ndarray) and noisy.shape == (20,)  # the old return value
+
+
+def test_the_cli_choices_are_the_library_s():
+    """The parser keeps its own copies (building it imports no numpy); they must not drift."""
+    from privevo.cli import _common
+    from privevo.private import NOISES
+    from privevo.private.release import ADJACENCIES
+
+    assert _common.NOISES == NOISES and _common.ADJACENCIES == ADJACENCIES

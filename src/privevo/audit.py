@@ -50,6 +50,7 @@ The exact counts the auditor uses come from the float64 brute force
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass
 from functools import partial
@@ -774,6 +775,16 @@ def run_audit(
     results = []
     for noise in noises:
         for adjacency in adjacencies:
+            runs = functools.partial(
+                audit_runs,
+                delta=delta,
+                noise=noise,
+                adjacency=adjacency,
+                n_runs=n_runs,
+                iterations=iterations,
+                alpha=alpha,
+                progress=progress,
+            )
             for i, eps in enumerate(epsilons):
                 rs = [seed, i, len(results)]
                 results.append(
@@ -788,47 +799,25 @@ def run_audit(
                     )
                 )
                 if n_runs:
-                    results.append(
-                        audit_runs(
-                            eps,
-                            delta,
-                            noise=noise,
-                            adjacency=adjacency,
-                            n_runs=n_runs,
-                            iterations=iterations,
-                            alpha=alpha,
-                            progress=progress,
-                            random_state=np.random.default_rng(rs + [1]),
-                        )
+                    results.append(runs(eps, random_state=np.random.default_rng(rs + [1])))
+            if adjacency != "add_remove":  # the noisy row count exists under add/remove only
+                continue
+            for i, eps in enumerate(epsilons):
+                rs = [seed, i, len(results)]
+                results.append(
+                    audit_count(
+                        eps,
+                        delta,
+                        noise=noise,
+                        n_releases=n_releases,
+                        alpha=alpha,
+                        random_state=np.random.default_rng(rs),
                     )
-            for i, eps in enumerate(epsilons):  # the noisy row count exists under add/remove only
-                if adjacency == "add_remove":
+                )
+                if n_runs:  # runs stopped half-way and resumed from a checkpoint
+                    rng = np.random.default_rng([seed, i, len(results), 2])
                     results.append(
-                        audit_count(
-                            eps,
-                            delta,
-                            noise=noise,
-                            n_releases=n_releases,
-                            alpha=alpha,
-                            random_state=np.random.default_rng([seed, i, len(results)]),
-                        )
-                    )
-                if (
-                    adjacency == "add_remove" and n_runs
-                ):  # runs stopped half-way and resumed from a checkpoint
-                    results.append(
-                        audit_runs(
-                            eps,
-                            delta,
-                            noise=noise,
-                            adjacency=adjacency,
-                            n_runs=n_runs,
-                            iterations=iterations,
-                            alpha=alpha,
-                            progress=progress,
-                            resume_after=max(1, iterations // 2),
-                            random_state=np.random.default_rng([seed, i, len(results), 2]),
-                        )
+                        runs(eps, resume_after=max(1, iterations // 2), random_state=rng)
                     )
     for i, eps in enumerate(epsilons):  # one user of 4 rows added or removed, k = 1 and 3 votes
         for k in (1, 3):

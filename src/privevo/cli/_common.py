@@ -9,7 +9,8 @@ import math
 import sys
 from pathlib import Path
 
-NOISES = ("gaussian", "discrete_gaussian", "discrete_gaussian_secure")
+NOISES = ("gaussian", "discrete_gaussian", "discrete_gaussian_secure")  # privevo.private.NOISES
+ADJACENCIES = ("add_remove", "replace")  # kept here so that building the parser imports no numpy
 
 
 SEED_WARNING = (
@@ -90,7 +91,7 @@ def _add_run_options(p) -> None:
     )
     p.add_argument(
         "--adjacency",
-        choices=["add_remove", "replace"],
+        choices=ADJACENCIES,
         default="add_remove",
         help="neighbouring data sets (default add_remove)",
     )

@@ -6,6 +6,7 @@ import json
 import math
 
 from ._common import (
+    ADJACENCIES,
     NOISES,
     _add_common,
     _command,
@@ -34,7 +35,7 @@ def add_parser(sub) -> None:
         "--delta", type=float, required=True, help=f"delta, from {DELTA_MIN:g} to below 1"
     )
     p.add_argument("--steps", type=int, required=True, help="number of releases T")
-    p.add_argument("--adjacency", choices=["add_remove", "replace"], default="add_remove")
+    p.add_argument("--adjacency", choices=ADJACENCIES, default="add_remove")
     p.add_argument(
         "--noise",
         choices=NOISES,

@@ -6,6 +6,7 @@ import json
 import sys
 
 from ._common import (
+    ADJACENCIES,
     _add_common,
     _command,
 )
@@ -41,7 +42,7 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--adjacency",
         nargs="+",
-        choices=["add_remove", "replace"],
+        choices=ADJACENCIES,
         default=["add_remove", "replace"],
     )
     p.add_argument(

@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from ._common import _command  # one helper for every command
+from ._common import ADJACENCIES, _command  # one set of helpers for every command
 
 __all__ = ["add_tabular_commands", "read_table"]
 
@@ -62,7 +62,7 @@ def _synth_table_parser(sub) -> None:
         help="T, the PE rounds (default: from the public n_rows and the budget, TabularPE's auto)",
     )
     p.add_argument("--selector", choices=["tabpe", "rank", "subsample", "gape"], default="tabpe")
-    p.add_argument("--adjacency", choices=["add_remove", "replace"], default="add_remove")
+    p.add_argument("--adjacency", choices=ADJACENCIES, default="add_remove")
     p.add_argument(
         "--seed", type=int, help="random seed (default: fresh randomness; never written out)"
     )

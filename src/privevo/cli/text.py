@@ -14,7 +14,7 @@ import math
 import sys
 from pathlib import Path
 
-from ._common import _command, _delta  # one set of helpers for every command
+from ._common import ADJACENCIES, NOISES, _command, _delta  # one set of helpers for every command
 
 __all__ = ["add_text_commands", "read_texts", "write_texts", "load_generator", "load_embedder"]
 
@@ -170,10 +170,10 @@ def _synth_text_parser(sub) -> None:
         default=1.0,
         help="gape: public cluster separation in embedding units (default 1.0; unit vectors)",
     )
-    p.add_argument("--adjacency", choices=["add_remove", "replace"], default="add_remove")
+    p.add_argument("--adjacency", choices=ADJACENCIES, default="add_remove")
     p.add_argument(
         "--noise",
-        choices=["gaussian", "discrete_gaussian", "discrete_gaussian_secure"],
+        choices=NOISES,
         default="gaussian",
         help="noise of every release (default gaussian; "
         "discrete_gaussian_secure for production: exact sampler, zCDP accounting)",
