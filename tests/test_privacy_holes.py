@@ -345,3 +345,16 @@ def test_discrete_noise_reaches_every_dpkmeans_release(d):
     assert {r["noise"] for r in report["releases"]} == {"discrete_gaussian"}
     assert len(report["releases"]) == (5 if d > 32 else 4)
     assert report["epsilon"] <= 1.0 and report["epsilon"] == pytest.approx(1.0, rel=1e-6)
+
+
+def test_size_mismatch_errors_never_print_the_private_row_count():
+    from privevo.baselines import DPLloyd
+    from privevo.private import nn_histogram
+
+    X = np.random.default_rng(0).normal(size=(437, 2))
+    with pytest.raises(ValueError) as groups_error:
+        nn_histogram(X, X[:5], groups=np.zeros(3))
+    with pytest.raises(ValueError) as k_error:
+        DPLloyd(500, bounds=(-5, 5)).fit(X)
+    for err in (groups_error, k_error):
+        assert "437" not in str(err.value)

@@ -17,7 +17,7 @@ class BaselineKMeans(ClusterMixin, BaseEstimator):
         X = check_points(X, "X", min_rows=2)
         k = check_positive_int(self.n_clusters, "n_clusters")
         if k > len(X):
-            raise ValueError(f"n_clusters={k} must be <= n_samples={len(X)}; lower n_clusters")
+            raise ValueError(f"n_clusters={k} is larger than the number of rows; lower n_clusters")
         lo, hi = self._box(X)
         rng = check_random_state(self.random_state)
         self.cluster_centers_ = self._fit_centers(np.clip(X, lo, hi), lo, hi, k, rng)

@@ -105,10 +105,7 @@ class Source:
             counts = c if counts is None else counts + c
             offset += len(block)
         if assign_by is not None and offset != len(assign_by):
-            raise ValueError(
-                f"assign_by has {len(assign_by)} rows but the data has {offset}; "
-                "pass one row per data row"
-            )
+            raise ValueError("assign_by has more rows than the data; pass one row per data row")
         full = np.zeros((prepared.n_candidates, self.dim))
         full[prepared.first_index] = sums if sums is not None else 0.0
         counts = counts if counts is not None else np.zeros(u)

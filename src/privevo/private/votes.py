@@ -61,7 +61,8 @@ def check_vote_arguments(n_neighbors, groups, n_rows: int | None = None):
         raise ValueError(f"groups must be 1-D (one user id per row), got shape {groups.shape}")
     if n_rows is not None and len(groups) != n_rows:
         raise ValueError(
-            f"groups has {len(groups)} entries but the data has {n_rows} rows; pass one per row"
+            f"groups has {len(groups)} entries, not one per row of the data; "
+            "pass one user id per row"
         )
     if groups.dtype.kind == "f" and not np.isfinite(groups).all():
         raise ValueError("groups contains NaN or infinite ids; give every row a user id")
