@@ -302,3 +302,18 @@ def test_lowd_fix_up_with_hundreds_of_near_ties_per_row(rows):
     X[::2] = 1e-9
     for backend in LOCAL:
         np.testing.assert_array_equal(nn_histogram(X, C, backend=backend), reference_counts(X, C))
+
+
+@pytest.mark.parametrize("d", [1, 2, 5, 64])
+def test_candidate_dedup_matches_numpy_unique_with_signed_zeros(d):
+    # the byte-string dedup of prepare_candidates against np.unique(axis=0): same first copies,
+    # and -0.0 counts as 0.0 (equal floats, different bytes)
+    rng = np.random.default_rng(d)
+    C = rng.integers(-2, 3, size=(300, d)).astype(float)  # many exact duplicates
+    C[rng.random(C.shape) < 0.2] = -0.0
+    C[200:] = C[:100] + 0.0  # copies of earlier rows, +0.0 where those have -0.0
+    C[7] = C[3]
+    C[7, -1] = np.nextafter(C[3, -1], np.inf)  # distinct from row 3 by one ulp
+    expected = np.sort(np.unique(C, axis=0, return_index=True)[1])
+    assert np.array_equal(flat.prepare_candidates(C).first_index, expected)
+    assert 7 in expected and len(expected) < 300

@@ -44,6 +44,17 @@ def test_default_engine_is_ctranslate2_and_reproducible_by_seed(fast):
 
 
 @needs_models
+def test_texts_do_not_depend_on_the_number_of_threads():
+    from privevo.text import smollm2
+
+    prompts = PROMPTS * 3  # batch 4: three shards, each sampled by its own seeded engine
+    one = smollm2(threads=1, batch_size=4).generate(prompts, max_new_tokens=5, seed=7)
+    two = smollm2(threads=2, batch_size=4)
+    assert one == two.generate(prompts, max_new_tokens=5, seed=7)
+    assert one != two.generate(prompts, max_new_tokens=5, seed=8)
+
+
+@needs_models
 def test_conversion_is_cached_and_keyed_by_weights_version_and_quantization(fast):
     import ctranslate2
 
