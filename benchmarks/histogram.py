@@ -51,9 +51,17 @@ CLOCK = time.perf_counter  # --one-core: time.process_time (CPU seconds of the o
 THREADS: int | None = None  # --one-core: 1 (privevo, faiss and BLAS)
 
 
+SETTLE_S = 0.2  # pause before each timed call (see best_of)
+
+
 def best_of(fn, repeats: int) -> float:
+    """Best time of ``repeats`` calls, each after a SETTLE_S pause: threads that the method
+    timed before left spinning (OpenBLAS after a threaded GEMM, OpenMP after faiss) would
+    otherwise share the cores with the next method (measured: privevo's d = 16, m = 2000
+    call took 104 ms right after the ``ceiling`` GEMMs, 82 ms after a 0.2 s pause)."""
     times = []
     for _ in range(repeats):
+        time.sleep(SETTLE_S)
         tic = CLOCK()
         fn()
         times.append(CLOCK() - tic)

@@ -163,9 +163,9 @@ class Evaluator:
         two = np.isin(held_y, ("android", "iphone"))
         self.held_X, self.held_y = held_X[two], held_y[two]
 
-    def __call__(self, syn: np.ndarray, syn_labels) -> dict:
-        from privevo import metrics
-
+    def balls(self, syn: np.ndarray) -> tuple[float, float]:
+        """(recall, precision): the share of private k-NN balls holding a synthetic point, and
+        of synthetic points inside some private ball."""
         inside = np.zeros(len(self.X), dtype=bool)
         hit = np.zeros(len(syn), dtype=bool)
         syn_sq = (syn**2).sum(1)
@@ -175,9 +175,15 @@ class Evaluator:
             ok = d2 <= self.radii2[s : s + 4096, None] * (1 + 1e-9)
             inside[s : s + 4096] = ok.any(axis=1)
             hit |= ok.any(axis=0)
+        return float(inside.mean()), float(hit.mean())
+
+    def __call__(self, syn: np.ndarray, syn_labels) -> dict:
+        from privevo import metrics
+
+        recall, precision = self.balls(syn)
         return {
-            "recall": float(inside.mean()),
-            "precision": float(hit.mean()),
+            "recall": recall,
+            "precision": precision,
             "w1": metrics.sinkhorn_w1(self.w1_rows, syn),
             "probe": self.probe(syn, syn_labels),
         }
@@ -210,6 +216,16 @@ def median_nn_distance(E: np.ndarray) -> float:
     return float(np.median(np.sqrt(d2.min(axis=1))))
 
 
+def run_tag(args, seed: int | None = None) -> str:
+    """The name of one run's results and checkpoints (seed 0 carries no suffix)."""
+    seed = args.seed if seed is None else seed
+    return (
+        f"m{args.m}_L{args.variations}_T{args.iterations}_tok{args.max_tokens}"
+        + ("_quick" if args.quick else "")
+        + (f"_seed{seed}" if seed else "")
+    )
+
+
 def cell_key(selector: str, eps: float) -> str:
     return f"{selector}|{'inf' if eps == math.inf else repr(float(eps))}"
 
@@ -228,21 +244,24 @@ def run(args) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
+    args.threads = args.threads or len(os.sched_getaffinity(0))
     torch.set_num_threads(args.threads)
     from privevo.text import LLMVariationAPI, SentenceEmbedder, TextPrivateEvolution, smollm2
 
-    tag = f"m{args.m}_L{args.variations}_T{args.iterations}_tok{args.max_tokens}" + (
-        "_quick" if args.quick else ""
-    )
-    work = OUT / "text_paper" / tag
+    work = OUT / "text_paper" / run_tag(args)
     work.mkdir(parents=True, exist_ok=True)
-    results_path = OUT / f"text_paper_{tag}.json"
+    results_path = OUT / f"text_paper_{run_tag(args)}.json"
     results = load_results(results_path)
 
     texts, labels, held = load_tweets(args.quick)
     lm = smollm2(threads=args.threads, batch_size=args.batch_size)
     embedder = SentenceEmbedder()
-    X_all = private_embeddings(embedder, texts, work / "private_embeddings.npy")
+    shared = (
+        OUT
+        / "text_paper"
+        / ("private_embeddings_quick.npy" if args.quick else "private_embeddings.npy")
+    )
+    X_all = private_embeddings(embedder, texts, shared)
     X, held_X, held_y = X_all[~held], X_all[held], labels[held]
     delta = 1e-5
     evaluate = Evaluator(X, held_X, held_y)
@@ -318,6 +337,8 @@ def run(args) -> None:
                 "samples": model.synthetic_texts_[:3],
                 **evaluate(model.synthetic_, model.synthetic_labels_),
             }
+            if row["n_syn"] < args.m:  # fewer texts cover fewer balls: S_0 at the same size
+                row["s0_recall_same_size"] = evaluate.balls(E0[: row["n_syn"]])[0]
             results["cells"][key] = row
             save_results(results_path, results)
             log(
@@ -381,7 +402,29 @@ def table(results: dict) -> str:
             if any(row):
                 lines.append(f"| {selector} | " + " | ".join(row) + " |")
         lines.append("")
+    sizes = [
+        f"{c['selector']} at ε = {c['eps'] or 'inf'}: {c['n_syn']} texts, recall {c['recall']:.4f}"
+        f" vs S_0's first {c['n_syn']} {c['s0_recall_same_size']:.4f}"
+        for c in cells.values()
+        if c.get("s0_recall_same_size") is not None
+    ]
+    if sizes:
+        lines += ["Fewer than m texts (S_0 at the same size):", *(f"- {x}" for x in sizes), ""]
     return "\n".join(lines)
+
+
+def mean_cells(runs: list[dict]) -> dict:
+    """One results dict whose cells hold each metric's mean over the runs (cells all runs have)."""
+    cells = {}
+    for key in set.intersection(*(set(r.get("cells", {})) for r in runs)):
+        have = [r["cells"][key] for r in runs]
+        cell = dict(have[0])
+        cell.pop("s0_recall_same_size", None)  # per run
+        for metric in ("recall", "precision", "w1", "probe"):
+            values = [c[metric] for c in have if c.get(metric) is not None]
+            cell[metric] = float(np.mean(values)) if values else None
+        cells[key] = cell
+    return {"meta": runs[0].get("meta", {}), "cells": cells}
 
 
 def main(argv=None) -> None:
@@ -400,21 +443,30 @@ def main(argv=None) -> None:
         help="gape_fill: GAPE completed to m with the largest remaining noisy counts",
     )
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=1, help="1 is fastest on busy shared cores")
+    p.add_argument(
+        "--threads", type=int, default=0, help="generator threads (0: every core; one engine each)"
+    )
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--progress", action="store_true")
     p.add_argument(
-        "--table", action="store_true", help="print the table of the results so far and exit"
+        "--table",
+        type=int,
+        nargs="*",
+        metavar="SEED",
+        help="print the table of the results so far for these seeds (default: --seed) and, for "
+        "several, their mean; then exit",
     )
     p.add_argument("--quick", action="store_true", help="m = 8, T = 2, 16 tokens, 600 tweets")
     args = p.parse_args(argv)
     if args.quick:
         args.m, args.iterations, args.max_tokens = 8, 2, 16
-    if args.table:
-        tag = f"m{args.m}_L{args.variations}_T{args.iterations}_tok{args.max_tokens}" + (
-            "_quick" if args.quick else ""
-        )
-        print(table(load_results(OUT / f"text_paper_{tag}.json")))
+    if args.table is not None:
+        seeds = args.table or [args.seed]
+        runs = [load_results(OUT / f"text_paper_{run_tag(args, seed)}.json") for seed in seeds]
+        for seed, results in zip(seeds, runs):
+            print(f"### seed {seed}\n\n{table(results)}")
+        if len(runs) > 1:
+            print(f"### mean over seeds {', '.join(map(str, seeds))}\n\n{table(mean_cells(runs))}")
         return
     run(args)
 

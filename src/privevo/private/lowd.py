@@ -217,10 +217,11 @@ def assign(
     if n * len(cand) * prepared.dim < flat.SMALL_WORK and chunk_size is None:
         return _assign_chunk(_chunk(block, 0, n, prepared), prepared, cand, dp, which, tree)
     workers = max(1, n_threads or os.cpu_count() or 1)
-    if chunk_size or tree is None:
-        rows = chunk_size or max(256, min(_CHUNK_ROWS, -(-n // workers)))
-    else:  # big chunks (tighter groups of rows), as many per thread
-        chunks = workers * -(-n // (workers * _TREE_CHUNK_ROWS))
+    if chunk_size:
+        rows = chunk_size
+    else:  # as many chunks per thread; the tree path takes bigger ones (tighter groups of rows)
+        most = _CHUNK_ROWS if tree is None else _TREE_CHUNK_ROWS
+        chunks = workers * -(-n // (workers * most))
         rows = max(256, -(-n // chunks))
     starts = range(0, n, rows)
     labels = np.empty(n, dtype=np.int64)
