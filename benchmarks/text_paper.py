@@ -244,7 +244,7 @@ def run(args) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
-    args.threads = args.threads or len(os.sched_getaffinity(0))
+    args.threads = args.threads or os.cpu_count() or 1
     torch.set_num_threads(args.threads)
     from privevo.text import LLMVariationAPI, SentenceEmbedder, TextPrivateEvolution, smollm2
 

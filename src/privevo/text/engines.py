@@ -165,7 +165,7 @@ class CTranslate2LM(ChatCompletions):
     batch_size : prompts per forward batch (the engine sorts all prompts of a
         call by length, then cuts them into batches)
     compute_type : CTranslate2 compute type (``"int8"``, ``"int8_float32"``, ``"float32"``)
-    threads : CPU threads (0: every core this process may use). Each thread runs its
+    threads : CPU threads (0: every core, ``os.cpu_count()``). Each thread runs its
         own single-threaded engine: at this model size independent workers use two
         cores better than one engine with two threads (``benchmarks/text_generation.py``).
 
@@ -260,7 +260,7 @@ class CTranslate2LM(ChatCompletions):
                 bar.update(len(shard))
             return results
 
-        workers = min(len(shards), self.threads or len(os.sched_getaffinity(0)))
+        workers = min(len(shards), self.threads or os.cpu_count() or 1)
         with ThreadPoolExecutor(max_workers=workers) as pool:
             sampled = list(pool.map(sample, range(len(shards))))
         if bar is not None:
