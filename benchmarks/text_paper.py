@@ -30,7 +30,12 @@ and appends its result to benchmarks/out/text_paper.json when done; rerunning
 the command skips finished cells and resumes unfinished ones.
 
     nohup python benchmarks/text_paper.py --m 500 > benchmarks/out/text_paper.log 2>&1 &
+    nohup python benchmarks/text_paper.py --m 500 --seed 1 > ... &   # an independent rerun
     python benchmarks/text_paper.py --m 500 --table        # print the table so far
+    python benchmarks/text_paper.py --m 500 --table 0 1    # both runs, and their mean
+
+A seed is a whole independent run: its own S_0, variations and noise (the private
+embeddings, computed once, are shared).
     python benchmarks/text_paper.py --quick                # a smoke run (m = 8, 600 tweets)
 """
 
