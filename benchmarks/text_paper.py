@@ -342,8 +342,9 @@ def run(args) -> None:
                 "samples": model.synthetic_texts_[:3],
                 **evaluate(model.synthetic_, model.synthetic_labels_),
             }
-            if row["n_syn"] < args.m:  # fewer texts cover fewer balls: S_0 at the same size
-                row["s0_recall_same_size"] = evaluate.balls(E0[: row["n_syn"]])[0]
+            row["n_distinct"] = len(set(model.synthetic_texts_))
+            if row["n_distinct"] < args.m:  # fewer texts cover fewer balls: S_0 at the same size
+                row["s0_recall_same_size"] = evaluate.balls(E0[: row["n_distinct"]])[0]
             results["cells"][key] = row
             save_results(results_path, results)
             log(
@@ -408,13 +409,18 @@ def table(results: dict) -> str:
                 lines.append(f"| {selector} | " + " | ".join(row) + " |")
         lines.append("")
     sizes = [
-        f"{c['selector']} at ε = {c['eps'] or 'inf'}: {c['n_syn']} texts, recall {c['recall']:.4f}"
-        f" vs S_0's first {c['n_syn']} {c['s0_recall_same_size']:.4f}"
+        f"{c['selector']} at ε = {c['eps'] or 'inf'}: {c['n_distinct']} distinct of "
+        f"{c['n_syn']}, recall {c['recall']:.4f} vs S_0's first {c['n_distinct']} "
+        f"{c['s0_recall_same_size']:.4f}"
         for c in cells.values()
         if c.get("s0_recall_same_size") is not None
     ]
     if sizes:
-        lines += ["Fewer than m texts (S_0 at the same size):", *(f"- {x}" for x in sizes), ""]
+        lines += [
+            "Fewer than m distinct texts (recall against S_0 cut to the same size):",
+            *(f"- {x}" for x in sizes),
+            "",
+        ]
     return "\n".join(lines)
 
 
