@@ -574,6 +574,45 @@ static SCAN_CLONES int64_t scan_row(const float *xf, int d, const float *ct, int
     return count;
 }
 
+/* The part of near_pairs and near_pairs_tree after their argument checks: every row index
+ * in range (else ValueError naming `name`), then for each row its flag and its pairs, by the
+ * flat scan of ct (t == NULL) or through the candidate tree t. Returns the pair count as a
+ * Python int (-1: the outputs are too short), or NULL with the error set. */
+static int64_t tree_scan_row(const tree_view *t, const float *xf, double thr, double margin,
+                             double norm2, int64_t i, int64_t *outr, int64_t *outc,
+                             int64_t count, int64_t cap);
+
+static PyObject *near_pairs_rows(const char *name, const Py_buffer *x, int x_is_double, int d,
+                                 const int64_t *ri, int64_t nr, const double *shift,
+                                 const float *ct, int64_t u, const tree_view *t, double gamma2,
+                                 double max_norm, const float *mf, int64_t *outr, int64_t *outc,
+                                 uint8_t *fl, int64_t cap)
+{
+    const Py_ssize_t item = x_is_double ? 8 : 4;
+    for (int64_t i = 0; i < nr; i++) {
+        if (ri[i] < 0 || (ri[i] + 1) * d * item > x->len) {
+            PyErr_Format(PyExc_ValueError, "privevo._lowd.%s: row index out of range", name);
+            return NULL;
+        }
+    }
+    int64_t count = 0;
+    Py_BEGIN_ALLOW_THREADS
+    const double mm = max_norm * max_norm;
+    float xf[32];
+    for (int64_t i = 0; i < nr && count >= 0; i++) {
+        double norm2;
+        double rn = shifted_row(x->buf, x_is_double, ri[i], d, shift, xf, &norm2);
+        fl[i] = !((rn + max_norm) * (rn + max_norm) <= 1e37 && isfinite(mf[i]));
+        if (fl[i]) continue;
+        double margin = gamma2 * (2.0 * rn * max_norm + mm + 1e-30);
+        double thr = (double)mf[i] + margin;
+        count = t ? tree_scan_row(t, xf, thr, margin, norm2, i, outr, outc, count, cap)
+                  : scan_row(xf, d, ct, u, thr, i, outr, outc, count, cap);
+    }
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLongLong(count);
+}
+
 /* near_pairs(x, x_is_double, d, rows, nr, shift, ct, u, gamma2, max_norm, m1, out_row,
  *            out_cand, flag) -> number of pairs, or -1 when out_* are too short.
  * For the unsure rows (indices rows[0..nr) into x, m1 their smallest float32 score from
@@ -592,7 +631,6 @@ static PyObject *py_near_pairs(PyObject *self, PyObject *args)
                           &cand, &u, &gamma2, &max_norm, &m1, &orow, &ocand, &flag))
         return NULL;
     PyObject *result = NULL;
-    Py_ssize_t item = x_is_double ? 8 : 4;
     int64_t cap = (int64_t)(orow.len / 8) < (int64_t)(ocand.len / 8) ? orow.len / 8 : ocand.len / 8;
     if (d < 1 || d > 32 || u < 1 || rows.len < (Py_ssize_t)(nr * 8) ||
         shift.len < (Py_ssize_t)(d * 8) || cand.len < (Py_ssize_t)(u * (d + 1) * 4) ||
@@ -600,30 +638,8 @@ static PyObject *py_near_pairs(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "privevo._lowd.near_pairs: inconsistent arguments");
         goto done;
     }
-    const int64_t *ri = rows.buf;
-    for (int64_t i = 0; i < nr; i++) {
-        if (ri[i] < 0 || (ri[i] + 1) * d * item > x.len) {
-            PyErr_SetString(PyExc_ValueError, "privevo._lowd.near_pairs: row index out of range");
-            goto done;
-        }
-    }
-    int64_t count = 0;
-    Py_BEGIN_ALLOW_THREADS
-    const float *c0 = cand.buf, *mf = m1.buf;
-    int64_t *outr = orow.buf, *outc = ocand.buf;
-    uint8_t *fl = flag.buf;
-    const double mm = max_norm * max_norm;
-    float xf[32];
-    for (int64_t i = 0; i < nr && count >= 0; i++) {
-        double norm2;
-        double rn = shifted_row(x.buf, x_is_double, ri[i], d, shift.buf, xf, &norm2);
-        fl[i] = !((rn + max_norm) * (rn + max_norm) <= 1e37 && isfinite(mf[i]));
-        if (fl[i]) continue;
-        double thr = (double)mf[i] + gamma2 * (2.0 * rn * max_norm + mm + 1e-30);
-        count = scan_row(xf, d, c0, u, thr, i, outr, outc, count, cap);
-    }
-    Py_END_ALLOW_THREADS
-    result = PyLong_FromLongLong(count);
+    result = near_pairs_rows("near_pairs", &x, x_is_double, d, rows.buf, nr, shift.buf, cand.buf,
+                             u, NULL, gamma2, max_norm, m1.buf, orow.buf, ocand.buf, flag.buf, cap);
 done:
     PyBuffer_Release(&x);
     PyBuffer_Release(&rows);
@@ -740,7 +756,6 @@ static PyObject *py_near_pairs_tree(PyObject *self, PyObject *args)
                           &shift, &tree, &gamma2, &max_norm, &m1, &orow, &ocand, &flag))
         return NULL;
     PyObject *result = NULL;
-    Py_ssize_t item = x_is_double ? 8 : 4;
     int64_t cap = (int64_t)(orow.len / 8) < (int64_t)(ocand.len / 8) ? orow.len / 8 : ocand.len / 8;
     tree_view t;
     if (!tree_open(tree.buf, tree.len, &t) || d != t.d || nr < 0 ||
@@ -749,31 +764,8 @@ static PyObject *py_near_pairs_tree(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "privevo._lowd.near_pairs_tree: inconsistent arguments");
         goto done;
     }
-    const int64_t *ri = rows.buf;
-    for (int64_t i = 0; i < nr; i++) {
-        if (ri[i] < 0 || (ri[i] + 1) * d * item > x.len) {
-            PyErr_SetString(PyExc_ValueError, "privevo._lowd.near_pairs_tree: row index out of range");
-            goto done;
-        }
-    }
-    int64_t count = 0;
-    Py_BEGIN_ALLOW_THREADS
-    const float *mf = m1.buf;
-    int64_t *outr = orow.buf, *outc = ocand.buf;
-    uint8_t *fl = flag.buf;
-    const double mm = max_norm * max_norm;
-    float xf[32];
-    for (int64_t i = 0; i < nr && count >= 0; i++) {
-        double norm2;
-        double rn = shifted_row(x.buf, x_is_double, ri[i], d, shift.buf, xf, &norm2);
-        fl[i] = !((rn + max_norm) * (rn + max_norm) <= 1e37 && isfinite(mf[i]));
-        if (fl[i]) continue;
-        double margin = gamma2 * (2.0 * rn * max_norm + mm + 1e-30);
-        double thr = (double)mf[i] + margin;
-        count = tree_scan_row(&t, xf, thr, margin, norm2, i, outr, outc, count, cap);
-    }
-    Py_END_ALLOW_THREADS
-    result = PyLong_FromLongLong(count);
+    result = near_pairs_rows("near_pairs_tree", &x, x_is_double, d, rows.buf, nr, shift.buf, NULL,
+                             0, &t, gamma2, max_norm, m1.buf, orow.buf, ocand.buf, flag.buf, cap);
 done:
     PyBuffer_Release(&x);
     PyBuffer_Release(&rows);
