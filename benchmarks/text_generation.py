@@ -50,6 +50,22 @@ def prompts(n: int, seed: int) -> list[str]:
     ]
 
 
+def one_engine(threads: int, **kw):
+    """The CTranslate2 engine as it was before one engine per core: every prompt of a call on
+    one engine with ``threads`` threads (``ctranslate2_one`` in ``--engines``)."""
+    from privevo.text import CTranslate2LM
+    from privevo.text.engines import ctranslate2_model
+
+    class OneEngine(CTranslate2LM):
+        def _shard_size(self, n_prompts: int) -> int:
+            return max(1, n_prompts)
+
+        def _engine(self, seed, warm_up, options, threads=1):
+            return super()._engine(seed, warm_up, options, self.threads)
+
+    return OneEngine(ctranslate2_model(), threads=threads, **kw)
+
+
 def engines(names: list[str], threads: int):
     """(label, backend) pairs; engines that are not installed are reported and skipped."""
     import torch
@@ -67,7 +83,10 @@ def engines(names: list[str], threads: int):
             kw = {"threads": threads}
         try:
             tic = time.perf_counter()
-            lm = smollm2(engine=engine, **kw)
+            if engine == "ctranslate2_one":
+                lm = one_engine(threads, **kw)
+            else:
+                lm = smollm2(engine=engine, **kw)
             log(f"{name}: loaded in {time.perf_counter() - tic:.1f}s")
             out.append((name, lm))
         except ImportError as err:

@@ -247,7 +247,8 @@ class CTranslate2LM(ChatCompletions):
             **sampling,
         )
         order = sorted(range(len(tokens)), key=lambda i: len(tokens[i]))
-        shards = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+        size = self._shard_size(len(order))
+        shards = [order[i : i + size] for i in range(0, len(order), size)]
         bar = _progress(None, self.progress, "LLM texts", total=len(texts))
 
         def sample(j: int) -> list:
@@ -271,13 +272,18 @@ class CTranslate2LM(ChatCompletions):
                 out[i] = self.tokenizer.decode(r.sequences_ids[0], skip_special_tokens=True)
         return out
 
-    def _engine(self, seed: int, warm_up: list, options: dict):
-        """A single-threaded engine whose sampler is seeded with ``seed`` (one warm-up step)."""
+    def _shard_size(self, n_prompts: int) -> int:
+        """Prompts per shard (one engine each)."""
+        return self.batch_size
+
+    def _engine(self, seed: int, warm_up: list, options: dict, threads: int = 1):
+        """An engine on ``threads`` threads whose sampler is seeded with ``seed`` (one warm-up
+        step)."""
         ct2 = _ctranslate2()
         with _LOCK:
             ct2.set_random_seed(seed)
             engine = ct2.Generator(
-                self.model_dir, device="cpu", compute_type=self.compute_type, intra_threads=1
+                self.model_dir, device="cpu", compute_type=self.compute_type, intra_threads=threads
             )
             engine.generate_batch(warm_up, **{**options, "max_length": 1})
         return engine
