@@ -57,8 +57,7 @@ SETTLE_S = 0.2  # pause before each timed call (see best_of)
 def best_of(fn, repeats: int) -> float:
     """Best time of ``repeats`` calls, each after a SETTLE_S pause: threads that the method
     timed before left spinning (OpenBLAS after a threaded GEMM, OpenMP after faiss) would
-    otherwise share the cores with the next method (measured: privevo's d = 16, m = 2000
-    call took 104 ms right after the ``ceiling`` GEMMs, 82 ms after a 0.2 s pause)."""
+    otherwise share the cores with the next method (:func:`spin_check`)."""
     times = []
     for _ in range(repeats):
         time.sleep(SETTLE_S)
@@ -181,6 +180,40 @@ def _median_ms(fn, calls: int) -> float:
         fn()
         times.append(time.perf_counter() - tic)
     return 1e3 * float(np.median(times))
+
+
+def spin_check(rounds: int = 9, n: int = 200_000, m: int = 2_000, d: int = 16) -> None:
+    """Why table 2 pauses before each call: privevo's median ms with float64 input, alone, right
+    after the ``ceiling`` GEMMs (OpenBLAS threads still spinning), and after them plus a
+    SETTLE_S pause; float32 input alone. ``python -c "import histogram as h; h.spin_check()"``."""
+    X, C = data(np.random.default_rng(0), n, m, d)
+    X32, C32 = X.astype(np.float32), C.astype(np.float32)
+    cases = {
+        "float64 alone": (lambda: time.sleep(SETTLE_S), X, C),
+        "float32 alone": (lambda: time.sleep(SETTLE_S), X32, C32),
+        "float64 right after ceiling": (lambda: ceiling(X32, C32), X, C),
+        "float64 after ceiling + pause": (lambda: (ceiling(X32, C32), time.sleep(SETTLE_S)), X, C),
+    }
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(rounds):
+        for name, (before, x, c) in cases.items():
+            before()
+            tic = time.perf_counter()
+            nn_histogram(x, c, n_threads=THREADS)
+            times[name].append(time.perf_counter() - tic)
+    print(f"n = {n}, m = {m}, d = {d}, median ms of {rounds} interleaved rounds")
+    for name, ts in times.items():
+        print(f"  {name}: {1e3 * float(np.median(ts)):.1f}")
+
+
+def dedup_timing(m: int = 20_000, d: int = 2, repeats: int = 5) -> None:
+    """Candidate deduplication of ``prepare_candidates`` against ``np.unique(axis=0)`` (best ms)."""
+    C = np.random.default_rng(0).standard_normal((m, d))
+    for name, fn in (
+        ("np.unique(axis=0)", lambda: np.unique(C, axis=0, return_index=True)),
+        ("byte strings (privevo)", lambda: flat._first_of_each_row(C)),
+    ):
+        print(f"  m = {m}, d = {d}, {name}: {1e3 * best_of(fn, repeats):.2f} ms")
 
 
 def small_calls(calls: int) -> None:
