@@ -18,15 +18,17 @@ from privevo.tabular import (  # noqa: E402
     ColumnSpec,
     TableEmbedding,
     TableMetadata,
+    decode_codes,
     encode_table,
     metadata_from_data,
     metadata_from_description,
     mutation_probability,
 )
+from privevo.tabular.encoding import output_dtype  # noqa: E402
 
 DESCRIPTION = """
 color: categorical red, green, blue, other | other=other
-shade: categorical dark, light | nullable
+shade: categorical dark, light | nullable | dtype=category
 size: integer 0..100
 weight: numeric 0..10 | nullable
 flag: boolean
@@ -78,7 +80,7 @@ def fitted():
 def test_columns_and_dtypes_round_trip(fitted):
     df, _, _, syn = fitted
     assert list(syn.columns) == list(df.columns)
-    assert syn.dtypes.astype(str).to_dict() == df.dtypes.astype(str).to_dict()
+    assert syn.dtypes.astype(str).tolist() == ["object", "category", "int64", "float64", "bool"]
     assert len(syn) == 500
 
 
@@ -133,7 +135,7 @@ def test_credit_data_round_trip():
         .sample(1000)
     )
     assert list(syn.columns) == list(df.columns)
-    assert syn.dtypes.astype(str).to_dict() == df.dtypes.astype(str).to_dict()
+    assert syn.dtypes.astype(str).tolist() == [output_dtype(s) for s in meta.columns]
     for spec in meta.columns:
         col = syn[spec.name].dropna()
         if spec.is_numeric:
@@ -588,3 +590,73 @@ def test_audit_tabular_with_target_below_claim():
 
     result = audit_tabular(1.0, 1e-5, n_runs=50, random_state=0, make_model=make)
     assert result.consistent and result.claimed_epsilon == pytest.approx(1.0, rel=1e-6)
+
+
+# -- output dtypes come from the metadata, never from the private frame ----------------
+
+NEIGHBOUR_DESCRIPTION = """
+Home: categorical owner, rent, other | other=other
+Income: integer 0..2000 | nullable
+Amount: integer 0..5000
+"""
+
+
+def _neighbour_table(n: int = 200, seed: int = 3):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "Home": rng.choice(["owner", "rent"], size=n),
+            "Income": rng.integers(100, 1500, n).astype(np.int64),
+            "Amount": rng.integers(200, 4000, n).astype(np.int64),
+        }
+    )
+
+
+def _pinned_csv(df, meta, monkeypatch, recorded: list, replay: bool) -> bytes:
+    """The synthetic CSV with every noisy histogram replaced by ``recorded`` (replay) or
+    recorded into it: the releases are pinned, so only a non-release path can differ."""
+    import privevo.evolution
+    import privevo.private
+
+    real = privevo.private.noisy_nn_histogram
+    calls = iter(range(10**6))
+
+    def pinned(*args, **kwargs):
+        out = real(*args, **kwargs)  # draws the same noise shape from the rng
+        if not replay:
+            recorded.append(out)
+            return out
+        return recorded[next(calls)]
+
+    monkeypatch.setattr(privevo.private, "noisy_nn_histogram", pinned)
+    monkeypatch.setattr(privevo.evolution, "noisy_nn_histogram", pinned)
+    model = TabularPE(1.0, 1e-5, meta, n_synthetic=50, iterations=1, pool=500, random_state=7)
+    out = model.fit(df).sample(300, random_state=1).to_csv(index=False).encode()
+    monkeypatch.undo()
+    return out
+
+
+@pytest.mark.parametrize(
+    "extra", [{"Income": np.nan}, {"Amount": 1200.5}], ids=["missing", "decimal"]
+)
+def test_neighbour_row_does_not_change_output_format(monkeypatch, extra):
+    """One added row (a missing Income, a 1200.5 in an integer column) with D's releases
+    pinned gives the same CSV bytes: dtypes and formatting are the metadata's."""
+    meta = metadata_from_description(NEIGHBOUR_DESCRIPTION)
+    df = _neighbour_table()
+    row = {"Home": "rent", "Income": 700, "Amount": 900, **extra}
+    neighbour = pd.concat([df, pd.DataFrame([row])], ignore_index=True)
+    recorded: list = []
+    on_d = _pinned_csv(df, meta, monkeypatch, recorded, replay=False)
+    on_neighbour = _pinned_csv(neighbour, meta, monkeypatch, recorded, replay=True)
+    assert on_d == on_neighbour
+    assert b"." not in on_d  # declared integers print as integers
+
+
+def test_output_dtypes_are_declared():
+    meta = metadata_from_description(NEIGHBOUR_DESCRIPTION + "Rate: numeric 0..1\nOk: boolean\n")
+    codes = np.array([[0, 5, 7, 0.5, 1], [1, np.nan, 9, 0.25, 0]])
+    syn = decode_codes(codes, meta)
+    assert syn.dtypes.astype(str).tolist() == ["object", "Int64", "int64", "float64", "bool"]
+    with pytest.raises(ValueError, match="nullable dtype"):
+        metadata_from_description("Income: integer 0..9 | nullable | dtype=int64")

@@ -28,7 +28,7 @@ import numpy as np
 
 from .metadata import ColumnSpec, TableMetadata
 
-__all__ = ["encode_table", "decode_codes", "TableEmbedding"]
+__all__ = ["encode_table", "decode_codes", "output_dtype", "TableEmbedding"]
 
 _ONE_HOT = 1.0 / math.sqrt(2.0)
 _MISSING_FLAG = math.sqrt(3.0) / 2.0
@@ -135,19 +135,36 @@ def _key(value) -> str:
 # ----------------------------------------------------------------- codes → table
 
 
-def decode_codes(codes: np.ndarray, metadata: TableMetadata, dtypes: dict | None = None):
-    """A DataFrame in the metadata's column order with each column cast to ``dtypes[name]``."""
+def decode_codes(codes: np.ndarray, metadata: TableMetadata):
+    """A DataFrame in the metadata's column order, each column of :func:`output_dtype`.
+
+    Dtypes and formatting come from the public metadata only, never from the fitted
+    frame: one private row with a missing or fractional value cannot change them.
+    """
     import pandas as pd
 
-    dtypes = dtypes or {}
-    data = {
-        spec.name: _decode_column(codes[:, j], spec, spec.dtype or dtypes.get(spec.name))
-        for j, spec in enumerate(metadata.columns)
-    }
+    data = {spec.name: _decode_column(codes[:, j], spec) for j, spec in enumerate(metadata.columns)}
     return pd.DataFrame(data, columns=metadata.names)
 
 
-def _decode_column(column: np.ndarray, spec: ColumnSpec, dtype):
+def output_dtype(spec: ColumnSpec) -> str:
+    """The synthetic column's pandas dtype: the spec's ``dtype``, else by its declaration.
+
+    integer → ``int64`` (``Int64`` if nullable), numeric → ``float64``, boolean → ``bool``
+    (``boolean`` if nullable), categorical → ``object``.
+    """
+    if spec.dtype is not None:
+        return str(spec.dtype)
+    if spec.is_numeric:
+        if not spec.integer:
+            return "float64"
+        return "Int64" if spec.nullable else "int64"
+    if spec.kind == "boolean":
+        return "boolean" if spec.nullable else "bool"
+    return "object"
+
+
+def _decode_column(column: np.ndarray, spec: ColumnSpec):
     import pandas as pd
 
     if spec.is_numeric:
@@ -156,27 +173,23 @@ def _decode_column(column: np.ndarray, spec: ColumnSpec, dtype):
     else:
         levels = np.array(list(spec.levels) + [None], dtype=object)
         series = pd.Series(levels[column.astype(np.int64)], dtype=object)
-        if spec.kind == "boolean":
-            series = series.astype("boolean") if series.isna().any() else series.astype(bool)
-    return _cast(series, spec, dtype)
+    return _cast(series, spec, output_dtype(spec))
 
 
-def _cast(series, spec: ColumnSpec, dtype):
+def _cast(series, spec: ColumnSpec, dtype: str):
+    """``series`` as ``dtype``; a declared dtype that cannot hold the values is an error."""
     import pandas as pd
 
-    if dtype is None:
-        return series
-    dtype = str(dtype)
     if dtype == "category":
         return pd.Series(pd.Categorical(series, categories=list(spec.levels)))
-    if dtype.startswith(("int", "uint")) and series.isna().any():
-        dtype = "Int64"  # an integer column with missing values needs pandas' nullable integers
-    if dtype == "bool" and series.isna().any():
-        dtype = "boolean"
     try:
         return series.astype(dtype)
     except (TypeError, ValueError):
-        return series
+        raise ValueError(
+            f"column {spec.name!r}: its metadata dtype {dtype!r} cannot hold the declared "
+            "domain (e.g. an integer dtype for a nullable column); use a nullable dtype "
+            "such as 'Int64' or 'boolean', or drop 'dtype'"
+        ) from None
 
 
 # ----------------------------------------------------------------- codes ↔ embedding

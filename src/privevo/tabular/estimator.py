@@ -173,7 +173,6 @@ class TabularPE:
         rng = check_random_state(self.random_state)
         embedding = TableEmbedding(metadata)
         X = embedding.embed(encode_table(df, metadata))
-        self.dtypes_ = {str(c): str(df[c].dtype) for c in df.columns}
         marginals = self._marginals(X, embedding, delta, rng)
         pe_embedding = self._pe_embedding(metadata)
         X_pe = X if pe_embedding is None else pe_embedding.embed(encode_table(df, metadata))
@@ -197,7 +196,7 @@ class TabularPE:
             for j, spec in enumerate(self.metadata_.columns):
                 rows = np.flatnonzero(rng.random(n) < self.smooth)
                 codes[rows, j] = self.samplers_[spec.name](len(rows), rng)
-        return decode_codes(codes, self.metadata_, self.dtypes_)
+        return decode_codes(codes, self.metadata_)
 
     # -- internals ----------------------------------------------------------
 
@@ -364,7 +363,7 @@ class TabularPE:
         self.marginal_counts_ = (
             None if marginals is None else marginals["noisy"]
         )  # the DP release itself
-        self.population_ = decode_codes(codes, metadata, self.dtypes_)
+        self.population_ = decode_codes(codes, metadata)
         self.history_ = engine.history_
         self._sample_rng = engine.final_state_.rng
         report = dict(engine.privacy_report_)

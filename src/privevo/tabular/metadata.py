@@ -54,6 +54,7 @@ DESCRIPTION_SYNTAX = """one column per line, in the table's order ('#' starts a 
   NAME: integer LO..HI [| nullable]
   NAME: numeric LO..HI [| nullable]
   NAME: boolean [| nullable]
+each may add '| dtype=NAME' (the synthetic column's pandas dtype, e.g. category)
 and optionally a line 'n_rows: N' (a public estimate of the number of rows)"""
 
 
@@ -67,7 +68,8 @@ class ColumnSpec:
     nullable : missing values are part of the domain (else a missing cell is an error)
     other : the category that out-of-domain values map to (must be in ``categories``)
     prior : public probabilities of the categories, for the random API (default uniform)
-    dtype : pandas dtype of the synthetic column (default: the fitted frame's)
+    dtype : pandas dtype of the synthetic column (default by kind:
+        :func:`~privevo.tabular.encoding.output_dtype`; never read off the private frame)
     """
 
     name: str
@@ -123,6 +125,23 @@ def _check_spec(spec: ColumnSpec) -> None:
         _check_bounds(spec, where)
     if spec.prior is not None:
         _check_prior(spec, where)
+    if spec.dtype is not None:
+        _check_dtype(spec, where)
+
+
+def _check_dtype(spec: ColumnSpec, where: str) -> None:
+    """A declared dtype must be a pandas dtype that holds a missing value if nullable."""
+    import pandas as pd
+
+    try:
+        dtype = pd.api.types.pandas_dtype(spec.dtype)
+    except TypeError:
+        raise ValueError(f"{where}: dtype {spec.dtype!r} is not a pandas dtype") from None
+    if spec.nullable and isinstance(dtype, np.dtype) and dtype.kind in "biu":
+        raise ValueError(
+            f"{where}: dtype {spec.dtype!r} cannot hold a missing value but the column is "
+            "nullable; use a nullable dtype such as 'Int64' or 'boolean'"
+        )
 
 
 def _check_categories(spec: ColumnSpec, where: str) -> None:
@@ -284,17 +303,19 @@ def _parse_column(name: str, rest: str, line_no: int) -> ColumnSpec:
     head, *options = [part.strip() for part in rest.split("|")]
     kind, _, domain = head.partition(" ")
     kind, domain = kind.lower(), domain.strip()
-    opts = {"nullable": False, "other": None}
+    opts = {"nullable": False, "other": None, "dtype": None}
     for opt in options:
         key, _, value = opt.partition("=")
         if key.strip() == "nullable" and not value:
             opts["nullable"] = True
         elif key.strip() == "other" and value.strip():
             opts["other"] = value.strip()
+        elif key.strip() == "dtype" and value.strip():
+            opts["dtype"] = value.strip()
         else:
             raise ValueError(
                 f"description line {line_no}: unknown option {opt!r}; "
-                "use 'nullable' or 'other=NAME'"
+                "use 'nullable', 'other=NAME' or 'dtype=NAME'"
             )
     try:
         return _spec_of(name, kind, domain, opts)
@@ -323,9 +344,10 @@ def _spec_of(name: str, kind: str, domain: str, opts: dict) -> ColumnSpec:
             upper=upper,
             integer=kind == "integer",
             nullable=opts["nullable"],
+            dtype=opts["dtype"],
         )
     if kind == "boolean":
-        return ColumnSpec(name, "boolean", nullable=opts["nullable"])
+        return ColumnSpec(name, "boolean", nullable=opts["nullable"], dtype=opts["dtype"])
     raise ValueError(
         f"column {name!r}: kind must be categorical, integer, numeric or boolean, got {kind!r}"
     )
