@@ -542,3 +542,68 @@ def test_noisy_count_at_a_tiny_epsilon_keeps_the_population_bounded():
     X = unit_blobs(n=400, d=2, k=2)[0]
     est = DPKMeans(2, epsilon=1e-6, radius=1.0, iterations=2, random_state=0).fit(X)
     assert 4 <= est.variations_ <= 1000 and est.cluster_centers_.shape == (2, 2)
+
+
+SECRET_ROWS = [["078-05-1120", "1.5"], ["0.123456", "2.5"], ["7.654321", "3.5"]]
+
+
+@pytest.mark.parametrize(
+    "X",
+    [
+        np.array(SECRET_ROWS, dtype=object),  # a cell that is no number
+        np.array([0.123456, 7.654321, 3.14159]),  # 1-D: scikit-learn prints the array
+        np.array([[0.123456, 7.654321, 3.14159]] * 3).reshape(3, 3, 1),  # 3-D
+    ],
+    ids=["string cell", "1-D", "3-D"],
+)
+def test_error_messages_quote_no_cell(X):
+    """A refused X names no value of it (the rule :class:`privevo.PrivateEvolution` keeps)."""
+    with pytest.raises((TypeError, ValueError)) as error:
+        DPKMeans(2, epsilon=1.0, radius=10.0, random_state=0).fit(X)
+    for secret in ("078-05-1120", "0.123456", "7.654321", "3.14159"):
+        assert secret not in str(error.value)
+    fitted = DPKMeans(2, epsilon=1.0, radius=10.0, random_state=0).fit(np.eye(3)[:, :2] * 3)
+    with pytest.raises((TypeError, ValueError)) as error:
+        fitted.predict(np.array([0.123456, 7.654321]))
+    assert "0.123456" not in str(error.value) and "Reshape" in str(error.value)
+
+
+class _CellSpy:
+    """Rows whose length is public but whose cells must not be read."""
+
+    shape = (300, 2)
+
+    def __len__(self):
+        return 300
+
+    def __array__(self, *args, **kwargs):
+        raise AssertionError("a cell was read before the budget check")
+
+
+def test_replace_adjacency_checks_the_budget_before_reading_a_cell():
+    from privevo import BudgetAccountant
+
+    acc = BudgetAccountant(1.0, 2e-3)  # the default δ for n = 300 is 300^-1.1 < 2e-3
+    model = DPKMeans(2, epsilon=1.0, radius=1.0, adjacency="replace", accountant=acc)
+    model.fit(np.random.default_rng(0).normal(0, 0.3, (300, 2)))
+    with pytest.raises(ValueError, match="would bring the spent epsilon"):
+        model.fit(_CellSpy())
+
+
+@pytest.mark.parametrize("method", ["pe-means", "hdpe-means"])
+@pytest.mark.parametrize("recover_share", [0.0, None])
+def test_centres_lie_in_the_declared_domain(method, recover_share):
+    """Centres stay in the public box (data off its centre, in a corner) and in the ball."""
+    if method == "hdpe-means" and recover_share == 0.0:
+        recover_share = 0.5
+    rng = np.random.default_rng(0)
+    X = np.clip(rng.normal(15.0, 2.0, (300, 40)), 0, 16)
+    for domain in ({"bounds": (0.0, 16.0)}, {"radius": 3.0, "center": np.full(40, 14.0)}):
+        model = DPKMeans(
+            3, epsilon=0.5, method=method, recover_share=recover_share, random_state=0, **domain
+        ).fit(X)
+        c = model.cluster_centers_
+        if "bounds" in domain:
+            assert c.min() >= 0.0 and c.max() <= 16.0
+        else:
+            assert np.linalg.norm(c - 14.0, axis=1).max() <= 3.0 * (1 + 1e-12)

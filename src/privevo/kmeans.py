@@ -49,7 +49,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from . import accounting
 from ._params import describe
@@ -69,6 +69,7 @@ from .private import (
     NOISES,
     Domain,
     Release,
+    clip_to_ball,
     cluster_sums_sensitivity,
     data_digest,
     noisy_cluster_sums,
@@ -344,27 +345,40 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         """Compute DP centres of ``X`` (n, d)."""
         tic = time.perf_counter()
         self._validate_params()  # the declared constraints, before the data is read
-        public_delta = self.delta is not None or self.adjacency == "add_remove"
-        if public_delta:  # δ known without n: the budget is checked before X is read
-            self._check_budget(
-                self.delta if self.delta is not None else accounting.default_delta(None)
-            )
+        # the budget is checked before any cell of X is read: δ is the given one, the fixed
+        # add/remove default, or under replace n^-1.1 with the public n (X's length only)
+        self._check_budget(self._public_delta(X))
         X = self._check_X(X, reset=True)
         n, d = X.shape
         cfg = self._resolve(n, d)
-        if not public_delta:  # replace adjacency: δ = n^-1.1 with the public n
-            self._check_budget(cfg.delta)
         domain = public_domain(X, radius=self.radius, center=self.center, bounds=self.bounds)
         Z = domain.to_unit_ball(X)
         rng = check_random_state(self.random_state)
         with self._open_checkpoint(X, cfg) as log:
             unit_centers, releases, times = self._refined_means(Z, cfg, rng, log)
-        self.cluster_centers_ = domain.center + domain.radius * unit_centers
+        self.cluster_centers_ = in_domain(domain, unit_centers)
         self._set_fit_outputs(X, cfg, releases, domain)
         self.timings_ = {**times, "total": time.perf_counter() - tic}
         if self.accountant is not None:
             self.accountant.charge(self.privacy_report_, name=type(self).__name__)
         return self
+
+    def _public_delta(self, X) -> float:
+        """The fit's δ from public inputs only: given, the add/remove default, or under replace
+        the default for the public n, read as X's length (no cell is read)."""
+        if self.delta is not None:
+            return float(self.delta)
+        if self.adjacency == "add_remove":
+            return accounting.default_delta(None)
+        if sp.issparse(X):
+            raise TypeError("DPKMeans does not accept sparse X; pass a dense array (X.toarray())")
+        try:
+            n = _num_samples(X)
+        except TypeError:
+            raise ValueError(_BAD_X) from None
+        if n < 2:
+            raise ValueError(f"X has {n} sample(s); DPKMeans needs n_samples >= 2")
+        return accounting.default_delta(n)
 
     def _check_budget(self, delta: float) -> None:
         """Refuse the fit if the ``accountant``'s budget cannot pay for (ε, δ)."""
@@ -402,10 +416,30 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             check_is_fitted(self, "cluster_centers_")
         if sp.issparse(X):
             raise TypeError("DPKMeans does not accept sparse X; pass a dense array (X.toarray())")
-        # scikit-learn's checks first (types, shape, feature names), then privevo's finite check
-        X = _validate_data(
-            self, X, reset=reset, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1
-        )
+        array = np.asarray(X)
+        if np.iscomplexobj(array):
+            raise ValueError("Complex data not supported; X must be real-valued")
+        try:  # numpy's and scikit-learn's conversion messages quote the cell: never shown
+            array.astype(np.float64, copy=False)
+        except TypeError:
+            raise TypeError(
+                "X must hold numbers only: each cell's float() argument must be a string or a "
+                "real number"
+            ) from None
+        except ValueError:
+            raise ValueError(_BAD_X) from None
+        try:  # then scikit-learn's shape and feature checks, shown without the array they print
+            X = _validate_data(
+                self,
+                X,
+                reset=reset,
+                dtype=np.float64,
+                ensure_all_finite=False,
+                ensure_min_samples=1,
+            )
+        except (TypeError, ValueError) as error:
+            kind = TypeError if isinstance(error, TypeError) else ValueError
+            raise kind(_without_array(error)) from None
         return check_points(X, "X")
 
     def _resolve(self, n: int, d: int) -> _Plan:
@@ -696,6 +730,23 @@ class _Steps:
 
 
 # -- helpers ---------------------------------------------------------------
+
+_BAD_X = "X must be a real-valued numeric 2-D array (rows x features)"
+
+
+def _without_array(error: Exception) -> str:
+    """An error's message without the lines that print the input (``array=...``)."""
+    lines = [line for line in str(error).splitlines() if "array=" not in line]
+    return " ".join(line.strip() for line in lines).strip() or _BAD_X
+
+
+def in_domain(domain: Domain, unit_centers: np.ndarray) -> np.ndarray:
+    """Centres c + R·u mapped back from the unit ball and kept in the public domain: onto the
+    ball, then into the box when one was declared (post-processing; the box lies in the ball)."""
+    centers = clip_to_ball(
+        domain.center + domain.radius * unit_centers, domain.radius, domain.center
+    )
+    return centers if domain.box is None else np.clip(centers, domain.box[0], domain.box[1])
 
 
 def _recover_share(share, method: str) -> float:
