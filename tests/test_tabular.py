@@ -660,3 +660,27 @@ def test_output_dtypes_are_declared():
     assert syn.dtypes.astype(str).tolist() == ["object", "Int64", "int64", "float64", "bool"]
     with pytest.raises(ValueError, match="nullable dtype"):
         metadata_from_description("Income: integer 0..9 | nullable | dtype=int64")
+
+
+@pytest.mark.parametrize("epsilon", [1e-6, 1e6])
+@pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
+def test_whole_epsilon_range_and_gape(epsilon, adjacency):
+    """The documented ε range [1e-6, 1e6] is accepted (the rounds' σ comes from their
+    budget share, not an ε round trip), the report stays within ε, and selector='gape' runs."""
+    meta = metadata_from_description("a: categorical x, y\nb: integer 0..100\nn_rows: 300")
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.choice(["x", "y"], 300), "b": rng.integers(0, 100, 300)})
+    for selector in ("tabpe", "gape"):
+        model = TabularPE(
+            epsilon,
+            1e-5,
+            meta,
+            n_synthetic=50,
+            iterations=1,
+            pool=300,
+            selector=selector,
+            adjacency=adjacency,
+            random_state=0,
+        ).fit(df)
+        assert epsilon * (1 - 1e-6) <= model.privacy_report_["epsilon"] <= epsilon
+        assert model.sample(5).shape == (5, 2)

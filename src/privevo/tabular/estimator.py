@@ -52,6 +52,7 @@ MIN_MARGINAL_SHARE = 0.5  # marginal_share="auto" at least (less lost 1-way fit 
 MAX_MARGINAL_SHARE = 0.9  # marginal_share="auto" at most: the rounds keep ≥ 10 % of μ²
 DEFAULT_DELTA = 1e-6  # δ when neither delta nor the metadata's public n_rows is given
 SELECTORS = ("tabpe", "rank", "subsample", "gape")
+GAPE_R = 1.0  # selector="gape": R, the embedding distance of two rows one category apart
 _COMPOSED_KEYS = (
     "epsilon",
     "epsilon_target",
@@ -86,7 +87,8 @@ class TabularPE:
         N/30 clipped to [50, 3000], N the metadata's public ``n_rows`` (else 300)
     variations : children per selected row (the population is m·(1 + variations))
     selector : ``"tabpe"`` (subsample, then rank), ``"rank"``, ``"subsample"``,
-        ``"gape"`` or a selector object
+        ``"gape"`` (R = 1: two rows one category apart, a public constant of the embedding)
+        or a selector object
     mutation : (start, end) of the per-column mutation probability schedule
     marginal_share : share of μ² spent on the 1-way marginals (0: none, pure Tab-PE);
         ``"auto"``: enough for each column's noise variance to be half the sampling
@@ -289,12 +291,16 @@ class TabularPE:
         sensitivity = check_adjacency(self.adjacency)
         return accounting.share_sigma(budget, self.marginal_share_, sensitivity, n_columns)
 
-    def _pe_epsilon(self, delta: float) -> float:
-        """ε left to the PE rounds: ε((1 − share)^½·μ) at δ (exact GDP split)."""
+    def _pe_sigma(self, delta: float) -> float | None:
+        """σ of each of the T rounds: √T·Δ/μ_PE with μ_PE² = (1 − share)·B (exact GDP split,
+        rounded up; no ε round trip, so it holds down to ε = 1e-6). None: the engine's own."""
         if not self._measures_marginals:
-            return self.epsilon
-        mu = math.sqrt(1.0 - self.marginal_share_) * accounting.mu_of_epsilon(self.epsilon, delta)
-        return accounting.epsilon_of_mu(mu, delta)
+            return None
+        budget = accounting.quadratic_budget(self.epsilon, delta)
+        sensitivity = check_adjacency(self.adjacency)
+        return accounting.share_sigma(
+            budget, 1.0 - self.marginal_share_, sensitivity, self.iterations_
+        )
 
     def _population(self, metadata: TableMetadata) -> int:
         """m: ``n_synthetic``, or for ``"auto"`` N/30 clipped to [50, 3000] with N the public
@@ -328,12 +334,13 @@ class TabularPE:
             _make_selector(self.selector),
             m,
             self.iterations_,
-            self._pe_epsilon(delta),
+            self.epsilon,
             delta,
             self.adjacency,
             rng,
             population_size=m * (1 + self.variations),
             progress=self.progress,
+            noise_scale=self._pe_sigma(delta),
             public_parameters={
                 "metadata": metadata.as_dict(),
                 "embedding": repr(embedding),
@@ -432,7 +439,7 @@ def _make_selector(selector):
         "tabpe": TabPESelection,
         "rank": Rank,
         "subsample": Subsample,
-        "gape": lambda: GAPE(refill=True),
+        "gape": lambda: GAPE(GAPE_R, refill=True),
     }
     if selector not in choices:
         raise ValueError(
