@@ -53,3 +53,49 @@ def test_intrinsic_dimension_of_subspace_data():
     assert metrics.intrinsic_dimension(pts, variance=0.3) == 1
     with pytest.raises(ValueError, match="variance"):
         metrics.intrinsic_dimension(pts, variance=1.5)
+
+
+def _table(n: int, seed: int, shift: float = 0.0):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(seed)
+    x = rng.exponential(5.0, n) + shift  # skewed: most values in the first tenth of [0, 100]
+    label = np.where(x + rng.normal(0, 2, n) > 5 + shift, "hi", "lo")
+    z = x + rng.normal(0, 1, n)
+    return pd.DataFrame({"x": np.clip(x, 0, 100), "z": np.clip(z, 0, 100), "label": label})
+
+
+def _meta():
+    from privevo.tabular import metadata_from_description
+
+    return metadata_from_description(
+        "x: numeric 0..100\nz: numeric 0..100\nlabel: categorical hi, lo"
+    )
+
+
+def test_quantile_tvd_sees_inside_a_public_bin():
+    real, same, shifted = _table(4000, 0), _table(4000, 1), _table(4000, 1, shift=3.0)
+    meta = _meta()
+    assert metrics.quantile_tvd(real, same, meta, 2) < 0.05
+    assert metrics.quantile_tvd(real, shifted, meta, 2) > 0.15
+    assert metrics.quantile_tvd(real, shifted, meta, 3) > metrics.quantile_tvd(real, same, meta, 3)
+    # the public 10 bins barely see a shift of 3 (a third of one bin)
+    assert metrics.marginal_tvd(real, shifted, meta, 2) < metrics.quantile_tvd(
+        real, shifted, meta, 2
+    )
+
+
+def test_numeric_errors_and_auc():
+    real, shifted = _table(3000, 0), _table(3000, 1, shift=3.0)
+    meta = _meta()
+    err = metrics.numeric_errors(real, shifted, meta)
+    assert set(err) == {"x", "z"} and err["x"]["w1_sd"] == pytest.approx(
+        3 / np.std(real["x"]), rel=0.15
+    )
+    assert err["x"]["median"] > 0.5 and metrics.numeric_errors(real, real, meta)["x"]["mean"] == 0
+    scores = metrics.downstream_accuracy(_table(3000, 2), real, _table(2000, 3), "label", meta)
+    assert 0.8 < scores["real_auc"] <= 1 and 0.8 < scores["synthetic_auc"] <= 1
+    flipped = _table(3000, 2).assign(label=lambda d: np.where(d["label"] == "hi", "lo", "hi"))
+    assert (
+        metrics.downstream_accuracy(flipped, real, _table(2000, 3), "label", meta)["synthetic_auc"]
+        < 0.2
+    )

@@ -7,6 +7,8 @@ them is part of a release.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import integrate
 
@@ -23,6 +25,8 @@ __all__ = [
     "max_coverage_distance",
     "intrinsic_dimension",
     "marginal_tvd",
+    "quantile_tvd",
+    "numeric_errors",
     "downstream_accuracy",
 ]
 
@@ -206,6 +210,82 @@ def marginal_tvd(real, synthetic, metadata, way: int = 1, bins: int = 10) -> flo
     )
 
 
+def _quantile_binned(real, synthetic, metadata, q: int) -> tuple[np.ndarray, np.ndarray]:
+    """Both tables' cells with each numeric column cut at the *real* table's q-quantiles."""
+    from .tabular.encoding import encode_table
+
+    a, b = encode_table(real, metadata), encode_table(synthetic, metadata)
+    out_a, out_b = np.empty(a.shape, np.int64), np.empty(b.shape, np.int64)
+    for j, spec in enumerate(metadata.columns):
+        if not spec.is_numeric:
+            out_a[:, j], out_b[:, j] = a[:, j], b[:, j]
+            continue
+        present = a[~np.isnan(a[:, j]), j]
+        edges = np.unique(np.quantile(present, np.arange(1, q) / q)) if len(present) else []
+        for src, dst in ((a, out_a), (b, out_b)):
+            cell = np.searchsorted(edges, src[:, j], side="right")
+            dst[:, j] = np.where(np.isnan(src[:, j]), len(edges) + 1, cell)
+    return out_a, out_b
+
+
+def quantile_tvd(real, synthetic, metadata, way: int = 2, q: int = 10) -> float:
+    """Mean TVD of all ``way``-way marginals (1, 2 or 3) with numeric columns cut at the
+    real table's own ``q``-quantiles (deciles by default; ties merged, missing its own cell).
+
+    Unlike :func:`marginal_tvd` on the public bins, it sees where the values lie inside
+    a coarse bin. An evaluation metric on the real table, not DP and never published.
+    """
+    from itertools import combinations
+
+    if way not in (1, 2, 3):
+        raise ValueError(f"way must be 1, 2 or 3, got {way!r}")
+    q = check_positive_int(q, "q", minimum=2)
+    a, b = _quantile_binned(real, synthetic, metadata, q)
+    if a.shape[1] < way:
+        raise ValueError(f"{way}-way marginals need at least {way} columns")
+    width = int(max(a.max(), b.max())) + 1
+
+    def key(t, cols):
+        out = np.zeros(len(t), np.int64)
+        for c in cols:
+            out = out * width + t[:, c]
+        return out
+
+    tvds = [_tvd_of_keys(key(a, c), key(b, c)) for c in combinations(range(a.shape[1]), way)]
+    return float(np.mean(tvds))
+
+
+def numeric_errors(real, synthetic, metadata) -> dict:
+    """Per numeric column: ``w1_sd`` (1-D Wasserstein-1 / the real sd), ``median`` and
+    ``mean`` (relative errors (synthetic − real)/|real|, signed), over present values.
+    Not DP (an evaluation tool)."""
+    from scipy.stats import wasserstein_distance
+
+    from .tabular.encoding import encode_table
+
+    a, b = encode_table(real, metadata), encode_table(synthetic, metadata)
+    out = {}
+    for j, spec in enumerate(metadata.columns):
+        if not spec.is_numeric:
+            continue
+        x, y = a[~np.isnan(a[:, j]), j], b[~np.isnan(b[:, j]), j]
+        if len(x) == 0 or len(y) == 0:
+            continue
+        sd = float(np.std(x)) or 1.0
+        out[spec.name] = {
+            "w1_sd": float(wasserstein_distance(x, y)) / sd,
+            "median": _relative(np.median(y), np.median(x)),
+            "mean": _relative(np.mean(y), np.mean(x)),
+        }
+    return out
+
+
+def _relative(value: float, reference: float) -> float:
+    if reference == 0:
+        return 0.0 if value == 0 else math.inf
+    return float((value - reference) / abs(reference))
+
+
 def downstream_accuracy(
     synthetic, real_train, real_test, target: str, metadata, classifier=None
 ) -> dict:
@@ -216,7 +296,9 @@ def downstream_accuracy(
     included). Default classifier: scikit-learn's
     ``HistGradientBoostingClassifier(random_state=0)``. Returns
     ``{"synthetic": acc, "real": acc, "majority": acc}`` (``majority``: always
-    predict the test set's most frequent class). Not DP (an evaluation tool).
+    predict the test set's most frequent class), and ``"synthetic_auc"``, ``"real_auc"``:
+    ROC AUC of the predicted probabilities (one-vs-rest macro average for more than two
+    classes; 0.5 for a constant prediction). Not DP (an evaluation tool).
     """
     from sklearn.base import clone
     from sklearn.ensemble import HistGradientBoostingClassifier
@@ -244,7 +326,27 @@ def downstream_accuracy(
         x, y = xy(train)
         if len(np.unique(y)) < 2:  # one class only: the constant prediction
             scores[name] = float(np.mean(y_test == y[0]))
+            scores[f"{name}_auc"] = 0.5
             continue
-        scores[name] = float(np.mean(clone(model).fit(x, y).predict(x_test) == y_test))
+        fitted = clone(model).fit(x, y)
+        scores[name] = float(np.mean(fitted.predict(x_test) == y_test))
+        scores[f"{name}_auc"] = _auc(fitted, x_test, y_test)
     scores["majority"] = float(np.max(np.bincount(y_test)) / len(y_test))
     return scores
+
+
+def _auc(model, x_test: np.ndarray, y_test: np.ndarray) -> float:
+    """ROC AUC of ``model``'s probabilities on the test rows (classes it never saw score 0)."""
+    from sklearn.metrics import roc_auc_score
+
+    proba = model.predict_proba(x_test)
+    classes = np.unique(y_test)
+    if len(classes) < 2:
+        return math.nan
+    full = np.zeros((len(x_test), int(max(classes.max(), model.classes_.max())) + 1))
+    full[:, model.classes_.astype(np.int64)] = proba
+    if len(classes) == 2:
+        return float(roc_auc_score(y_test == classes[1], full[:, classes[1]]))
+    scores = full[:, classes]
+    scores = scores / np.maximum(scores.sum(axis=1, keepdims=True), 1e-300)
+    return float(roc_auc_score(y_test, scores, multi_class="ovr", labels=classes))
