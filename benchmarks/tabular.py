@@ -42,7 +42,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import tabular_data  # noqa: E402
 from privevo import TabularPE, accounting  # noqa: E402
-from privevo.metrics import downstream_accuracy, marginal_tvd  # noqa: E402
+from privevo.metrics import (  # noqa: E402
+    downstream_accuracy,
+    marginal_tvd,
+    numeric_errors,
+    quantile_tvd,
+)
 from privevo.tabular import TableEmbedding, decode_codes, encode_table  # noqa: E402
 from privevo.tabular.marginals import (  # noqa: E402
     cell_sampler,
@@ -74,7 +79,7 @@ def independent(train, meta, epsilon, delta, seed):
             for s, h in zip(meta.columns, noisy)
         ]
     )
-    return decode_codes(codes, meta, {c: str(train[c].dtype) for c in train.columns})
+    return decode_codes(codes, meta)
 
 
 def privevo(train, meta, epsilon, delta, seed):
@@ -121,7 +126,7 @@ def _fill_bins(cells: np.ndarray, meta, train, seed: int):
                 p = np.zeros(BINS + 1)
                 p[int(cell)] = 1.0
                 codes[rows, j] = cell_sampler(spec, BINS, p)(len(rows), rng)
-    return decode_codes(codes, meta, {c: str(train[c].dtype) for c in train.columns})
+    return decode_codes(codes, meta)
 
 
 RUNNERS = {
@@ -140,10 +145,18 @@ def evaluate(syn, train, test, meta, target) -> dict:
         syn.iloc[:DOWNSTREAM_ROWS], train.iloc[:DOWNSTREAM_ROWS], test, target, meta
     )
     if syn is test:  # the "real" row: the classifier trained on real rows
-        acc["synthetic"] = acc["real"]
+        acc["synthetic"], acc["synthetic_auc"] = acc["real"], acc["real_auc"]
+    values = numeric_errors(train, syn, meta)
     return {
         "tvd1": marginal_tvd(train, syn, meta, 1, BINS),
         "tvd2": marginal_tvd(train, syn, meta, 2, BINS),
+        "tvd2_deciles": quantile_tvd(train, syn, meta, 2),
+        "tvd3_deciles": quantile_tvd(train, syn, meta, 3),
+        "w1_sd_max": max((v["w1_sd"] for v in values.values()), default=0.0),
+        "median_error_max": max((abs(v["median"]) for v in values.values()), default=0.0),
+        "numeric": values,
+        "auc": acc["synthetic_auc"],
+        "real_auc": acc["real_auc"],
         "accuracy": acc["synthetic"],
         "real_accuracy": acc["real"],
         "majority": acc["majority"],
@@ -197,8 +210,9 @@ def table(path) -> str:
             (r["table"], r["epsilon"] or 0, METHODS.index(r["method"]), r["method"]), []
         ).append(r)
     lines = [
-        "| table | ε | method | 1-way TVD | 2-way TVD | accuracy (real-trained) | fit s | seeds |",
-        "|---|---|---|---|---|---|---|---|",
+        "| table | ε | method | 1-way TVD | 2-way TVD | 2-way TVD, deciles | 3-way, deciles "
+        "| max W1/sd | max median error | accuracy (real-trained) | AUC | fit s | seeds |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for (tab, eps, _, method), rs in sorted(groups.items()):
 
@@ -210,10 +224,17 @@ def table(path) -> str:
                 return ""
             return f" ± {np.std([r[key] for r in rs], ddof=1) / math.sqrt(len(rs)):.3f}"
 
+        def get(key: str, rs=rs) -> str:  # rows logged before a metric existed show "—"
+            if not all(key in r for r in rs):
+                return "—"
+            return f"{mean(key):.3f}{se(key)}"
+
         lines.append(
             f"| {tab} | {eps or '—'} | {method} | {mean('tvd1'):.3f} | "
-            f"{mean('tvd2'):.3f}{se('tvd2')} | "
+            f"{mean('tvd2'):.3f}{se('tvd2')} | {get('tvd2_deciles')} | {get('tvd3_deciles')} | "
+            f"{get('w1_sd_max')} | {get('median_error_max')} | "
             f"{mean('accuracy'):.3f}{se('accuracy')} ({mean('real_accuracy'):.3f}) | "
+            f"{get('auc')} | "
             f"{mean('fit_seconds'):.1f} | {len(rs)} |"
         )
     return "\n".join(lines)

@@ -257,7 +257,8 @@ def quantile_tvd(real, synthetic, metadata, way: int = 2, q: int = 10) -> float:
 
 def numeric_errors(real, synthetic, metadata) -> dict:
     """Per numeric column: ``w1_sd`` (1-D Wasserstein-1 / the real sd), ``median`` and
-    ``mean`` (relative errors (synthetic − real)/|real|, signed), over present values.
+    ``mean`` (relative errors (synthetic − real)/|real|, signed; divided by the real sd
+    where the real statistic is 0), over present values.
     Not DP (an evaluation tool)."""
     from scipy.stats import wasserstein_distance
 
@@ -274,16 +275,15 @@ def numeric_errors(real, synthetic, metadata) -> dict:
         sd = float(np.std(x)) or 1.0
         out[spec.name] = {
             "w1_sd": float(wasserstein_distance(x, y)) / sd,
-            "median": _relative(np.median(y), np.median(x)),
-            "mean": _relative(np.mean(y), np.mean(x)),
+            "median": _relative(np.median(y), np.median(x), sd),
+            "mean": _relative(np.mean(y), np.mean(x), sd),
         }
     return out
 
 
-def _relative(value: float, reference: float) -> float:
-    if reference == 0:
-        return 0.0 if value == 0 else math.inf
-    return float((value - reference) / abs(reference))
+def _relative(value: float, reference: float, scale: float) -> float:
+    """(value − reference)/|reference|; a zero reference is scaled by ``scale`` (the sd)."""
+    return float((value - reference) / (abs(reference) or scale))
 
 
 def downstream_accuracy(
