@@ -366,14 +366,17 @@ class PrivateEvolution:
         return groups
 
     def _n_for_selector(self, X) -> float | None:
-        """n for selectors that need it: given, or exact only where n is public (replace).
+        """n for selectors that need it: given, or exact only where n is public (replace, rows).
 
-        Under add/remove adjacency n is private: selectors get None and fall
-        back on the noisy counts' total (post-processing).
+        Under add/remove adjacency n is private, and with user ids (``groups``)
+        so is the row count even under replace (a replaced user may own more
+        rows): selectors get None and fall back on the noisy counts' total
+        (post-processing).
         """
         if self.n_private is not None:
             return float(self.n_private)
-        return float(X.shape[0]) if self.adjacency == "replace" else None
+        public = self.adjacency == "replace" and getattr(self, "_groups", None) is None
+        return float(X.shape[0]) if public else None
 
     def _rng(self) -> np.random.Generator:
         return check_random_state(self.random_state)

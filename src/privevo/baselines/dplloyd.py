@@ -1,8 +1,10 @@
 """DPLloyd (Su et al. 2016): diffprivlib's ``KMeans``, vectorised, seeded, without its ε swap.
 
-Pure ε-DP. Sphere-packing initialisation inside the public box; T =
-clip(ε/ε_m, 2, 7) iterations with ε_m = √(500·k³/n²·(d + ∛(4dρ²))³), ρ = 0.225.
-Each iteration spends ε/T: a noisy count per cluster (two-sided geometric
+Pure ε-DP under add/remove and replace. Sphere-packing initialisation inside the public box;
+T = clip(ε'/ε_m, 2, 7) iterations with ε_m = √(500·k³/ñ²·(d + ∛(4dρ²))³), ρ = 0.225, where
+ñ is a noisy count (two-sided geometric noise, ε·``COUNT_SHARE``; Su et al. read the exact n,
+which makes T, and so the output, a function of n) and ε' = ε·(1 − ``COUNT_SHARE``).
+Each iteration spends ε'/T: a noisy count per cluster (two-sided geometric
 noise, ε_c) and a noisy sum per cluster and feature (Laplace, ε_s each), with ε_c : ε_s = ∛(4dρ²) :
 1 and
 ε_c + d·ε_s = ε/T (diffprivlib 0.6 unpacks these two in the wrong order and
@@ -23,11 +25,13 @@ from typing import NamedTuple
 import numpy as np
 
 from .._validation import check_epsilon
+from ..private import baseline_row_count
 from ..private import dplloyd_release as _release
 from ..variation import SpherePacking
 from ._base import DPBaselineKMeans
 
 RHO = 0.225
+COUNT_SHARE = 0.02  # share of ε (or of μ², the Gaussian baselines) spent on the noisy row count
 
 
 class EpsilonSplit(NamedTuple):
@@ -42,10 +46,21 @@ def split_epsilon(epsilon: float, dim: int, rho: float = RHO) -> EpsilonSplit:
     return EpsilonSplit(count=w * unit, feature_sum=unit)
 
 
-def dplloyd_iterations(epsilon: float, n: int, k: int, dim: int, rho: float = RHO) -> int:
-    """T = clip(ε/ε_m, 2, 7), ε_m = √(500·k³/n²·(d + ∛(4dρ²))³) (Su et al. 2016)."""
+def dplloyd_iterations(epsilon: float, n: float, k: int, dim: int, rho: float = RHO) -> int:
+    """T = clip(ε/ε_m, 2, 7), ε_m = √(500·k³/n²·(d + ∛(4dρ²))³) (Su et al. 2016).
+
+    ``n`` must be public or a noisy count (:func:`noisy_n`); values below 1 count as 1.
+    """
+    n = max(float(n), 1.0)
     eps_m = math.sqrt(500 * k**3 / n**2 * (dim + np.cbrt(4 * dim * rho**2)) ** 3)
     return int(min(max(epsilon / eps_m, 2), 7))
+
+
+def noisy_n(X, scale: float, rng: np.random.Generator, noise: str, releases: list) -> float:
+    """A noisy row count (appended to ``releases``): what the iteration count reads."""
+    count = baseline_row_count(X, scale, rng, noise)
+    releases.append(count)
+    return float(count.value[0])
 
 
 def box_sphere_packing(
@@ -70,12 +85,14 @@ class DPLloyd(DPBaselineKMeans):
 
     def _fit_centers(self, X, lo, hi, k, rng):
         epsilon = check_epsilon(self.epsilon)
-        n, d = X.shape
-        T = dplloyd_iterations(epsilon, n, k, d)
-        split = split_epsilon(epsilon / T, d)
+        d = X.shape[1]
+        self.releases_ = []
+        n = noisy_n(X, 1.0 / (COUNT_SHARE * epsilon), rng, "geometric", self.releases_)
+        rest = epsilon * (1 - COUNT_SHARE)
+        T = dplloyd_iterations(rest, n, k, d)
+        split = split_epsilon(rest / T, d)
         centers = box_sphere_packing(k, lo, hi, rng)
         mid = (lo + hi) / 2
-        self.releases_ = []
         for _ in range(T):
             sums, counts = dplloyd_release(X, centers, lo, hi, split, rng)
             self.releases_ += [sums, counts]

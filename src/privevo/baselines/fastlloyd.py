@@ -1,7 +1,8 @@
 """FastLloyd (Diaa et al.): relative, radius-capped DP Lloyd updates with Gaussian noise.
 
 Data are mapped into [−1, 1]^d from the public box. Each of T iterations
-(T = clip(ε/ε_m, 2, 7), Su et al.'s rule) releases, per cluster, the noisy
+(T = clip(ε/ε_m, 2, 7), Su et al.'s rule, n a noisy count taking ``COUNT_SHARE`` of μ²)
+releases, per cluster, the noisy
 sum of x − c over points within ``max_dist`` of their nearest centre c
 (L2 sensitivity ``max_dist``) and the noisy count (sensitivity 1), both
 Gaussian. ``max_dist`` = √d in the first iteration, then √d·α/k^(1/d),
@@ -21,7 +22,7 @@ from .._validation import check_delta, check_epsilon
 from ..private import fastlloyd_release
 from ..variation._geometry import project_to_ball
 from ._base import DPBaselineKMeans
-from .dplloyd import box_sphere_packing, dplloyd_iterations
+from .dplloyd import COUNT_SHARE, box_sphere_packing, dplloyd_iterations, noisy_n
 
 ALPHA = 0.8
 
@@ -32,15 +33,17 @@ class FastLloyd(DPBaselineKMeans):
 
     def _fit_centers(self, X, lo, hi, k, rng):
         epsilon = check_epsilon(self.epsilon)
-        n, d = X.shape
+        d = X.shape[1]
         delta = accounting.default_delta(None) if self.delta is None else check_delta(self.delta)
         mid, half = (lo + hi) / 2, (hi - lo) / 2
         U = (X - mid) / half  # in [−1, 1]^d
-        T = dplloyd_iterations(epsilon, n, k, d)
         budget = accounting.quadratic_budget(epsilon, delta)
+        self.releases_ = []
+        sigma_n = accounting.share_sigma(budget, COUNT_SHARE, 1.0)
+        T = dplloyd_iterations(epsilon, noisy_n(X, sigma_n, rng, "gaussian", self.releases_), k, d)
+        budget *= 1 - COUNT_SHARE
         root = math.sqrt(d)
         centers = (box_sphere_packing(k, lo, hi, rng) - mid) / half
-        self.releases_ = []
         for t in range(T):
             max_dist = root if t == 0 else root * ALPHA / k ** (1 / d)
             sums, counts = fastlloyd_release(

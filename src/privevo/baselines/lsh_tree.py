@@ -14,9 +14,8 @@ Simplifications (documented): counts use Gaussian noise instead of discrete
 Laplace, so the whole run is accounted exactly by GDP — μ² is split in half
 between the sums and the ``max_depth`` levels of counts (each level is one
 histogram of sensitivity 1, charged whether or not the tree reaches it).
-The root's count and the threshold's n/(2k) use the exact n, treated as
-public (as the DPLloyd-family baselines do for their iteration count); under
-add/remove adjacency that is a disclosure of n, kept for comparability.
+The root's count and the threshold's n/(2k) use a noisy count ñ (Gaussian,
+sensitivity 1, ``COUNT_SHARE`` of μ²), never the exact n.
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ from ..private import lsh_leaf_sums, lsh_level_counts
 from ..selection.weighted_kmeans import weighted_kmeans
 from ..variation._geometry import project_to_ball
 from ._base import BaselineKMeans
+from .dplloyd import COUNT_SHARE, noisy_n
 
 
 class LSHTreeKMeans(BaselineKMeans):
@@ -58,19 +58,20 @@ class LSHTreeKMeans(BaselineKMeans):
 
     def _fit_centers(self, X, lo, hi, k, rng):
         epsilon = check_epsilon(self.epsilon)
-        n = len(X)  # the exact count, used as public (see the module doc)
         d = X.shape[1]
         delta = accounting.default_delta(None) if self.delta is None else check_delta(self.delta)
         mid = (lo + hi) / 2
         radius = float(np.linalg.norm((hi - lo) / 2)) if self.radius is None else float(self.radius)
         U = project_to_ball(X - mid, radius)
-        budget = accounting.quadratic_budget(
-            epsilon, delta
-        )  # half to the leaf sums, half to the levels
+        budget = accounting.quadratic_budget(epsilon, delta)
+        self.releases_ = []
+        n = noisy_n(
+            X, accounting.share_sigma(budget, COUNT_SHARE, 1.0), rng, "gaussian", self.releases_
+        )
+        budget *= 1 - COUNT_SHARE  # half of the rest to the leaf sums, half to the levels
         sigma_sum = accounting.share_sigma(budget, 0.5, radius)
         sigma_count = accounting.share_sigma(budget, 0.5, 1.0, self.max_depth)
         codes = _simhash(U, rng.standard_normal((d, self.max_depth)))
-        self.releases_ = []
         depths, prefixes, counts = self._grow(codes, n, k, d, sigma_sum / radius, sigma_count, rng)
         leaves = lsh_leaf_sums(U, codes, self.max_depth, depths, prefixes, sigma_sum, radius, rng)
         self.releases_.append(leaves)
@@ -86,7 +87,7 @@ class LSHTreeKMeans(BaselineKMeans):
         """Grow the tree on noisy level counts; returns the leaves' depths, prefixes and noisy
         counts."""
         D = self.max_depth
-        t = max(1.0, min(math.floor(10 * math.sqrt(d) * sigma_over_radius), n / (2 * k)))
+        t = max(1.0, min(math.floor(10 * math.sqrt(d) * sigma_over_radius), max(n, 1.0) / (2 * k)))
         frontier, frontier_counts = np.array([0], dtype=np.int64), np.array([float(n)])
         depths, prefixes, counts = [], [], []
         for level in range(1, D + 1):

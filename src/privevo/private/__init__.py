@@ -58,6 +58,7 @@ from .sources import (
     second_moment,
 )
 from .statistics import (
+    baseline_row_count,
     cluster_statistics,
     dplloyd_release,
     fastlloyd_release,
@@ -81,6 +82,7 @@ __all__ = [
     "as_source",
     "available_backends",
     "backend_session",
+    "baseline_row_count",
     "calibrate",
     "check_vote_arguments",
     "clip_to_ball",

@@ -15,11 +15,20 @@ from .release import Release, noisy_statistic
 
 __all__ = [
     "cluster_statistics",
+    "baseline_row_count",
     "dplloyd_release",
     "fastlloyd_release",
     "lsh_level_counts",
     "lsh_leaf_sums",
 ]
+
+
+def baseline_row_count(X, scale: float, rng: np.random.Generator, noise: str) -> Release:
+    """n + noise (sensitivity 1, add/remove): the baselines' iteration counts and thresholds
+    read this release, never the exact n. ``noise``: ``"geometric"`` (pure ε = 1/scale,
+    DPLloyd) or ``"gaussian"`` (σ = scale)."""
+    count = np.array([float(len(X))])
+    return noisy_statistic("count", count, scale, 1.0, rng, noise)
 
 
 def dplloyd_release(
