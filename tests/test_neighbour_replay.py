@@ -188,7 +188,8 @@ def test_baselines_row_count_crossing_the_iteration_threshold(name):
 DESCRIPTION = """
 color: categorical red, green, blue, other | other=other
 size: integer 0..100
-weight: numeric 0..2000 | nullable
+weight: integer 0..2000 | nullable
+amount: numeric 0..2000
 """
 
 
@@ -199,6 +200,7 @@ def table(n: int = 120) -> pd.DataFrame:
             "color": rng.choice(["red", "green", "blue"], n),
             "size": rng.integers(0, 100, n),
             "weight": rng.integers(500, 1500, n),  # integer-looking numbers: int64
+            "amount": rng.integers(500, 1500, n),
         }
     )
 
@@ -208,28 +210,14 @@ def _added(**row) -> pd.DataFrame:
 
 
 TABLE_NEIGHBOURS = {
-    "a missing value": _added(color="red", size=5, weight=np.nan),
-    "decimals in an integer-looking column": _added(color="red", size=5, weight=1200.5),
-    "an extreme value": _added(color="red", size=5, weight=10**9),
-    "a new category (other)": _added(color="purple", size=5, weight=700),
+    "a missing value": _added(color="red", size=5, weight=np.nan, amount=9),
+    "decimals in an integer-looking column": _added(color="red", size=5, weight=9, amount=1200.5),
+    "an extreme value": _added(color="red", size=5, weight=10**9, amount=9),
+    "a new category (other)": _added(color="purple", size=5, weight=700, amount=9),
 }
-TABLE_LEAKS = {"a missing value", "decimals in an integer-looking column"}
 
 
-@pytest.mark.parametrize(
-    "neighbour",
-    [
-        pytest.param(
-            name,
-            marks=pytest.mark.xfail(
-                reason="leak: TabularPE output dtypes read off the private frame", strict=False
-            ),
-        )
-        if name in TABLE_LEAKS
-        else name
-        for name in sorted(TABLE_NEIGHBOURS)
-    ],
-)
+@pytest.mark.parametrize("neighbour", sorted(TABLE_NEIGHBOURS))
 def test_tabular_pe(neighbour):
     meta = metadata_from_description(DESCRIPTION)
 
