@@ -19,6 +19,17 @@ from privevo.selection import Rank, Subsample
 from privevo.variation import GaussianVariation
 
 
+@pytest.mark.parametrize("now", [None, 8])
+def test_a_seed_mismatch_never_prints_the_seed(tmp_path, data, now):
+    """Replays the attack: resuming with another seed printed 'random_state is 424242 there'."""
+    path = tmp_path / "run.ckpt"
+    with pytest.raises(Stop):
+        make_pe(checkpoint=path, random_state=424242, callbacks=[stop_after(1)]).fit(data)
+    with pytest.raises(ValueError, match=r"another run \(random_state\)") as refused:
+        make_pe(checkpoint=path, random_state=now).fit(data)
+    assert "424242" not in str(refused.value) and "NoneType" not in str(refused.value)
+
+
 def rounds_of(path):
     """The round records of a checkpoint file."""
     return [r for r in load_checkpoint(path)[1] if r.key.startswith("round/")]
@@ -121,7 +132,7 @@ def test_resume_refuses_another_run(tmp_path, data, change, key):
     with pytest.raises(Stop):
         make_pe(checkpoint=path, callbacks=[stop_after(2)]).fit(data)
     before = path.read_bytes()
-    with pytest.raises(ValueError, match=rf"belongs to another run \({key}[ .]"):
+    with pytest.raises(ValueError, match=rf"belongs to another run \({key}[ .)]"):
         make_pe(checkpoint=path, **change).fit(data)
     with pytest.raises(ValueError, match=r"belongs to another run \(d is 2 there, 3 now\)"):
         make_pe(checkpoint=path).fit(np.hstack([data, data[:, :1]]))

@@ -229,15 +229,21 @@ def _check_header(path: Path, header: dict, fingerprint: dict, digest: str) -> N
     difference = _first_difference(saved, fingerprint)
     if difference is not None:
         key, there, now = difference
+        values = "" if _is_secret(key) else f" is {there!r} there, {now!r} now"
         raise ValueError(
-            f"checkpoint {path} belongs to another run ({key} is {there!r} there, "
-            f"{now!r} now); use a new checkpoint path, or delete the file to start over"
+            f"checkpoint {path} belongs to another run ({key}{values}); use a new "
+            "checkpoint path, or delete the file to start over"
         )
     if header.get("digest") != digest:
         raise ValueError(
             f"checkpoint {path} was made on other data; a checkpoint resumes only "
             "on the data it was made on (use a new checkpoint path)"
         )
+
+
+def _is_secret(key: str) -> bool:
+    """A seed's value is never printed (it would let anyone redraw the noise)."""
+    return key.rsplit(".", 1)[-1] in ("random_state", "seed")
 
 
 def _first_difference(saved: dict, current: dict, prefix: str = ""):
