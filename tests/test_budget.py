@@ -189,3 +189,71 @@ def test_estimators_take_an_accountant(make):
     assert 0.8 < acc.spent()[0] <= 1.0
     with pytest.raises(ValueError, match="would bring the spent epsilon"):
         make(acc).fit(_Untouchable())  # refused before the data is read
+
+
+# -- every entry point checks its real cost before any data access -------------------
+
+
+def _pe(accountant=None, **kw):
+    from privevo import PrivateEvolution
+    from privevo.selection import Rank
+    from privevo.variation import GaussianVariation, UniformBall
+
+    params = dict(n_synthetic=4, iterations=3, epsilon=1.0, delta=1e-5, random_state=0)
+    params.update(kw)
+    return PrivateEvolution(
+        UniformBall(3.0), GaussianVariation(0.1), Rank(), accountant=accountant, **params
+    )
+
+
+def _points(n=200):
+    return np.random.default_rng(0).normal(size=(n, 2))
+
+
+def test_resume_checks_the_budget_before_drawing():
+    """Replays the attack: with the budget spent, resume() drew releases and set synthetic_."""
+    X = _points()
+    first = _pe().fit(X)
+    state = first.final_state_
+    state.completed = 1
+    acc = BudgetAccountant(1.0, 1e-5)
+    acc.charge(fit_release(1.0))  # the whole budget spent
+    late = _pe(acc)
+    with pytest.raises(BudgetExceededError, match="would bring"):
+        late.resume(X, state)
+    assert not getattr(late, "releases_", None) and not hasattr(late, "synthetic_")
+    assert len(acc.ledger) == 1
+
+
+def test_noise_scale_is_checked_at_its_real_cost():
+    """Replays the attack: noise_scale=0.05 at epsilon=0.1 passed the check, then overspent."""
+    acc = BudgetAccountant(1.0, 1e-5)
+    est = _pe(acc, epsilon=0.1, noise_scale=0.05)
+    with pytest.raises(BudgetExceededError, match="would bring"):
+        est.fit(_NoTouch())
+    assert acc.ledger == [] and not est.releases_
+
+
+def test_fit_without_groups_then_resume_with_groups_is_refused():
+    """One run, one privacy unit: row-level rounds cannot be relabelled user-level."""
+    X = _points()
+    est = _pe(iterations=3)
+    est.fit(X)
+    state = est.final_state_
+    state.completed = 1
+    with pytest.raises(ValueError, match="one privacy unit"):
+        est.resume(X, state, groups=np.arange(len(X)) // 10)
+    est.resume(X, state)  # the same unit continues
+
+
+class _NoTouch:
+    """Private data whose every access fails the test: the check must come first."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"the data was read ({name}) before the budget check")
+
+    def __array__(self, *args, **kwargs):
+        raise AssertionError("the data was read before the budget check")
+
+    def __len__(self):
+        raise AssertionError("the data was read before the budget check")

@@ -119,7 +119,7 @@ class BudgetAccountant:
         The charge is recorded even if it exceeds the budget (the data was
         read); then :class:`BudgetExceededError` is raised.
         """
-        entry = Charge(name, *_cost(releases))
+        entry = Charge(name, *release_cost(releases))
         self.ledger.append(entry)
         if self.spent()[0] > self.epsilon * (1 + _TOLERANCE):
             raise BudgetExceededError(
@@ -208,7 +208,7 @@ def _rho_budget(epsilon: float, delta: float) -> float:
     return math.exp(optimize.brentq(excess, math.log(1e-12), math.log(1e6), xtol=1e-12))
 
 
-def _cost(releases) -> tuple[float, float]:
+def release_cost(releases) -> tuple[float, float]:
     """(μ², ρ) of a report's releases or of a list of releases (:class:`Release` objects or
     entries)."""
     if isinstance(releases, dict):

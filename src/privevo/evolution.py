@@ -231,12 +231,12 @@ class PrivateEvolution:
         are scaled to L2 norm ≤ 1, so the guarantee protects users, not rows.
         """
         self._validate_params()
-        if self.accountant is not None:  # before the data is read
-            self.accountant.check(epsilon=self.epsilon, delta=self.delta, name=type(self).__name__)
-        X = _private_view(X)
-        self._groups = self._checked_groups(groups)
         self.history_: list[IterationRecord] = []
         self.releases_: list[Release] = []
+        self._check_budget(self.iterations)  # before the data is read
+        X = _private_view(X)
+        self._groups = self._checked_groups(groups)
+        self._unit = privacy_unit(groups)
         self.resumed_from_ = 0
         if self.checkpoint is None:
             return self._run(X, self.initial_state(X.shape[1], self._rng()), None)
@@ -254,10 +254,18 @@ class PrivateEvolution:
         Every round run here is a new release, appended to the ledger
         ``releases_`` and counted in the report, also after an earlier ``fit``.
         """
-        X = _private_view(X)
         if not hasattr(self, "sigma_"):
             self._validate_params()
+        unit = privacy_unit(groups)
+        if getattr(self, "releases_", None) and getattr(self, "_unit", unit) != unit:
+            raise ValueError(
+                f"this run's earlier rounds protect a {self._unit}, these would protect a "
+                f"{unit}: one run has one privacy unit (pass groups to every call, or to none)"
+            )
+        self._check_budget(self.iterations - state.completed)  # before the data is read
+        X = _private_view(X)
         self._groups = self._checked_groups(groups)
+        self._unit = unit
         return self._run(X, state, None)
 
     def initial_state(self, dim: int, rng: np.random.Generator) -> EvolutionState:
@@ -340,6 +348,28 @@ class PrivateEvolution:
         return accounting.calibrate(
             self.epsilon, self.delta, self.iterations, self.sensitivity_, self.noise
         )
+
+    def _check_budget(self, rounds: int) -> None:
+        """Refuse, before any data access, a fit whose real cost would exceed the accountant.
+
+        The cost is what :meth:`_finish` charges: the ledger so far plus ``rounds``
+        releases at the σ actually used (``noise_scale`` included), μ = √T·Δ/σ or
+        ρ = T·Δ²/(2σ²) (docs/privacy.md).
+        """
+        if self.accountant is None:
+            return
+        name = type(self).__name__
+        if self.sigma_ == 0.0:  # epsilon=inf: the accountant refuses it
+            self.accountant.check(epsilon=self.epsilon, delta=self.delta, name=name)
+            return
+        from .budget import release_cost
+
+        planned = Release(
+            "nn_histogram", self.sigma_, self.sensitivity_, self.noise, self.adjacency, rounds
+        )
+        earlier = list(getattr(self, "releases_", []))
+        mu_squared, rho = release_cost([*earlier, planned] if rounds > 0 else earlier)
+        self.accountant.check(mu=math.sqrt(mu_squared), rho=rho, name=name)
 
     def _histogram(self, X, candidates: np.ndarray, rng: np.random.Generator) -> Release:
         """The round's release: noisy votes, or exact votes when σ = 0 (``epsilon=inf``)."""
