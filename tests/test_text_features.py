@@ -219,3 +219,35 @@ def test_gape_fill_completes_the_selection_to_m():
     full = _model(selector="gape", gape_R=0.5, epsilon=0.2, iterations=2, fill=True).fit(PRIVATE)
     assert len(full.synthetic_texts_) == 4 and len(few.synthetic_texts_) <= 4
     assert full.privacy_report_["epsilon"] == few.privacy_report_["epsilon"]
+
+
+class _CutOffLM(WordLM):
+    """WordLM that records every prompt list and raises on call ``fail_on`` (an endpoint error)."""
+
+    def __init__(self, fail_on: int | None = None):
+        super().__init__()
+        self.fail_on, self.seen = fail_on, []
+
+    def generate(self, prompts, **kw):
+        self.seen.append(list(prompts))
+        if self.fail_on is not None and len(self.seen) == self.fail_on:
+            raise ConnectionError("endpoint went away")
+        return super().generate(prompts, **kw)
+
+
+def test_a_release_cut_off_during_generation_is_replayed_from_the_log_not_drawn_again(tmp_path):
+    path = str(tmp_path / "run.ckpt")
+    kw = dict(noise="discrete_gaussian_secure", epsilon=0.5, iterations=3, checkpoint=path)
+    cut = _CutOffLM(fail_on=2)  # call 1: S_0; call 2: round 0's rewrites of its selection
+    with pytest.raises(ConnectionError):
+        _model(lm=cut, **kw).fit(PRIVATE)
+    from privevo.checkpoint import load_checkpoint
+
+    keys = [r.key for r in load_checkpoint(path)[1]]
+    assert "release/0" in keys and "round/0" not in keys  # logged before any prompt was built
+    again = _CutOffLM()
+    resumed = _model(lm=again, **kw).fit(PRIVATE)
+    assert again.seen[0] == cut.seen[1]  # the same selection, not a fresh draw of round 0
+    logged = {r.key: r for r in load_checkpoint(path)[1]}
+    assert np.array_equal(resumed.history_[0].noisy_counts, logged["release/0"].arrays["counts"])
+    assert len(resumed.engine_.releases_) == 3 and resumed.engine_.resumed_from_ == 0

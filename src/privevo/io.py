@@ -401,15 +401,19 @@ def check_output_path(
     return path
 
 
-def check_distinct_paths(data, outputs: dict[str, Path]) -> None:
-    """Refuse an output that would overwrite the input or another output of the same run.
+def check_distinct_paths(
+    data, outputs: dict[str, Path], inputs: dict[str, Path] | None = None
+) -> None:
+    """Refuse an output that would overwrite an input or another output of the same run.
 
-    ``data`` is the input file or folder; ``outputs`` maps a flag (``"-o"``,
-    ``"--checkpoint"``, ...) to its path. Refused: an output that is the input
-    file (also through a symbolic or hard link), one inside the input folder, and
-    two outputs that are one file.
+    ``data`` is the input file or folder; ``inputs`` maps a flag to any other file
+    the run reads (``"--metadata"``, ``"--public-description"``); ``outputs`` maps a
+    flag (``"-o"``, ``"--checkpoint"``, ...) to its path. Refused: an output that is
+    an input (also through a symbolic or hard link), one inside the input folder, and
+    two outputs that are one file. Every command calls it before reading any row.
     """
     source = Path(data).resolve()
+    others = {flag: Path(p).resolve() for flag, p in (inputs or {}).items() if p is not None}
     seen: dict[Path, str] = {}
     for flag, path in outputs.items():
         target = Path(path).resolve()
@@ -422,6 +426,12 @@ def check_distinct_paths(data, outputs: dict[str, Path]) -> None:
             raise ValueError(
                 f"{flag} {path} is inside the input folder {data}; it would "
                 "become part of the data: choose a path outside it"
+            )
+        read = next((f for f, t in others.items() if t == target or _same_file(t, target)), None)
+        if read is not None:
+            raise ValueError(
+                f"{flag} {path} is the {read} file this run reads; writing it would "
+                "destroy it: choose another path"
             )
         other = next((f for t, f in seen.items() if t == target or _same_file(t, target)), None)
         if other is not None:

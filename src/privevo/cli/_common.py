@@ -355,6 +355,8 @@ def _delta(args, n: int, library_default: bool):
         return args.delta
     from ..accounting import default_delta
 
+    if getattr(args, "user_column", None) is not None:
+        return default_delta(None)  # user-level: a replaced user may own more rows, n is private
     if args.adjacency == "replace" and n < 2:
         raise ValueError("the default delta n^-1.1 needs at least 2 rows; pass --delta")
     return default_delta(n if args.adjacency == "replace" else None)

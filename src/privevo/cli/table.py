@@ -145,7 +145,13 @@ def _write_table(path: Path, df) -> None:
 
 
 def _synth_table(args) -> int:
-    from ..io import check_output_path, report_path_for, write_json, write_outputs
+    from ..io import (
+        check_distinct_paths,
+        check_output_path,
+        report_path_for,
+        write_json,
+        write_outputs,
+    )
     from ..tabular.estimator import TabularPE
 
     for name in ("rows", "population", "iterations"):
@@ -154,6 +160,9 @@ def _synth_table(args) -> int:
             raise ValueError(f"--{name} must be an integer >= 1, got {value}")
     out = check_output_path(args.output, TABLE_FORMATS)
     report_path = report_path_for(out)
+    check_distinct_paths(
+        args.data, {"-o": out, "the privacy report": report_path}, {"--metadata": args.metadata}
+    )
     metadata = _load_metadata(args.metadata)
     df = read_table(args.data)
     model = TabularPE(
@@ -214,10 +223,14 @@ def _print_summary(args, out: Path, report_path: Path, rows: int, report: dict) 
 
 
 def _metadata(args) -> int:
-    from ..io import check_output_path, write_json, write_outputs
+    from ..io import check_distinct_paths, check_output_path, write_json, write_outputs
     from ..tabular.metadata import metadata_from_data, metadata_from_description
 
     out = check_output_path(args.output, (".json",)) if args.output else None
+    if out is not None:
+        check_distinct_paths(
+            args.data, {"-o": out}, {"--public-description": args.public_description}
+        )
     if args.public_description:
         header = read_table(args.data, header_only=True).columns
         meta = metadata_from_description(

@@ -393,7 +393,13 @@ def _check_synth_args(args) -> None:
 
 
 def _synth_text(args) -> int:
-    from ..io import check_output_path, report_path_for, write_json, write_outputs
+    from ..io import (
+        check_distinct_paths,
+        check_output_path,
+        report_path_for,
+        write_json,
+        write_outputs,
+    )
     from ..text.apis import RANDOM_PROMPT, LLMRandomAPI, LLMVariationAPI
     from ..text.evolution import TextPrivateEvolution
 
@@ -402,6 +408,10 @@ def _synth_text(args) -> int:
     if args.output:
         out = check_output_path(args.output, TEXT_FORMATS)
         paths = {"output": out, "report": report_path_for(out)}
+    planned = {"-o": paths.get("output"), "the privacy report": paths.get("report")}
+    if args.checkpoint is not None:
+        planned["--checkpoint"] = check_output_path(args.checkpoint, None, "checkpoint")
+    check_distinct_paths(args.data, {k: v for k, v in planned.items() if v is not None})
     texts = read_texts(args.data, args.column)
     generator, embedder = _models(args)
     topics = (

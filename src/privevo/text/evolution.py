@@ -258,6 +258,39 @@ class _TextEngine(PrivateEvolution):
     """
 
     keep_selected = True
+    _log = None
+
+    def _run(self, X, state, log):
+        self._log = log
+        try:
+            return super()._run(X, state, log)
+        finally:
+            self._log = None
+
+    def _histogram(self, X, candidates: np.ndarray, rng: np.random.Generator):
+        """Each release is logged (``release/t``) before its selection becomes prompts.
+
+        A run cut off during generation replays the logged release on resume
+        (same counts, same RNG state after the draw) instead of drawing it again:
+        a generation backend never sees two selections of one round.
+        """
+        from ..checkpoint import Record, rng_state, set_rng_state
+        from ..private import Release
+
+        log, key = self._log, f"release/{len(self.releases_)}"
+        logged = None if log is None else log.find(key)
+        if logged is not None:
+            set_rng_state(rng, logged.rng)
+            return Release.from_entry(
+                logged.meta["release"], self.adjacency, logged.arrays["counts"]
+            )
+        release = super()._histogram(X, candidates, rng)
+        if log is not None:
+            counts = np.asarray(release.value, dtype=np.float64)
+            log.append(
+                Record(key, {"release": release.entry()}, {"counts": counts}, rng_state(rng))
+            )
+        return release
 
     def _next_population(self, selection: Selection, rng: np.random.Generator) -> np.ndarray:
         if self.keep_selected:
