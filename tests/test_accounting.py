@@ -206,3 +206,16 @@ def test_discrete_sigma_never_above_target_over_the_whole_range(eps, delta):
     a = 1.0 + np.exp(np.linspace(-12, 60, 200_001))
     dense = a * rho + np.log1p(-1.0 / a) - (math.log(delta) + np.log(a)) / (a - 1.0)
     assert reported <= dense.min() * (1 + 1e-6)
+
+
+def test_the_add_remove_default_delta_is_marked_and_refused_above_n_to_the_minus_1_1():
+    default = accounting.default_delta(None)
+    assert isinstance(default, accounting.DefaultDelta) and default == 1e-6
+    assert not isinstance(accounting.default_delta(1000), accounting.DefaultDelta)
+    accounting.check_default_delta(default, 2.8e5)  # 2.8e5^-1.1 ≈ 1.0e-6: still allowed
+    with pytest.raises(ValueError, match=r"pass delta explicitly \(--delta\), e.g. 1e-08"):
+        accounting.check_default_delta(default, 1e7)  # the 10^7-row case: 1e7^-1.1 = 1.9e-8
+    accounting.check_default_delta(1e-6, 1e7)  # a δ the caller chose is theirs
+    import pickle
+
+    assert isinstance(pickle.loads(pickle.dumps(default)), accounting.DefaultDelta)

@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from privevo import PrivateEvolution, accounting
+from privevo import BudgetAccountant, PrivateEvolution, accounting
 from privevo.selection import Rank, Selection, Subsample
 from privevo.variation import GaussianVariation, UniformBall
 
@@ -155,3 +155,16 @@ def test_bad_parameters(kwargs, match):
 def test_bad_data(X, match):
     with pytest.raises(ValueError, match=match):
         pe().fit(X)
+
+
+def test_a_defaulted_delta_too_large_for_the_data_is_refused_from_the_first_release():
+    X = mixture(n=2000)  # ~2000 noisy votes: n^-1.1 ≈ 2.3e-4, below a default of 1e-3
+    with pytest.raises(ValueError, match="default delta 0.001 is too large") as refused:
+        pe(delta=accounting.DefaultDelta(1e-3), iterations=3).fit(X)
+    assert "2000" not in str(refused.value)  # a noisy order of magnitude, never the exact n
+    budget = BudgetAccountant(epsilon=10.0, delta=1e-2)
+    with pytest.raises(ValueError, match="too large"):
+        pe(delta=accounting.DefaultDelta(1e-3), iterations=3, accountant=budget).fit(X)
+    assert budget.spent()[0] > 0  # the release behind the refusal is paid for
+    assert pe(delta=1e-3, iterations=3).fit(X).synthetic_.shape == (3, 2)  # a chosen δ stands
+    assert pe(delta=accounting.DefaultDelta(1e-4), iterations=3).fit(X).synthetic_.shape == (3, 2)

@@ -312,21 +312,58 @@ DEFAULT_DELTA_ADD_REMOVE = 1e-6
 _SAFE = 1 + 1e-12  # σ's from a budget split are rounded up by this factor (never above ε)
 
 
+class DefaultDelta(float):
+    """A δ that nobody chose: the library's fixed default under add/remove (1e-6).
+
+    It carries its provenance so that the engine can refuse it, after its first
+    release, when the noisy vote total says the data set is too large for it
+    (:func:`check_default_delta`).
+    """
+
+    __slots__ = ()
+
+    def __reduce__(self):
+        return (DefaultDelta, (float(self),))
+
+
 def default_delta(n_public: float | None) -> float:
     """δ when none is given: n^−1.1 for a *public* n (the PE-means paper), else 1e-6.
 
     Under add/remove adjacency the exact n is private, and a δ computed from
     it (or even from a noisy count of it) would make the guarantee's δ depend
     on the data, so callers pass ``n_public=None`` there and get the fixed
-    1e-6. Under replace adjacency n is public by definition.
+    1e-6, marked as a :class:`DefaultDelta`. A run then refuses it, from its
+    first release, once the data are too large for it (:func:`check_default_delta`).
+    Under replace adjacency n is public by definition.
     """
     if n_public is None:
-        return DEFAULT_DELTA_ADD_REMOVE
+        return DefaultDelta(DEFAULT_DELTA_ADD_REMOVE)
     if n_public < 2:
         raise ValueError(
             f"the default delta n^-1.1 needs n >= 2 rows, got {n_public:g}; pass delta explicitly"
         )
     return float(n_public) ** -1.1
+
+
+def check_default_delta(delta: float, noisy_units: float) -> None:
+    """Refuse a defaulted δ that is not ≪ 1/n: δ must stay ≤ ñ^−1.1 (the PE-means rule).
+
+    ``noisy_units`` is a released estimate of the number of privacy units (the
+    noisy vote total, or a noisy count), so the refusal is post-processing of a
+    release: it reveals nothing beyond it. A δ the caller chose is never refused
+    here. The fixed default 1e-6 passes up to ñ ≈ 2.8·10⁵ units.
+    """
+    if not isinstance(delta, DefaultDelta) or not noisy_units > 1:
+        return
+    ceiling = float(noisy_units) ** -1.1
+    if float(delta) <= ceiling:
+        return
+    suggestion = 10.0 ** math.floor(math.log10(ceiling))
+    raise ValueError(
+        f"the default delta {float(delta):g} is too large for data of this size (about "
+        f"{noisy_units:.1g} privacy units by a noisy count; delta should stay below n^-1.1): "
+        f"pass delta explicitly (--delta), e.g. {suggestion:g}"
+    )
 
 
 def calibrate(

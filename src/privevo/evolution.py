@@ -284,6 +284,8 @@ class PrivateEvolution:
         release = self._histogram(X, candidates, rng)
         self.releases_.append(release)
         noisy = release.value
+        if t == 0:
+            self._check_default_delta(noisy)
         tac = time.perf_counter()
         context = SelectionContext(
             self.sigma_, t, self.iterations, self.n_synthetic, self._n_for_selector(X), rng
@@ -370,6 +372,18 @@ class PrivateEvolution:
         earlier = list(getattr(self, "releases_", []))
         mu_squared, rho = release_cost([*earlier, planned] if rounds > 0 else earlier)
         self.accountant.check(mu=math.sqrt(mu_squared), rho=rho, name=name)
+
+    def _check_default_delta(self, noisy: np.ndarray) -> None:
+        """Refuse a defaulted δ above ñ^−1.1, ñ the noisy vote total over √k (a release's
+        post-processing, never the exact n); the refused run's release is still charged."""
+        try:
+            accounting.check_default_delta(
+                self.delta, float(np.sum(noisy)) / math.sqrt(self.n_neighbors)
+            )
+        except ValueError:
+            if self.accountant is not None:
+                self.accountant.charge(list(self.releases_), name=type(self).__name__)
+            raise
 
     def _histogram(self, X, candidates: np.ndarray, rng: np.random.Generator) -> Release:
         """The round's release: noisy votes, or exact votes when σ = 0 (``epsilon=inf``)."""
