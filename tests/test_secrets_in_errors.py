@@ -1,0 +1,106 @@
+"""No error path names a secret: the seed's value, or any cell of the input.
+
+Each case plants distinctive values (a seed, cells no code would print by chance) and
+provokes a refusal after the data reach the estimator; the message and every warning
+are scanned. The CLI's own odd-input harness lives in tests/cli/.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privevo import DPKMeans, PrivateEvolution, TabularPE, accounting
+from privevo.selection import Rank
+from privevo.tabular import metadata_from_description
+from privevo.variation import GaussianVariation, UniformBall
+
+SEED = 987_654_321
+CELLS = ("123.456789", "7.654321", "078-05-1120", "3.14159")
+
+
+def points(n: int = 40) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (n, 3))
+    X[3] = [123.456789, 7.654321, 3.14159]
+    return X
+
+
+def pe(**kw) -> PrivateEvolution:
+    base = dict(
+        random_api=UniformBall(2.0),
+        variation_api=GaussianVariation(0.1),
+        selector=Rank(),
+        n_synthetic=4,
+        iterations=2,
+        epsilon=1.0,
+        delta=1e-5,
+        random_state=SEED,
+    )
+    return PrivateEvolution(**{**base, **kw})
+
+
+def with_nan(X):
+    X = X.astype(object)
+    X[5, 1] = np.nan
+    return X.astype(float)
+
+
+def with_string(X):
+    X = X.astype(object)
+    X[5, 1] = "078-05-1120"
+    return X
+
+
+CASES = {
+    "DPKMeans, NaN cell": lambda: DPKMeans(3, epsilon=1, radius=2, random_state=SEED).fit(
+        with_nan(points())
+    ),
+    "DPKMeans, string cell": lambda: DPKMeans(3, epsilon=1, radius=2, random_state=SEED).fit(
+        with_string(points())
+    ),
+    "DPKMeans, inf cell": lambda: DPKMeans(3, epsilon=1, radius=2, random_state=SEED).fit(
+        np.where(np.arange(120).reshape(40, 3) == 7, np.inf, points())
+    ),
+    "DPKMeans, 1-D input": lambda: DPKMeans(3, epsilon=1, radius=2, random_state=SEED).fit(
+        points()[:, 0]
+    ),
+    "DPKMeans, k > n": lambda: DPKMeans(50, epsilon=1, radius=2, random_state=SEED).fit(points()),
+    "PE, NaN cell": lambda: pe().fit(with_nan(points())),
+    "PE, string cell": lambda: pe().fit(with_string(points())),
+    "PE, wrong width": lambda: pe(random_api=np.zeros((4, 2))).fit(points()),
+    "PE, defaulted delta too large": lambda: pe(delta=accounting.DefaultDelta(0.5)).fit(points()),
+    "TabularPE, string in a numeric column": lambda: TabularPE(
+        1.0,
+        1e-5,
+        metadata_from_description("a: numeric 0..10\nb: categorical x, y"),
+        n_synthetic=5,
+        iterations=1,
+        random_state=SEED,
+    ).fit(pd.DataFrame({"a": ["078-05-1120", "3.14159"], "b": ["x", "y"]})),
+    "TabularPE, missing column": lambda: TabularPE(
+        1.0,
+        1e-5,
+        metadata_from_description("a: numeric 0..10\nb: categorical x, y"),
+        n_synthetic=5,
+        iterations=1,
+        random_state=SEED,
+    ).fit(pd.DataFrame({"a": [7.654321, 3.14159]})),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_refusal_names_no_cell_and_no_seed(case):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises((ValueError, TypeError)) as refused:
+            CASES[case]()
+    texts = [str(refused.value), *(str(w.message) for w in caught)]
+    for text in texts:
+        assert str(SEED) not in text, text
+        for cell in CELLS:
+            assert cell not in text, text
+    assert len(str(refused.value).splitlines()) == 1, str(refused.value)
