@@ -13,6 +13,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from privevo import DPKMeans, PrivacyLeakWarning, accounting
 from privevo.kmeans import (
+    anchor_scale,
     hdpe_iterations,
     hdpe_projection_dim,
     paper_iterations,
@@ -607,3 +608,53 @@ def test_centres_lie_in_the_declared_domain(method, recover_share):
             assert c.min() >= 0.0 and c.max() <= 16.0
         else:
             assert np.linalg.norm(c - 14.0, axis=1).max() <= 3.0 * (1 + 1e-12)
+
+
+# -- several recover steps and the low-signal rule -----------------------------------------
+
+
+def test_recover_steps_share_the_recover_budget():
+    X, _ = unit_blobs(n=1500, d=4, k=3)
+    est = DPKMeans(
+        3, epsilon=1.0, radius=1.0, random_state=0, recover_share=0.3, recover_steps=3
+    ).fit(X)
+    rep = est.privacy_report_
+    mu = math.sqrt(sum(r["count"] * (r["sensitivity"] / r["sigma"]) ** 2 for r in rep["releases"]))
+    assert rep["mu"] == pytest.approx(mu, rel=1e-12)
+    assert rep["epsilon"] <= 1.0 + 1e-9
+    sums = [r for r in rep["releases"] if r["name"] == "cluster_sums"]
+    assert sum(r["count"] for r in sums) == 3  # one sums release per step
+    mu2 = sum(
+        r["count"] * (r["sensitivity"] / r["sigma"]) ** 2
+        for r in rep["releases"]
+        if r["name"] in ("cluster_sums", "cluster_counts")
+    )
+    assert mu2 == pytest.approx(0.3 * mu**2, rel=1e-9)
+    assert rep["public_parameters"]["recover_steps"] == 3
+    assert kmeans_loss(X, est.cluster_centers_) < 1.2 * nonprivate_loss(X, 3)
+
+
+def test_anchor_scale_reads_the_sums_against_the_anchors():
+    rng = np.random.default_rng(0)
+    means = rng.uniform(-0.5, 0.5, size=(4, 3))
+    counts = np.array([100.0, 200.0, 300.0, 400.0])
+    sums = counts[:, None] * means
+    assert anchor_scale(sums, counts, means, 1e-9) == pytest.approx(1.0)
+    assert anchor_scale(sums, counts, 2 * means, 1e-9) == pytest.approx(0.5)
+    assert anchor_scale(sums, counts, -means, 1e-9) == 0.0  # anchors opposite to the sums
+    assert anchor_scale(sums, counts, means, 1e6) == 0.0  # sums drowned in noise
+    assert anchor_scale(sums, counts, np.zeros_like(means), 1.0) == 0.0
+
+
+def test_low_signal_centres_fall_back_on_the_public_centre():
+    # 150 rows at epsilon 0.05: the releases are noise; the centres stay near the public centre
+    X, _ = make_blobs(150, 4, centers=3, random_state=1)
+    X = X - X.mean(axis=0)
+    X = X / np.linalg.norm(X, axis=1).max()
+    norms = [
+        np.linalg.norm(
+            DPKMeans(3, epsilon=0.05, radius=1.0, random_state=s).fit(X).cluster_centers_, axis=1
+        ).max()
+        for s in range(6)
+    ]
+    assert np.median(norms) < 0.2

@@ -93,6 +93,7 @@ except ImportError:  # pragma: no cover
 
 __all__ = [
     "DPKMeans",
+    "anchor_scale",
     "paper_iterations",
     "paper_variations",
     "pca_basis",
@@ -106,6 +107,7 @@ PROJECTIONS = ("pca", "random")
 MAX_VARIATIONS = 1000  # cap on the default L (the paper's n/(5k) is 1000 on blobs k=4, n = 20 000)
 PE_MEANS_RECOVER_SHARE = 0.25
 HDPE_RECOVER_SHARE = 0.55
+RECOVER_STEPS = 1
 ROUNDS_EPSILON_CAP = 2.0  # PE-means' default T stops growing with ε here (pe_means_iterations)
 
 
@@ -160,6 +162,7 @@ class _Plan:
     T: int
     n_public: int | None  # n under replace adjacency, else None
     share: float  # recover step's share of the budget
+    recover_steps: int  # noisy Lloyd steps sharing it equally
     projection_share: float
     count_share: float
 
@@ -227,6 +230,12 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         and 0.55 for HDPE-means, whose answer *is* the step (the PE
         stage only finds the cells; outside the projection the step is the only
         information).
+    recover_steps : int or None
+        S, the number of recover steps (private Lloyd steps) sharing
+        ``recover_share`` equally: the first assigns the rows to the PE centres,
+        each next one to the centres the previous step returned, and each
+        step's means are shrunk towards the previous centres (:func:`shrunk_means`).
+        None → :data:`RECOVER_STEPS`.
     backend : histogram backend (see :func:`privevo.private.nn_histogram`).
     progress : show a progress bar over the PE rounds.
     checkpoint : path of a checkpoint file (:mod:`privevo.checkpoint`), an
@@ -278,6 +287,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         "projection": [StrOptions(set(PROJECTIONS))],
         "projection_share": [Interval(Real, 0, 1, closed="neither")],
         "recover_share": [Interval(Real, 0, 1, closed="left"), None],
+        "recover_steps": [Interval(Integral, 1, MAX_ROUNDS, closed="both"), None],
         "backend": [str],
         "progress": ["boolean"],
         "checkpoint": [str, os.PathLike, None],
@@ -307,6 +317,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         projection: str = "pca",
         projection_share: float = 0.1,
         recover_share: float | None = None,
+        recover_steps: int | None = None,
         backend: str = "auto",
         progress: bool = False,
         checkpoint=None,
@@ -332,6 +343,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         self.projection = projection
         self.projection_share = projection_share
         self.recover_share = recover_share
+        self.recover_steps = recover_steps
         self.backend = backend
         self.progress = progress
         self.checkpoint = checkpoint
@@ -484,6 +496,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             T=default_T if self.iterations is None else self.iterations,
             n_public=n_public,
             share=share,
+            recover_steps=self._recover_steps(method) if share > 0 else 0,
             projection_share=projection_share,
             count_share=count_share,
         )
@@ -526,6 +539,12 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         n = cfg.n_public if cfg.n_public is not None else max(n_hat, 1.0)
         return min(paper_variations(int(min(n, 1e12)), cfg.k), MAX_VARIATIONS)
 
+    def _recover_steps(self, method: str) -> int:
+        """S, the recover step's noisy Lloyd steps: given, or the default (see the class doc)."""
+        if self.recover_steps is not None:
+            return int(self.recover_steps)
+        return RECOVER_STEPS
+
     def _open_checkpoint(self, X: np.ndarray, cfg: _Plan):
         """The run's checkpoint log, bound to X and every parameter (a null context without one)."""
         if self.checkpoint is None:
@@ -566,9 +585,13 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         if cfg.share == 0:
             return anchors, releases, times
         tic = time.perf_counter()
-        centers, recover_releases = self._recover(
-            Z, anchors, cells, budget * cfg.share, steps, basis
-        )
+        each = budget * cfg.share / cfg.recover_steps
+        centers, recover_releases = self._recover(Z, anchors, cells, each, steps, basis)
+        for step in range(1, cfg.recover_steps):  # noisy Lloyd steps from the refined centres
+            centers, more = self._recover(
+                Z, centers, (centers, None), each, steps, key=f"recover_{step}"
+            )
+            recover_releases += more
         times["recover"] = time.perf_counter() - tic
         return centers, releases + recover_releases, times
 
@@ -610,7 +633,9 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         )
         return pca_basis(releases[0].value, dim), releases
 
-    def _recover(self, Z, anchors, cells, budget: float, steps: "_Steps", basis=None):
+    def _recover(
+        self, Z, anchors, cells, budget: float, steps: "_Steps", basis=None, key="recover"
+    ):
         """One private Lloyd step: noisy per-cluster sums and counts, shrunk towards the anchors.
 
         ``cells = (centres, keys)``: row i belongs to the centre nearest to keys[i]
@@ -638,7 +663,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
                 )
             )
 
-        releases = steps.release("recover", draw, self.adjacency)
+        releases = steps.release(key, draw, self.adjacency)
         sums, counts = releases[0].value, releases[1].value
         means = shrunk_means(sums, counts, anchors, noise["sigma_sum"], noise["sigma_count"], basis)
         return means, releases
@@ -676,6 +701,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
                 "gamma": self.gamma,
                 "beta": self.beta,
                 "recover_share": cfg.share,
+                "recover_steps": cfg.recover_steps,
                 "projection": self.projection if cfg.method == "hdpe-means" else None,
                 "projection_share": cfg.projection_share,
                 "count_share": cfg.count_share,
@@ -806,8 +832,14 @@ def shrunk_means(
     part. A cluster whose noisy count is at most max(σ_s·√d, 1) keeps its
     anchor. Results are projected into the unit ball, so exactly k centres
     always come back.
+
+    Low signal: the anchors are first scaled towards the public centre (the
+    origin of the unit ball) by :func:`anchor_scale`, so that where the noisy
+    sums say the anchors explain nothing, the centres fall back on the public
+    centre instead of on anchors the noise placed.
     """
     d = sums.shape[1]
+    anchors = anchor_scale(sums, counts, anchors, sigma_sum) * anchors
     trusted = counts > max(sigma_sum * math.sqrt(d), 1.0)
     safe = np.where(trusted, counts, 1.0)
     means = sums / safe[:, None]
@@ -819,6 +851,33 @@ def shrunk_means(
         bias2 = np.maximum(np.einsum("ij,ij->i", gap, gap) - var, 0.0)
         out += anchor + np.where(trusted, bias2 / (bias2 + var), 0.0)[:, None] * gap
     return project_to_ball(out, 1.0)
+
+
+def anchor_scale(sums, counts, anchors, sigma_sum: float) -> float:
+    """α ∈ [0, 1]: how far the anchors a_j stand from the public centre, by the released sums.
+
+    Derivation. With the true cluster sums s_j = n_j·m_j, the scale α that
+    minimises the k-means cost of the centres α·a_j against the true means,
+    Σ_j n_j‖m_j − α·a_j‖² = Σ n_j‖m_j‖² − 2α·Σ⟨s_j, a_j⟩ + α²·Σ n_j‖a_j‖², is
+    α* = Σ⟨s_j, a_j⟩ / Σ n_j‖a_j‖². The anchors are fixed before the recover
+    step's noise is drawn, so N = Σ⟨ŝ_j, a_j⟩ estimates the numerator without
+    bias, with variance V = σ_s²·Σ‖a_j‖², and D = Σ max(ĉ_j, 0)·‖a_j‖² the
+    denominator. N is shrunk James–Stein-like by its noise-to-signal ratio,
+    N·(1 − V/N²)₊ (the positive-part factor of a one-dimensional estimate),
+    and α = clip(N·(1 − V/N²)₊ / D, 0, 1). Anchors that explain the sums give
+    α ≈ 1 (nothing changes); anchors placed by noise, or sums drowned in noise
+    (small data at small ε), give α ≈ 0: the centres start from the public
+    centre, the data-independent answer. Post-processing of released values only.
+    """
+    weights = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
+    norms = np.einsum("ij,ij->i", anchors, anchors)
+    numerator = float(np.einsum("ij,ij->", sums, anchors))
+    denominator = float(weights @ norms)
+    variance = sigma_sum**2 * float(norms.sum())
+    if numerator <= 0 or denominator <= 0:
+        return 0.0
+    shrunk = numerator * max(1.0 - variance / numerator**2, 0.0)
+    return float(min(shrunk / denominator, 1.0))
 
 
 def _split(means, anchors, basis):
