@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 
 import dp_accounting
 import numpy as np
@@ -123,22 +122,6 @@ def test_group_releases_counts_every_entry():
 def test_noisy_count_is_an_add_remove_release():
     release = noisy_count(points(), accounting.share_sigma(1.0, 0.5, 1.0), np.random.default_rng(0))
     assert (release.name, release.sensitivity, release.adjacency) == ("count", 1.0, "add_remove")
-
-
-def test_old_module_names_still_work_and_warn():
-    import importlib
-    import sys
-
-    for name in ("privevo.histogram", "privevo.distributed", "privevo.streaming", "privevo.noise"):
-        sys.modules.pop(name, None)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            module = importlib.import_module(name)
-        assert any(issubclass(w.category, DeprecationWarning) for w in caught), name
-        assert module.__doc__.startswith("Deprecated alias")
-    hist = importlib.import_module("privevo.histogram")
-    noisy = hist.noisy_nn_histogram(points(), points(20, seed=1), 2.0, np.random.default_rng(0))
-    assert isinstance(noisy, np.ndarray) and noisy.shape == (20,)  # the old return value
 
 
 def test_the_cli_choices_are_the_library_s():
