@@ -13,6 +13,7 @@ from privevo import PrivacyLeakWarning
 from privevo.baselines import (
     DPLloyd,
     FastLloyd,
+    LSHTreeKMeans,
     NonPrivateKMeans,
     dplloyd_iterations,
     split_epsilon,
@@ -141,3 +142,13 @@ def test_baselines_draw_through_releases_that_compose_to_their_epsilon():
         if cls is LSHTreeKMeans:  # levels the tree never reached are charged too
             continue
         assert report["epsilon"] == pytest.approx(0.8, rel=1e-6)
+
+
+@pytest.mark.parametrize("cls", [FastLloyd, LSHTreeKMeans])
+def test_defaulted_delta_refused_after_the_noisy_row_count(cls):
+    X = np.random.default_rng(0).uniform(-1, 1, size=(400_000, 2))
+    with pytest.raises(ValueError, match="default delta 1e-06 is too large"):
+        cls(2, epsilon=1.0, bounds=(-1, 1), random_state=0).fit(X)
+    # the caller's own delta is never refused
+    model = cls(2, epsilon=1.0, delta=1e-6, bounds=(-1, 1), random_state=0).fit(X[:2000])
+    assert model.cluster_centers_.shape == (2, 2)

@@ -658,3 +658,14 @@ def test_low_signal_centres_fall_back_on_the_public_centre():
         for s in range(6)
     ]
     assert np.median(norms) < 0.2
+
+
+def test_defaulted_delta_refused_after_the_noisy_count():
+    X = np.random.default_rng(0).uniform(-1, 1, size=(400_000, 2))
+    with pytest.raises(ValueError, match="default delta 1e-06 is too large"):
+        DPKMeans(2, epsilon=1.0, bounds=(-1, 1), random_state=0).fit(X)
+    # a delta the caller chose is theirs; replace adjacency's default n^-1.1 is never refused
+    est = DPKMeans(2, epsilon=1.0, delta=1e-6, bounds=(-1, 1), random_state=0).fit(X[:2000])
+    assert est.cluster_centers_.shape == (2, 2)
+    small = DPKMeans(2, epsilon=1.0, bounds=(-1, 1), random_state=0).fit(X[:2000])
+    assert small.delta_ == 1e-6

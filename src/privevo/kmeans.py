@@ -108,6 +108,7 @@ MAX_VARIATIONS = 1000  # cap on the default L (the paper's n/(5k) is 1000 on blo
 PE_MEANS_RECOVER_SHARE = 0.25
 HDPE_RECOVER_SHARE = 0.55
 RECOVER_STEPS = 1
+RECOVER_RADIUS = 1.0  # later recover steps clip offsets at this many nearest-anchor distances
 ROUNDS_EPSILON_CAP = 2.0  # PE-means' default T stops growing with ε here (pe_means_iterations)
 
 
@@ -569,6 +570,13 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         sensitivity = check_adjacency(self.adjacency)
         steps = _Steps(log, rng)
         n_hat, releases = self._noisy_n(Z, cfg, budget, steps)
+        if n_hat is not None:  # a defaulted δ must stay below ñ^-1.1 (post-processing of ñ)
+            try:
+                accounting.check_default_delta(cfg.delta, n_hat)
+            except ValueError:
+                if self.accountant is not None:
+                    self.accountant.charge(list(releases), name=type(self).__name__)
+                raise
         if cfg.method == "hdpe-means":
             basis, projection_releases = self._projection(Z, cfg, budget, steps)
             releases += projection_releases
@@ -589,7 +597,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         centers, recover_releases = self._recover(Z, anchors, cells, each, steps, basis)
         for step in range(1, cfg.recover_steps):  # noisy Lloyd steps from the refined centres
             centers, more = self._recover(
-                Z, centers, (centers, None), each, steps, key=f"recover_{step}"
+                Z, centers, (centers, None), each, steps, key=f"recover_{step}", centred=True
             )
             recover_releases += more
         times["recover"] = time.perf_counter() - tic
@@ -634,7 +642,15 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         return pca_basis(releases[0].value, dim), releases
 
     def _recover(
-        self, Z, anchors, cells, budget: float, steps: "_Steps", basis=None, key="recover"
+        self,
+        Z,
+        anchors,
+        cells,
+        budget: float,
+        steps: "_Steps",
+        basis=None,
+        key="recover",
+        centred=False,
     ):
         """One private Lloyd step: noisy per-cluster sums and counts, shrunk towards the anchors.
 
@@ -647,11 +663,17 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             math.sqrt(budget), Z.shape[1], self.adjacency, self.noise, len(anchors)
         )
         centers, keys = cells
+        rows = Z
+        if centred:  # each row's offset from its anchor, in units of the anchor's radius
+            radii = recover_radii(anchors)
+            labels = nearest_distances(Z if keys is None else keys, centers)[1]
+            rows = (Z - anchors[labels]) / radii[labels, None]
+            keys = Z if keys is None else keys  # assigned by the rows, summed as offsets
 
         def draw(rng):
             return list(
                 noisy_cluster_sums(
-                    Z,
+                    rows,
                     centers,
                     noise["sigma_sum"],
                     noise["sigma_count"],
@@ -665,6 +687,11 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
 
         releases = steps.release(key, draw, self.adjacency)
         sums, counts = releases[0].value, releases[1].value
+        if centred:
+            means = centred_means(
+                sums, counts, anchors, radii, noise["sigma_sum"], noise["sigma_count"]
+            )
+            return means, releases
         means = shrunk_means(sums, counts, anchors, noise["sigma_sum"], noise["sigma_count"], basis)
         return means, releases
 
@@ -878,6 +905,38 @@ def anchor_scale(sums, counts, anchors, sigma_sum: float) -> float:
         return 0.0
     shrunk = numerator * max(1.0 - variance / numerator**2, 0.0)
     return float(min(shrunk / denominator, 1.0))
+
+
+def recover_radii(anchors: np.ndarray) -> np.ndarray:
+    """r_j = min(RECOVER_RADIUS·D_j, 2), D_j the distance from anchor j to its nearest other
+    anchor (public: the anchors are released values)."""
+    k = len(anchors)
+    if k < 2:
+        return np.full(k, 2.0)
+    sq = np.einsum("ij,ij->i", anchors, anchors)
+    d2 = sq[:, None] - 2.0 * anchors @ anchors.T + sq[None, :]
+    np.fill_diagonal(d2, np.inf)
+    nearest = np.sqrt(np.maximum(d2.min(axis=1), 0.0))
+    return np.clip(RECOVER_RADIUS * nearest, 1e-6, 2.0)
+
+
+def centred_means(sums, counts, anchors, radii, sigma_sum: float, sigma_count: float):
+    """a_j + r_j·λ_j·ŝ_j/ĉ_j from noisy sums of offsets (x − a_j)/r_j clipped to the unit ball.
+
+    The offset mean u_j = ŝ_j/ĉ_j has squared error v_j ≈ (d·σ_s² + ‖u_j‖²·σ_c²)/ĉ_j²;
+    λ_j = b_j²/(b_j² + v_j) with b_j² = max(‖u_j‖² − v_j, 0) (the empirical-Bayes
+    blend of :func:`shrunk_means`, towards the anchor). A cluster whose noisy
+    count is at most max(σ_s·√d, 1) keeps its anchor.
+    """
+    d = sums.shape[1]
+    trusted = counts > max(sigma_sum * math.sqrt(d), 1.0)
+    safe = np.where(trusted, counts, 1.0)
+    offsets = sums / safe[:, None]
+    norm2 = np.einsum("ij,ij->i", offsets, offsets)
+    var = (d * sigma_sum**2 + norm2 * sigma_count**2) / safe**2
+    bias2 = np.maximum(norm2 - var, 0.0)
+    weight = np.where(trusted, bias2 / np.maximum(bias2 + var, 1e-300), 0.0)
+    return project_to_ball(anchors + (radii * weight)[:, None] * offsets, 1.0)
 
 
 def _split(means, anchors, basis):

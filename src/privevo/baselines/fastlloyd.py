@@ -40,7 +40,9 @@ class FastLloyd(DPBaselineKMeans):
         budget = accounting.quadratic_budget(epsilon, delta)
         self.releases_ = []
         sigma_n = accounting.share_sigma(budget, COUNT_SHARE, 1.0)
-        T = dplloyd_iterations(epsilon, noisy_n(X, sigma_n, rng, "gaussian", self.releases_), k, d)
+        n = noisy_n(X, sigma_n, rng, "gaussian", self.releases_)
+        accounting.check_default_delta(delta, n)  # a defaulted δ must stay below ñ^-1.1
+        T = dplloyd_iterations(epsilon, n, k, d)
         budget *= 1 - COUNT_SHARE
         root = math.sqrt(d)
         centers = (box_sphere_packing(k, lo, hi, rng) - mid) / half
