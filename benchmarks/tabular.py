@@ -57,7 +57,19 @@ from privevo.tabular.marginals import (  # noqa: E402
 )
 
 BINS = 10
-METHODS = ("real", "independent", "privevo", "mst", "aim")
+METHODS = (
+    "real",
+    "independent",
+    "privevo",
+    "privevo_coarse",
+    "privevo_nopairs",
+    "privevo_nocdf",
+    "privevo_32",
+    "mst",
+    "aim",
+    "mst32",
+    "aim32",
+)
 
 
 def split(df, seed: int = 0):
@@ -82,22 +94,36 @@ def independent(train, meta, epsilon, delta, seed):
     return decode_codes(codes, meta)
 
 
-def privevo(train, meta, epsilon, delta, seed):
-    return TabularPE(epsilon, delta, meta, random_state=seed).fit(train).sample(len(train))
+def privevo(**options):
+    """:class:`privevo.TabularPE` with its defaults, or with ``options`` (the ablation)."""
+
+    def run(train, meta, epsilon, delta, seed):
+        model = TabularPE(epsilon, delta, meta, random_state=seed, **options)
+        return model.fit(train).sample(len(train))
+
+    return run
 
 
-def smartnoise(kind: str):
+ABLATION = {  # what each part of the budget buys: the default with one part switched off
+    "privevo_coarse": {"refine_share": 0.0, "pair_share": 0.0},  # 1-way bins + rounds only
+    "privevo_nopairs": {"pair_share": 0.0},  # + the numeric tree levels and their CDF
+    "privevo_nocdf": {"cdf": False},  # all releases, rounds in the linear space
+    "privevo_32": {"refine_share": 0.0, "pair_share": 0.0, "bins": 32},  # the old 32-bin run
+}
+
+
+def smartnoise(kind: str, bins: int = BINS):
     def run(train, meta, epsilon, delta, seed):
         import pandas as pd
         from snsynth import Synthesizer
 
         emb = TableEmbedding(meta)
-        cells = pd.DataFrame(cells_of(encode_table(train, meta), emb, BINS), columns=meta.names)
+        cells = pd.DataFrame(cells_of(encode_table(train, meta), emb, bins), columns=meta.names)
         options = {"rounds": 2 * len(meta.columns)} if kind == "aim" else {}
         synth = Synthesizer.create(kind, epsilon=epsilon, delta=delta, **options)
         synth.fit(cells, categorical_columns=meta.names, preprocessor_eps=0.0)
         out = _sample_iid(synth, len(train))
-        return _fill_bins(out[meta.names].to_numpy(), meta, train, seed)
+        return _fill_bins(out[meta.names].to_numpy(), meta, bins, seed)
 
     return run
 
@@ -115,7 +141,7 @@ def _sample_iid(synth, n: int):
         cls.synthetic_data = draw
 
 
-def _fill_bins(cells: np.ndarray, meta, train, seed: int):
+def _fill_bins(cells: np.ndarray, meta, bins: int, seed: int):
     """Codes from cells: a numeric bin becomes a value drawn uniformly inside it (as privevo's)."""
     rng = np.random.default_rng(seed)
     codes = cells.astype(float)
@@ -123,17 +149,20 @@ def _fill_bins(cells: np.ndarray, meta, train, seed: int):
         if spec.is_numeric:
             for cell in np.unique(cells[:, j]):
                 rows = np.flatnonzero(cells[:, j] == cell)
-                p = np.zeros(BINS + 1)
+                p = np.zeros(bins + 1)
                 p[int(cell)] = 1.0
-                codes[rows, j] = cell_sampler(spec, BINS, p)(len(rows), rng)
+                codes[rows, j] = cell_sampler(spec, bins, p)(len(rows), rng)
     return decode_codes(codes, meta)
 
 
 RUNNERS = {
     "independent": independent,
-    "privevo": privevo,
+    "privevo": privevo(),
+    **{name: privevo(**options) for name, options in ABLATION.items()},
     "mst": smartnoise("mst"),
     "aim": smartnoise("aim"),
+    "mst32": smartnoise("mst", 32),
+    "aim32": smartnoise("aim", 32),
 }
 
 

@@ -155,7 +155,13 @@ def test_report_composes_marginals_and_rounds_to_epsilon(meta):
     report = model.privacy_report_
     assert report["guarantee_holds"] and report["epsilon"] == pytest.approx(4.0, rel=1e-6)
     names = [r["name"] for r in report["releases"]]
-    assert names == ["nn_histogram", "column_marginals"]
+    assert names == [
+        "nn_histogram",
+        "column_marginals",
+        "numeric_refinements",
+        "pair_scores",
+        "pair_marginals",
+    ]
     pld = dp_accounting.pld.PLDAccountant()
     for r in report["releases"]:
         pld.compose(dp_accounting.GaussianDpEvent(r["sigma"] / r["sensitivity"]), r["count"])
@@ -563,10 +569,19 @@ def test_auto_share_and_rounds_from_public_inputs(meta):
     model = fit(df, meta, iterations="auto", marginal_share="auto")
     assert (model.marginal_share_, model.iterations_) == (0.5, 2)
 
-    def auto(n_rows):
+    def auto(n_rows, **shares):
         sized = TableMetadata(meta.columns, n_rows=n_rows)
-        return TabularPE(1.0, 1e-5, sized, n_synthetic=50, pool=500, random_state=0).fit(df)
+        shares = shares or {"refine_share": 0, "pair_share": 0}  # the marginals and rounds only
+        return TabularPE(1.0, 1e-5, sized, n_synthetic=50, pool=500, random_state=0, **shares).fit(
+            df
+        )
 
+    # refinements and pairs take their shares first; the rule splits the rest, μ_rest²
+    model = auto(3600, refine_share=0.15, pair_share=0.3)
+    sigma = {r["name"]: r["sigma"] for r in model.privacy_report_["releases"]}["column_marginals"]
+    assert model.shares_["rest"] == pytest.approx(0.55)
+    assert 0.5 < model.marginal_share_ < 0.9 and sigma**2 == pytest.approx(3600 / (2 * 10))
+    assert model.privacy_report_["epsilon"] == pytest.approx(1.0, rel=1e-6)
     model = auto(1800)  # share in (0.5, 0.9): σ_m² = N/(2B); one round
     sigma = {r["name"]: r["sigma"] for r in model.privacy_report_["releases"]}["column_marginals"]
     assert 0.5 < model.marginal_share_ < 0.9 and sigma**2 == pytest.approx(1800 / (2 * 10))
@@ -618,18 +633,21 @@ def _pinned_csv(df, meta, monkeypatch, recorded: list, replay: bool) -> bytes:
     import privevo.evolution
     import privevo.private
 
-    real = privevo.private.noisy_nn_histogram
     calls = iter(range(10**6))
 
-    def pinned(*args, **kwargs):
-        out = real(*args, **kwargs)  # draws the same noise shape from the rng
-        if not replay:
-            recorded.append(out)
-            return out
-        return recorded[next(calls)]
+    def pin(real):
+        def pinned(*args, **kwargs):
+            out = real(*args, **kwargs)  # draws the same noise shape from the rng
+            if not replay:
+                recorded.append(out)
+                return out
+            return recorded[next(calls)]
 
-    monkeypatch.setattr(privevo.private, "noisy_nn_histogram", pinned)
-    monkeypatch.setattr(privevo.evolution, "noisy_nn_histogram", pinned)
+        return pinned
+
+    for name in ("noisy_nn_histogram", "noisy_cell_counts", "noisy_dependence_scores"):
+        monkeypatch.setattr(privevo.private, name, pin(getattr(privevo.private, name)))
+    monkeypatch.setattr(privevo.evolution, "noisy_nn_histogram", privevo.private.noisy_nn_histogram)
     model = TabularPE(1.0, 1e-5, meta, n_synthetic=50, iterations=1, pool=500, random_state=7)
     out = model.fit(df).sample(300, random_state=1).to_csv(index=False).encode()
     monkeypatch.undo()

@@ -65,6 +65,7 @@ from .statistics import (
     lsh_leaf_sums,
     lsh_level_counts,
 )
+from .tables import noisy_cell_counts, noisy_dependence_scores
 from .votes import check_vote_arguments, privacy_unit, reference_votes, vote_sensitivity
 
 __all__ = [
@@ -104,7 +105,9 @@ __all__ = [
     "lsh_level_counts",
     "nn_histogram",
     "noisy_cluster_sums",
+    "noisy_cell_counts",
     "noisy_count",
+    "noisy_dependence_scores",
     "noisy_nn_histogram",
     "noisy_second_moment",
     "noisy_statistic",

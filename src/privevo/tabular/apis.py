@@ -14,7 +14,8 @@ embedded rows, so :class:`privevo.PrivateEvolution` runs unchanged.
   p_t = start·(end/start)^(t/(T−2)) after round t = 0 … T−2; one column
   chosen uniformly is always mutated, so no child is a copy. A mutated
   categorical is redrawn from the random API's distribution; a mutated
-  numeric moves by N(0, (p_t·(upper − lower))²), clipped to the domain
+  numeric moves by N(0, (p_t·(upper − lower))²), clipped to the domain, or,
+  when the embedding carries the column's noisy CDF F, to F⁻¹(F(x) + N(0, p_t²))
   (or, with probability ``resample_share``, is redrawn like a random row's).
   Columns named in ``fixed`` (e.g. a class-conditional run's label) are
   never mutated.
@@ -49,17 +50,25 @@ class TabularRandomAPI:
     """Rows drawn from the public domain (module docstring); ``sample`` returns embedded rows."""
 
     def __init__(
-        self, embedding: TableEmbedding, missing_share: float = 0.1, samplers: dict | None = None
+        self,
+        embedding: TableEmbedding,
+        missing_share: float = 0.1,
+        samplers: dict | None = None,
+        joint=None,
     ):
         self.embedding = embedding
         self.missing_share = missing_share
         self.samplers = samplers or {}
+        self.joint = joint  # None, or (n, rng) → codes of whole rows (e.g. a fitted pair tree)
 
     def __repr__(self) -> str:
         prior = ", DP 1-way marginals as prior" if self.samplers else ""
+        prior += ", rows from the DP pair tree" if self.joint is not None else ""
         return f"TabularRandomAPI(missing_share={self.missing_share}{prior})"
 
     def sample_codes(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        if self.joint is not None:
+            return self.joint(n, rng)
         return np.column_stack(
             [self.column(spec, n, rng) for spec in self.embedding.metadata.columns]
         )
@@ -151,6 +160,13 @@ class TabularVariationAPI:
         fresh = self.random_api.column(spec, len(values), rng)
         if not spec.is_numeric:
             return fresh
+        transform = self.random_api.embedding.transforms.get(spec.name)
+        if transform is not None:  # a step of p in the noisy-CDF space: where the data is
+            missing = np.isnan(values)
+            u = transform.cdf(np.where(missing, spec.lower, values))
+            moved = transform.inverse(u + rng.normal(0.0, p, size=len(values)))
+            moved = np.where(missing, values, moved)
+            return np.where(rng.random(len(values)) < self.resample_share, fresh, moved)
         width = spec.upper - spec.lower
         moved = np.clip(
             values + rng.normal(0.0, p * width, size=len(values)), spec.lower, spec.upper

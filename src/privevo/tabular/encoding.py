@@ -8,7 +8,8 @@ extra code ``len(categories)``), or a numeric value (missing → NaN).
 contributes at most 1 to the squared distance between two rows, so each
 column counts equally:
 
-- numeric: u = (x − lower)/(upper − lower) ∈ [0, 1]; a nullable one adds a
+- numeric: u = (x − lower)/(upper − lower) ∈ [0, 1] (or u = F(x), F a released
+  noisy CDF, ``transforms``: :mod:`privevo.tabular.fine`); a nullable one adds a
   flag coordinate, and a missing value embeds as (½, √3/2), at squared
   distance ¾ + (u − ½)² ∈ [¾, 1] from any present value;
 - categorical / boolean with K values (missing counts as one when nullable):
@@ -202,9 +203,12 @@ class TableEmbedding:
     that column's block, so its squared distance counts ``weight²`` times.
     """
 
-    def __init__(self, metadata: TableMetadata, weights: dict | None = None):
+    def __init__(
+        self, metadata: TableMetadata, weights: dict | None = None, transforms: dict | None = None
+    ):
         self.metadata = metadata
         self.weights = dict(weights or {})
+        self.transforms = dict(transforms or {})  # numeric name → object with cdf / inverse
         unknown = [name for name in self.weights if name not in metadata.names]
         if unknown:
             raise ValueError(f"weights name column(s) {unknown} that the metadata does not have")
@@ -221,12 +225,13 @@ class TableEmbedding:
 
     def __repr__(self) -> str:
         weights = f", weights={self.weights}" if self.weights else ""
-        return f"TableEmbedding({len(self.metadata.columns)} columns, dim={self.dim}{weights})"
+        cdf = f", noisy CDF of {sorted(self.transforms)}" if self.transforms else ""
+        return f"TableEmbedding({len(self.metadata.columns)} columns, dim={self.dim}{weights}{cdf})"
 
     def embed(self, codes: np.ndarray) -> np.ndarray:
         out = np.zeros((len(codes), self.dim))
         for j, (spec, cols) in enumerate(zip(self.metadata.columns, self.slices)):
-            _embed_column(out[:, cols], codes[:, j], spec)
+            _embed_column(out[:, cols], codes[:, j], spec, self.transforms.get(spec.name))
             if self._scale[j] != 1.0:
                 out[:, cols] *= self._scale[j]
         return out
@@ -235,26 +240,34 @@ class TableEmbedding:
         points = np.asarray(points, dtype=float)
         return np.column_stack(
             [
-                _decode_block(points[:, cols] / scale, spec)
+                _decode_block(points[:, cols] / scale, spec, self.transforms.get(spec.name))
                 for spec, cols, scale in zip(self.metadata.columns, self.slices, self._scale)
             ]
         )
 
 
-def _embed_column(block: np.ndarray, codes: np.ndarray, spec: ColumnSpec) -> None:
+def _embed_column(block: np.ndarray, codes: np.ndarray, spec: ColumnSpec, transform=None) -> None:
     if spec.is_numeric:
         missing = np.isnan(codes)
-        block[:, 0] = np.where(missing, 0.5, (codes - spec.lower) / (spec.upper - spec.lower))
+        u = (
+            (codes - spec.lower) / (spec.upper - spec.lower)
+            if transform is None
+            else transform.cdf(codes)
+        )
+        block[:, 0] = np.where(missing, 0.5, u)
         if spec.nullable:
             block[:, 1] = np.where(missing, _MISSING_FLAG, 0.0)
         return
     block[np.arange(len(codes)), codes.astype(np.int64)] = _ONE_HOT
 
 
-def _decode_block(block: np.ndarray, spec: ColumnSpec) -> np.ndarray:
+def _decode_block(block: np.ndarray, spec: ColumnSpec, transform=None) -> np.ndarray:
     if not spec.is_numeric:
         return block.argmax(axis=1).astype(float)
-    values = spec.lower + np.clip(block[:, 0], 0.0, 1.0) * (spec.upper - spec.lower)
+    u = np.clip(block[:, 0], 0.0, 1.0)
+    values = (
+        spec.lower + u * (spec.upper - spec.lower) if transform is None else transform.inverse(u)
+    )
     if spec.integer:
         values = np.round(values)
     if spec.nullable:

@@ -41,8 +41,10 @@ from ..report import privacy_report
 from ..selection import GAPE, Rank, Subsample
 from .apis import RoundTagged, TabPESelection, TabularRandomAPI, TabularVariationAPI
 from .encoding import TableEmbedding, decode_codes, encode_table
+from .fine import BRANCHING, FineColumn, level_cells, tree_levels
 from .marginals import cell_sampler, cells_of, fit_pool, noisy_marginals, probabilities, rake
 from .metadata import TableMetadata, metadata_from_data
+from .pairs import PairBinning, TreeModel, all_pairs, spanning_tree
 
 __all__ = ["TabularPE", "DEFAULT_DELTA", "SELECTORS"]
 
@@ -52,6 +54,7 @@ MIN_MARGINAL_SHARE = 0.5  # marginal_share="auto" at least (less lost 1-way fit 
 MAX_MARGINAL_SHARE = 0.9  # marginal_share="auto" at most: the rounds keep ≥ 10 % of μ²
 DEFAULT_DELTA = 1e-6  # δ when neither delta nor the metadata's public n_rows is given
 SELECTORS = ("tabpe", "rank", "subsample", "gape")
+PAIR_SELECTION = 0.25  # of pair_share: the dependence scores (the rest: the chosen 2-way tables)
 GAPE_R = 1.0  # selector="gape": R, the embedding distance of two rows one category apart
 _COMPOSED_KEYS = (
     "epsilon",
@@ -63,7 +66,10 @@ _COMPOSED_KEYS = (
     "dp_event",
     "mechanism",
 )
-_MECHANISM = "noisy nearest-neighbour vote histograms (PE rounds) + noisy 1-way marginals"
+_MECHANISM = (
+    "noisy nearest-neighbour vote histograms (PE rounds) + noisy 1-way marginals"
+    " + noisy tree levels of the numeric columns + noisy pair scores and 2-way marginals"
+)
 _LEAK_NOTE = (
     "metadata derived from the private data: the synthetic table is not differentially private"
 )
@@ -100,6 +106,14 @@ class TabularPE:
         all other columns together and every private row votes for a candidate of its own
         class; children keep their parent's class. Same histogram, same sensitivity.
     bins : equal-width bins of a numeric column's public domain in its marginal
+    refine_share : share of μ² spent on the numeric columns' finer tree levels (0: none;
+        values then uniform inside the ``bins``); :mod:`privevo.tabular.fine`
+    levels : refinement levels of a non-integer (or wide integer) column: bins·8^levels leaves
+    cdf : the PE rounds vote and mutate numerics in their noisy-CDF space (needs refine_share)
+    pair_share : share of μ² spent on pairs (0: none): a quarter on dependence scores of
+        every pair, the rest on the 2-way marginals of their maximum spanning tree;
+        :mod:`privevo.tabular.pairs`. The marginals and rounds split what is left
+    pair_bins : equal-mass bins of a numeric column in the pair tables
     pool : rows of the output pool (0: Tab-PE's output, the last candidates weighted by
         their votes above ``threshold``·σ, raked to the marginals if ``rake``, each cell
         redrawn from its marginal with probability ``smooth`` in ``sample``)
@@ -133,6 +147,11 @@ class TabularPE:
         marginal_share="auto",
         target: str | None = None,
         bins: int = 10,
+        refine_share: float = 0.15,
+        levels: int = 2,
+        cdf: bool = True,
+        pair_share: float = 0.3,
+        pair_bins: int = 10,
         rake: bool = True,
         smooth: float = 0.0,
         pool: int = 50_000,
@@ -153,6 +172,11 @@ class TabularPE:
         self.marginal_share = marginal_share
         self.target = target
         self.bins = bins
+        self.refine_share = refine_share
+        self.levels = levels
+        self.cdf = cdf
+        self.pair_share = pair_share
+        self.pair_bins = pair_bins
         self.rake = rake
         self.smooth = smooth
         self.pool = pool
@@ -170,16 +194,22 @@ class TabularPE:
             self.accountant.check(epsilon=self.epsilon, delta=delta, name="TabularPE")
         if metadata is None:
             metadata = metadata_from_data(df)
-        self.marginal_share_ = self._share(metadata, delta)  # public inputs only
+        self.shares_ = self._shares(metadata, delta)  # public inputs only
+        self.marginal_share_ = self._share(metadata, delta)
         self.iterations_ = self._rounds(metadata, delta)
         rng = check_random_state(self.random_state)
         embedding = TableEmbedding(metadata)
-        X = embedding.embed(encode_table(df, metadata))
+        codes = encode_table(df, metadata)
+        X = embedding.embed(codes)
         marginals = self._marginals(X, embedding, delta, rng)
-        pe_embedding = self._pe_embedding(metadata)
-        X_pe = X if pe_embedding is None else pe_embedding.embed(encode_table(df, metadata))
-        engine = self._engine(pe_embedding or embedding, metadata, delta, rng, marginals).fit(X_pe)
-        self._finish(engine, embedding, metadata, marginals, delta)
+        fine = self._fine(codes, metadata, marginals, delta, rng)
+        pairs = self._pairs(codes, metadata, marginals, fine, delta, rng)
+        pe_embedding = self._pe_embedding(metadata, fine)
+        X_pe = X if pe_embedding is None else pe_embedding.embed(codes)
+        engine = self._engine(
+            pe_embedding or embedding, metadata, delta, rng, marginals, fine, pairs
+        ).fit(X_pe)
+        self._finish(engine, embedding, metadata, marginals, delta, fine, pairs)
         if self.accountant is not None:
             self.accountant.charge(self.privacy_report_, name="TabularPE")
         return self
@@ -221,6 +251,17 @@ class TabularPE:
                 f"got {self.marginal_share!r}"
             )
         check_positive_int(self.bins, "bins")
+        check_positive_int(self.levels, "levels", minimum=0)
+        check_positive_int(self.pair_bins, "pair_bins", minimum=2)
+        for name in ("refine_share", "pair_share"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and 0 <= value < 1):
+                raise ValueError(f"{name} must be in [0, 1) (0: not measured), got {value!r}")
+        if self.refine_share + self.pair_share >= 1:
+            raise ValueError(
+                "refine_share + pair_share must be < 1 (the marginals and rounds need a share), "
+                f"got {self.refine_share + self.pair_share!r}"
+            )
         if not (isinstance(self.threshold, (int, float)) and self.threshold >= 0):
             raise ValueError(
                 f"threshold must be a number >= 0 (in units of sigma), got {self.threshold!r}"
@@ -228,16 +269,19 @@ class TabularPE:
         metadata = _as_metadata(self.metadata)
         return metadata, self._delta(metadata)
 
-    def _pe_embedding(self, metadata: TableMetadata) -> TableEmbedding | None:
-        """The PE rounds' embedding: the target's block scaled by √C (None: no target)."""
+    def _pe_embedding(self, metadata: TableMetadata, fine=None) -> TableEmbedding | None:
+        """The PE rounds' embedding: the target's block scaled by √C, numerics through their
+        noisy CDF (``cdf`` with refinements); None: the plain embedding."""
+        transforms = fine["columns"] if fine is not None and self.cdf else {}
         if self.target is None:
-            return None
+            return TableEmbedding(metadata, transforms=transforms) if transforms else None
         if self.target not in metadata.names or metadata[self.target].is_numeric:
             raise ValueError(
                 f"target {self.target!r} must be a categorical or boolean column of the metadata "
                 f"(columns: {list(metadata.names)})"
             )
-        return TableEmbedding(metadata, {self.target: math.sqrt(len(metadata.columns))})
+        weights = {self.target: math.sqrt(len(metadata.columns))}
+        return TableEmbedding(metadata, weights, transforms=transforms)
 
     def _delta(self, metadata: TableMetadata | None) -> float:
         if self.delta is not None:
@@ -249,15 +293,30 @@ class TabularPE:
     def _measures_marginals(self) -> bool:
         return self.marginal_share != 0 and self.epsilon != math.inf
 
+    def _shares(self, metadata: TableMetadata, delta: float) -> dict:
+        """Shares of μ² (public inputs only): refinements and pairs first, then the rest
+        split between the 1-way marginals (``marginal_share`` of it) and the rounds."""
+        measured = self._measures_marginals
+        levels = sum(tree_levels(s, self.bins, self.levels) for s in metadata.columns)
+        refine = float(self.refine_share) if measured and levels > 0 else 0.0
+        pair = float(self.pair_share) if measured and len(metadata.columns) > 1 else 0.0
+        return {
+            "refinements": refine,
+            "pair_selection": PAIR_SELECTION * pair,
+            "pairs": (1 - PAIR_SELECTION) * pair,
+            "rest": 1.0 - refine - pair,
+        }
+
     def _share(self, metadata: TableMetadata, delta: float) -> float:
-        """The share of μ² spent on the marginals: ``marginal_share``, or its public rule."""
+        """The share of the rest of μ² (after refinements and pairs) spent on the marginals:
+        ``marginal_share``, or its public rule."""
         if self.marginal_share != "auto":
             return float(self.marginal_share)
         n, n_columns = metadata.n_rows, len(metadata.columns)
         if not n or self.epsilon == math.inf:
             return 0.5
-        mu = accounting.mu_of_epsilon(self.epsilon, delta)
-        share = 2 * self.bins * n_columns * check_adjacency(self.adjacency) ** 2 / (mu**2 * n)
+        mu2 = self.shares_["rest"] * accounting.mu_of_epsilon(self.epsilon, delta) ** 2
+        share = 2 * self.bins * n_columns * check_adjacency(self.adjacency) ** 2 / (mu2 * n)
         return float(np.clip(share, MIN_MARGINAL_SHARE, MAX_MARGINAL_SHARE))
 
     def _rounds(self, metadata: TableMetadata, delta: float) -> int:
@@ -270,7 +329,11 @@ class TabularPE:
         if self.epsilon == math.inf:
             return MAX_ROUNDS
         share = self._share(metadata, delta) if self._measures_marginals else 0.0
-        mu_pe2 = (1.0 - share) * accounting.mu_of_epsilon(self.epsilon, delta) ** 2
+        mu_pe2 = (
+            self.shares_["rest"]
+            * (1.0 - share)
+            * accounting.mu_of_epsilon(self.epsilon, delta) ** 2
+        )
         return int(np.clip(mu_pe2 * n // ROUND_BUDGET, 1, MAX_ROUNDS))
 
     def _marginals(
@@ -289,7 +352,99 @@ class TabularPE:
         """σ of the C marginal releases: √C·Δ/μ_m with μ_m² = share·μ(ε, δ)² (rounded up)."""
         budget = accounting.quadratic_budget(self.epsilon, delta)
         sensitivity = check_adjacency(self.adjacency)
-        return accounting.share_sigma(budget, self.marginal_share_, sensitivity, n_columns)
+        share = self.shares_["rest"] * self.marginal_share_
+        return accounting.share_sigma(budget, share, sensitivity, n_columns)
+
+    def _sigma(self, delta: float, share: float, count: int, score: bool = False) -> float:
+        """σ of ``count`` releases taking ``share`` of μ²; ``score``: the pair scores, whose
+        sensitivity is 1 (add/remove) or 2 (replace) instead of 1 or √2."""
+        budget = accounting.quadratic_budget(self.epsilon, delta)
+        sensitivity = check_adjacency(self.adjacency)
+        if score:
+            sensitivity = sensitivity**2
+        return accounting.share_sigma(budget, share, sensitivity, count)
+
+    def _fine(self, codes, metadata: TableMetadata, marginals, delta: float, rng) -> dict | None:
+        """Every numeric column's leaf distribution (:mod:`.fine`): its coarse marginal, refined
+        by the noisy tree levels when ``refine_share`` > 0. None without marginals."""
+        if marginals is None:
+            return None
+        from ..private import noisy_cell_counts
+
+        numeric = [(j, s) for j, s in enumerate(metadata.columns) if s.is_numeric]
+        depth = {s.name: tree_levels(s, self.bins, self.levels) for _, s in numeric}
+        if self.shares_["refinements"] == 0:
+            depth = dict.fromkeys(depth, 0)
+        cells, sizes = [], []
+        for j, spec in numeric:
+            for level in range(1, depth[spec.name] + 1):
+                sizes.append(self.bins * BRANCHING**level)
+                cells.append(level_cells(codes[:, j], spec, sizes[-1]))
+        release, sigma = None, 0.0
+        if sizes:
+            sigma = self._sigma(delta, self.shares_["refinements"], len(sizes))
+            release = noisy_cell_counts(
+                "numeric_refinements", np.column_stack(cells), sizes, sigma, rng, self.adjacency
+            )
+        noisy = iter(release.value if release is not None else [])
+        columns = {}
+        for j, spec in numeric:
+            refinements = [next(noisy) for _ in range(depth[spec.name])]
+            sigmas = [marginals["release"].sigma] + [sigma] * len(refinements)
+            columns[spec.name] = FineColumn(
+                spec, self.bins, marginals["noisy"][j], refinements, sigmas, self.threshold
+            )
+        if release is None:
+            return {"columns": {}, "samplers": columns, "release": None}
+        return {"columns": columns, "samplers": columns, "release": release}
+
+    def _pairs(self, codes, metadata: TableMetadata, marginals, fine, delta: float, rng):
+        """The chosen pairs' noisy 2-way marginals and their tree model (:mod:`.pairs`)."""
+        if marginals is None or self.shares_["pairs"] == 0:
+            return None
+        from ..private import noisy_cell_counts, noisy_dependence_scores
+
+        binnings = [
+            PairBinning(spec, q, fine["samplers"].get(spec.name), self.pair_bins)
+            for spec, q in zip(metadata.columns, marginals["targets"])
+        ]
+        sizes = [b.size for b in binnings]
+        cells = np.column_stack([b.cells(codes[:, j]) for j, b in enumerate(binnings)])
+        n_hat = max(float(np.clip(marginals["noisy"][0], 0, None).sum()), 1.0)  # released
+        candidates = all_pairs(len(binnings))
+        expected = [
+            n_hat * np.outer(probabilities(binnings[a].p), probabilities(binnings[b].p))
+            for a, b in candidates
+        ]
+        scores = noisy_dependence_scores(
+            "pair_scores",
+            cells,
+            sizes,
+            candidates,
+            expected,
+            self._sigma(delta, self.shares_["pair_selection"], len(candidates), score=True),
+            rng,
+            self.adjacency,
+        )
+        edges = spanning_tree(scores.value, candidates, len(binnings))
+        joint_cells = np.column_stack([cells[:, a] * sizes[b] + cells[:, b] for a, b in edges])
+        sigma = self._sigma(delta, self.shares_["pairs"], len(edges))
+        joints = noisy_cell_counts(
+            "pair_marginals",
+            joint_cells,
+            [sizes[a] * sizes[b] for a, b in edges],
+            sigma,
+            rng,
+            self.adjacency,
+        )
+        model = TreeModel(binnings, edges, joints.value, cut=self.threshold * sigma)
+        return {
+            "binnings": binnings,
+            "edges": edges,
+            "joints": [t.ravel() for t in model.tables],  # consistent: post-processing
+            "model": model,
+            "releases": [scores, joints],
+        }
 
     def _pe_sigma(self, delta: float) -> float | None:
         """σ of each of the T rounds: √T·Δ/μ_PE with μ_PE² = (1 − share)·B (exact GDP split,
@@ -298,9 +453,8 @@ class TabularPE:
             return None
         budget = accounting.quadratic_budget(self.epsilon, delta)
         sensitivity = check_adjacency(self.adjacency)
-        return accounting.share_sigma(
-            budget, 1.0 - self.marginal_share_, sensitivity, self.iterations_
-        )
+        share = self.shares_["rest"] * (1.0 - self.marginal_share_)
+        return accounting.share_sigma(budget, share, sensitivity, self.iterations_)
 
     def _population(self, metadata: TableMetadata) -> int:
         """m: ``n_synthetic``, or for ``"auto"`` N/30 clipped to [50, 3000] with N the public
@@ -310,7 +464,14 @@ class TabularPE:
         return int(np.clip(metadata.n_rows // 30, 50, 3000)) if metadata.n_rows else 300
 
     def _engine(
-        self, embedding: TableEmbedding, metadata: TableMetadata, delta: float, rng, marginals
+        self,
+        embedding: TableEmbedding,
+        metadata: TableMetadata,
+        delta: float,
+        rng,
+        marginals,
+        fine=None,
+        pairs=None,
     ):
         samplers = None
         if marginals is not None:
@@ -318,7 +479,10 @@ class TabularPE:
                 spec.name: cell_sampler(spec, self.bins, p)
                 for spec, p in zip(metadata.columns, marginals["targets"])
             }
-        random_api = TabularRandomAPI(embedding, samplers=samplers)
+        if fine is not None:
+            samplers.update({name: c.sample_codes for name, c in fine["samplers"].items()})
+        joint = None if pairs is None else pairs["model"].sample_codes
+        random_api = TabularRandomAPI(embedding, samplers=samplers, joint=joint)
         start, end = self.mutation
         variation = TabularVariationAPI(
             random_api,
@@ -351,6 +515,13 @@ class TabularPE:
                 "target": self.target,
                 "bins": self.bins,
                 "rake": self.rake,
+                "shares": self.shares_,
+                "levels": self.levels,
+                "cdf": self.cdf,
+                "pair_bins": self.pair_bins,
+                "pairs": None
+                if pairs is None
+                else [[metadata.names[a], metadata.names[b]] for a, b in pairs["edges"]],
             },
         )
 
@@ -361,7 +532,10 @@ class TabularPE:
         metadata: TableMetadata,
         marginals: dict | None,
         delta: float,
+        fine=None,
+        pairs=None,
     ) -> None:
+        self.fine_, self.pairs_, self.metadata_ = fine, pairs, metadata
         codes, weights = self._output(engine, engine.random_api.embedding, marginals)
         self.engine_, self.metadata_, self.codes_, self.weights_ = engine, metadata, codes, weights
         self.samplers_ = engine.random_api.samplers
@@ -381,7 +555,7 @@ class TabularPE:
                 epsilon_target=self.epsilon,
                 delta=delta,
                 adjacency=self.adjacency,
-                releases=[*report["releases"], marginals["release"]],
+                releases=[*report["releases"], *self._releases(marginals)],
                 mechanism=_MECHANISM,
                 public_parameters=report["public_parameters"],
                 warnings=report["warnings"],
@@ -391,6 +565,36 @@ class TabularPE:
             report.update(guarantee_holds=False, warnings=[*report["warnings"], _LEAK_NOTE])
         self.privacy_report_ = report
 
+    def _releases(self, marginals: dict) -> list:
+        out = [marginals["release"]]
+        if self.fine_ is not None and self.fine_["release"] is not None:
+            out.append(self.fine_["release"])
+        if self.pairs_ is not None:
+            out.extend(self.pairs_["releases"])
+        return out
+
+    def _constraints(self, codes: np.ndarray) -> list:
+        """(cells, target) of every measured marginal beyond the coarse 1-ways: each refined
+        numeric at its first finer level, every chosen pair (post-processing)."""
+        out = []
+        columns = self.fine_["columns"] if self.fine_ is not None else {}
+        for j, spec in enumerate(self.metadata_.columns):
+            if spec.name in columns and columns[spec.name].size > self.bins:
+                fine, size = columns[spec.name], self.bins * BRANCHING
+                cells = level_cells(codes[:, j], spec, size)
+                target = fine.level_probabilities(size) * (1 - fine.missing)
+                if spec.nullable:
+                    target = np.concatenate([target, [fine.missing]])
+                out.append((np.where(cells < 0, size, cells), target / target.sum()))
+        if self.pairs_ is not None:
+            binnings = self.pairs_["binnings"]
+            for (a, b), joint in zip(self.pairs_["edges"], self.pairs_["joints"]):
+                cells = binnings[a].cells(codes[:, a]) * binnings[b].size + binnings[b].cells(
+                    codes[:, b]
+                )
+                out.append((cells, probabilities(joint)))
+        return out
+
     def _output(self, engine: PrivateEvolution, embedding: TableEmbedding, marginals: dict | None):
         """(codes, weights) of the output: the fitted pool, or the last candidates' votes."""
         codes = embedding.decode(engine.final_state_.population)
@@ -399,7 +603,10 @@ class TabularPE:
                 [codes, engine.random_api.sample_codes(self.pool, engine.final_state_.rng)]
             )
             rounds = [(r.candidates, r.noisy_counts) for r in engine.history_]
-            return codes, fit_pool(codes, embedding, self.bins, marginals["targets"], rounds)
+            extra = self._constraints(codes)
+            return codes, fit_pool(
+                codes, embedding, self.bins, marginals["targets"], rounds, extra=extra
+            )
         last = engine.history_[-1]
         weights = np.where(last.noisy_counts > self.threshold * last.sigma, last.noisy_counts, 0.0)
         if not weights.sum() > 0:  # nothing above the threshold: the positive votes, else uniform

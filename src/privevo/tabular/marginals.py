@@ -144,12 +144,14 @@ def fit_pool(
     marginals: list[np.ndarray],
     rounds: list[tuple[np.ndarray, np.ndarray]],
     sweeps: int = 30,
+    extra: list | None = None,
 ) -> np.ndarray:
     """Weights of a public pool of rows that match every noisy measurement at once (IPF).
 
-    Constraints: each column's noisy 1-way marginal and, for every PE round,
+    Constraints: each column's noisy 1-way marginal, for every PE round,
     the pool's share in each candidate's Voronoi cell = that candidate's
-    clipped, normalised noisy votes (``rounds``: (candidates, noisy votes)).
+    clipped, normalised noisy votes (``rounds``: (candidates, noisy votes)),
+    and each ``extra`` (cells, target) pair (finer 1-way levels, 2-way tables).
     Pure post-processing of the releases.
     """
     points = embedding.embed(pool_codes)
@@ -158,4 +160,7 @@ def fit_pool(
     for candidates, votes in rounds:
         cells.append(nearest(points, candidates)[:, None])
         targets.append(probabilities(votes))
+    for column, target in extra or []:  # further measured marginals: (cells, target)
+        cells.append(np.asarray(column, dtype=np.int64)[:, None])
+        targets.append(np.asarray(target, dtype=float))
     return rake(np.ones(len(pool_codes)), np.hstack(cells), targets, sweeps)
