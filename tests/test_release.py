@@ -126,8 +126,8 @@ def test_noisy_count_is_an_add_remove_release():
 
 def test_the_cli_choices_are_the_library_s():
     """The parser keeps its own copies (building it imports no numpy); they must not drift."""
+    from privevo.adjacency import ADJACENCIES
     from privevo.cli import _common
     from privevo.private import NOISES
-    from privevo.private.release import ADJACENCIES
 
     assert _common.NOISES == NOISES and _common.ADJACENCIES == ADJACENCIES

@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-ADJACENCIES = {"add_remove": 1.0, "replace": float(np.sqrt(2.0))}
+from .adjacency import vote_sensitivity as check_adjacency  # noqa: F401  (old name)
 
 #: The ε range the accountant is tested over (against an independent high-precision
 #: computation): every entry point refuses an ε outside it.
@@ -101,16 +101,6 @@ def check_positive_real(value, name: str) -> float:
     if not value > 0 or not np.isfinite(value):
         raise ValueError(f"{name} must be a finite number > 0, got {value}")
     return value
-
-
-def check_adjacency(adjacency: str) -> float:
-    """Return the L2 sensitivity of the vote histogram under ``adjacency``."""
-    try:
-        return ADJACENCIES[adjacency]
-    except (KeyError, TypeError):
-        raise ValueError(
-            f"adjacency must be one of {sorted(ADJACENCIES)}, got {adjacency!r}"
-        ) from None
 
 
 def check_random_state(random_state) -> np.random.Generator:

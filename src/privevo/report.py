@@ -137,8 +137,8 @@ def non_private_report(
     ``mu`` and ``dp_event`` are ``None`` (never a finite figure), ``sigma`` is
     0, ``noise`` is ``"none"`` and ``guarantee_holds`` is False.
     """
-    from ._validation import check_adjacency
     from ._version import __version__
+    from .adjacency import vote_sensitivity
 
     note = "non-private run (epsilon=inf): exact counts were released, no differential privacy"
     return {
@@ -149,7 +149,7 @@ def non_private_report(
         "sigma": 0.0,
         "steps": int(steps),
         "adjacency": adjacency,
-        "sensitivity": check_adjacency(adjacency),
+        "sensitivity": vote_sensitivity(adjacency),
         "noise": "none",
         "mechanism": mechanism,
         "dp_event": None,

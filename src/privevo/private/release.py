@@ -34,6 +34,7 @@ from ..accounting import (
     quadratic_budget,
     share_sigma,
 )
+from ..adjacency import check_adjacency
 from .kernel import prepare_candidates
 from .sources import as_source, nn_histogram
 from .votes import vote_sensitivity
@@ -56,8 +57,6 @@ __all__ = [
     "noisy_count",
     "noisy_statistic",
 ]
-
-ADJACENCIES = ("add_remove", "replace")
 
 
 @dataclass(frozen=True)
@@ -237,8 +236,7 @@ def _check_release(rng, adjacency: str, **positive) -> None:
         raise ValueError(
             "rng must be a numpy.random.Generator; seed one with numpy.random.default_rng(seed)"
         )
-    if adjacency not in ADJACENCIES:
-        raise ValueError(f"adjacency must be 'add_remove' or 'replace', got {adjacency!r}")
+    check_adjacency(adjacency)
     for name, value in positive.items():
         if not (
             isinstance(value, (int, float, np.floating)) and value > 0 and math.isfinite(value)

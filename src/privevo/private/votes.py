@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 
+from ..adjacency import vote_sensitivity  # every vote mode (k ≥ 1, rows or users)
 from . import lowd
 from .flat import _NONFINITE, _assign_rows, _chunk, _rounding_bound
 
@@ -37,13 +38,6 @@ _CHUNK_BYTES = 2**24
 def privacy_unit(groups) -> str:
     """``"user"`` when votes are grouped by a user id per row, else ``"row"``."""
     return "row" if groups is None else "user"
-
-
-def vote_sensitivity(adjacency: str) -> float:
-    """L2 sensitivity of every vote mode (k ≥ 1, rows or users): 1 add/remove, √2 replace."""
-    if adjacency not in ("add_remove", "replace"):
-        raise ValueError(f"adjacency must be 'add_remove' or 'replace', got {adjacency!r}")
-    return 1.0 if adjacency == "add_remove" else math.sqrt(2.0)
 
 
 def check_vote_arguments(n_neighbors, groups, n_rows: int | None = None):
