@@ -286,7 +286,6 @@ def write_users(folder, data) -> None:
     )
 
 
-@pytest.mark.xfail(reason="leak: the CLI's default delta reads the row count", strict=False)
 def test_cli_synth_user_level_replace_default_delta(tmp_path):
     users = np.arange(len(D)) // 3
     argv = [
@@ -317,7 +316,6 @@ def test_cli_synth_table_with_metadata(tmp_path):
     assert_neighbour_safe(run, table(), TABLE_NEIGHBOURS["a new category (other)"])
 
 
-@pytest.mark.xfail(reason="leak: a header-like private first row reaches the output", strict=False)
 def test_cli_synth_table_first_row_like_a_header(tmp_path):
     argv = ["synth-table", "{w}/data.csv", "--epsilon", "4", "--delta", "1e-5"]
     argv += ["--population", "20", "--iterations", "1", "--seed", "2", "-o", "{w}/out.csv"]

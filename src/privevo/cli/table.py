@@ -72,9 +72,31 @@ def _synth_table_parser(sub) -> None:
         required=True,
         help="synthetic table (.csv or .tsv); the report goes beside it",
     )
+    _add_header_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
     p.add_argument("-q", "--quiet", action="store_true", help="no messages")
     p.set_defaults(func=_synth_table)
+
+
+def _add_header_options(p) -> None:
+    header = p.add_mutually_exclusive_group()
+    header.add_argument(
+        "--header",
+        dest="header",
+        action="store_const",
+        const=True,
+        default=None,
+        help="line 1 holds the column names (public: they may be written out)",
+    )
+    header.add_argument(
+        "--no-header",
+        dest="header",
+        action="store_const",
+        const=False,
+        help="every line is data (columns are named 0, 1, ...). Default: with metadata, line 1 "
+        "is the header exactly when it holds the metadata's column names; without, line 1 is "
+        "the header but its names are not written out (it could be a data row)",
+    )
 
 
 def _metadata_parser(sub) -> None:
@@ -104,16 +126,57 @@ def _metadata_parser(sub) -> None:
         help="without a description: columns to treat as categorical",
     )
     p.add_argument("-o", "--output", help="metadata JSON to write (default: stdout)")
+    _add_header_options(p)
     p.set_defaults(func=_metadata)
 
 
 # -- files ------------------------------------------------------------------------------
 
 
-def read_table(path, header_only: bool = False):
-    """A CSV/TSV as a DataFrame (strings stay strings; empty cells are missing)."""
+def read_table(path, names=None, header: bool | None = None, header_only: bool = False):
+    """A CSV/TSV as a DataFrame (strings stay strings; empty cells are missing).
+
+    The tabular header rule (:func:`privevo.io.named_header`): with public column
+    ``names`` (the metadata's), line 1 is the header exactly when its cells are those
+    names; otherwise every line is a row, in the declared column order. Without them,
+    line 1 is the header unless ``header`` is False. The frame's columns are the
+    declared names, line 1's names, or positions ``0, 1, ...`` (no header). No message
+    quotes a cell. ``header_only``: the frame has no rows (only line 1 is decided).
+    """
     import pandas as pd
 
+    from ..io import named_header, scan_delimited
+
+    path = _checked_table_path(path)
+    sep = "\t" if path.suffix.lower() == ".tsv" else ","
+    cells, width = scan_delimited(path, sep)
+    has_header = named_header(path, cells, names, header, "metadata")
+    columns = cells if has_header else (list(names) if names is not None else None)
+    columns = columns or [str(j) for j in range(width)]
+    if header_only:
+        return pd.DataFrame(columns=columns)
+    positions = [str(j) for j in range(width)]
+    try:
+        df = pd.read_csv(
+            path,
+            sep=sep,
+            header=None,
+            names=positions,
+            skiprows=[0] if has_header else None,
+            index_col=False,
+            encoding="utf-8-sig",
+        )
+    except pd.errors.EmptyDataError:
+        df = pd.DataFrame(columns=positions)
+    except (pd.errors.ParserError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path} is not a well-formed table ({type(err).__name__})") from None
+    if len(df) == 0:
+        raise ValueError(f"{path} has a header but no rows; it needs data rows")
+    df.columns = columns
+    return df
+
+
+def _checked_table_path(path) -> Path:
     path = Path(path)
     if path.suffix.lower() not in TABLE_FORMATS:
         raise ValueError(
@@ -121,16 +184,9 @@ def read_table(path, header_only: bool = False):
         )
     if not path.is_file():
         raise ValueError(f"{path} does not exist or is not a file")
-    try:
-        return pd.read_csv(
-            path,
-            sep="\t" if path.suffix.lower() == ".tsv" else ",",
-            nrows=0 if header_only else None,
-        )
-    except pd.errors.EmptyDataError:
-        raise ValueError(f"{path} is empty; it needs a header row and data rows") from None
-    except pd.errors.ParserError as err:
-        raise ValueError(f"{path} is not a well-formed table ({_first_line(err)})") from None
+    if path.stat().st_size == 0:
+        raise ValueError(f"{path} is empty; it needs a header row and data rows")
+    return path
 
 
 def _first_line(err: Exception) -> str:
@@ -164,7 +220,16 @@ def _synth_table(args) -> int:
         args.data, {"-o": out, "the privacy report": report_path}, {"--metadata": args.metadata}
     )
     metadata = _load_metadata(args.metadata)
-    df = read_table(args.data)
+    df = read_table(args.data, None if metadata is None else metadata.names, args.header)
+    if metadata is None and args.header is None:  # line 1's names could be a private row
+        df.columns = [str(j) for j in range(df.shape[1])]
+        if not args.quiet and not args.json:
+            print(
+                "privevo synth-table: note: line 1 is taken as the header, but without "
+                "--metadata its names are not written out (line 1 could be a data row): the "
+                "output names the columns 0, 1, ...; pass --header to keep them",
+                file=sys.stderr,
+            )
     model = TabularPE(
         args.epsilon,
         args.delta,
@@ -191,6 +256,13 @@ def _load_metadata(path):
     from ..tabular.metadata import TableMetadata
 
     return None if path is None else TableMetadata.from_json(_existing(path))
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not UTF-8 text; save it as UTF-8") from None
 
 
 def _existing(path) -> Path:
@@ -232,12 +304,19 @@ def _metadata(args) -> int:
             args.data, {"-o": out}, {"--public-description": args.public_description}
         )
     if args.public_description:
-        header = read_table(args.data, header_only=True).columns
-        meta = metadata_from_description(
-            _existing(args.public_description).read_text(), list(header)
-        )
+        text = _read_text(_existing(args.public_description))
+        declared = metadata_from_description(text).names
+        header = read_table(args.data, declared, args.header, header_only=True).columns
+        meta = metadata_from_description(text, list(header))
     else:
-        meta = metadata_from_data(read_table(args.data), categorical=args.categorical)
+        df = read_table(args.data, None, args.header)
+        unknown = [c for c in args.categorical if c not in df.columns]
+        if unknown:
+            what = "line 1 (the header)" if args.header is not False else "0, 1, ... (no header)"
+            raise ValueError(
+                f"--categorical {unknown[0]} is not a column of {args.data}; give names from {what}"
+            )
+        meta = metadata_from_data(df, categorical=args.categorical)
     if out is None:
         print(json.dumps(meta.as_dict(), indent=2))
     else:

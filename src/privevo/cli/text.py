@@ -16,7 +16,14 @@ from pathlib import Path
 
 from ._common import ADJACENCIES, NOISES, _command, _delta  # one set of helpers for every command
 
-__all__ = ["add_text_commands", "read_texts", "write_texts", "load_generator", "load_embedder"]
+__all__ = [
+    "add_text_commands",
+    "read_texts",
+    "read_labelled_texts",
+    "write_texts",
+    "load_generator",
+    "load_embedder",
+]
 
 TEXT_FORMATS = (".csv", ".tsv", ".jsonl", ".txt")
 
@@ -184,8 +191,32 @@ def _synth_text_parser(sub) -> None:
     p.add_argument(
         "--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)"
     )
-    p.add_argument("--prompt", help="random-API prompt template ({kind}, {topic} filled in)")
+    p.add_argument(
+        "--prompt", help="random-API prompt template ({kind}, {topic}, {label} filled in)"
+    )
     p.add_argument("--topics", help="comma-separated public topics filling {topic}")
+    p.add_argument(
+        "--label-column",
+        help="column / key holding each text's label (private): candidates are written per "
+        "public label (--labels) and each text votes only among its label's candidates; the "
+        "output keeps the column",
+    )
+    p.add_argument(
+        "--labels",
+        help="comma-separated PUBLIC label list (required with --label-column; never read from "
+        "the data)",
+    )
+    p.add_argument(
+        "--label-weights",
+        help="comma-separated public weights of --labels for the initial texts (default equal)",
+    )
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=3,
+        help="regenerations of a text that fails the validity check (leftover blanks, echoed "
+        "instruction, empty, truncated, length; default 3)",
+    )
     p.add_argument(
         "-o",
         "--output",
@@ -236,6 +267,15 @@ def _intrinsic_parser(sub) -> None:
 
 def read_texts(path, column: str = "text") -> list[str]:
     """Texts from .csv/.tsv (``column``), .jsonl (key ``column``) or .txt (one per line)."""
+    return read_labelled_texts(path, column)[0]
+
+
+def read_labelled_texts(path, column: str = "text", label_column: str | None = None):
+    """(texts, labels or None): ``label_column`` from .csv/.tsv/.jsonl (not .txt).
+
+    Rows whose text is empty are dropped with their label; a label is read as a
+    string.
+    """
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in TEXT_FORMATS:
@@ -245,27 +285,36 @@ def read_texts(path, column: str = "text") -> list[str]:
         )
     if not path.is_file():
         raise ValueError(f"{path} does not exist or is not a file")
+    if label_column is not None and suffix == ".txt":
+        raise ValueError(f"{path}: a .txt file holds no labels; use .csv, .tsv or .jsonl")
+    labels: list | None = None
     with open(path, newline="", encoding="utf-8") as handle:
         if suffix == ".txt":
             texts = [line.rstrip("\n") for line in handle if line.strip()]
         elif suffix == ".jsonl":
-            texts = [
-                _json_text(path, i, line, column)
-                for i, line in enumerate(handle, 1)
-                if line.strip()
-            ]
+            lines = [(i, line) for i, line in enumerate(handle, 1) if line.strip()]
+            texts = [_json_text(path, i, line, column) for i, line in lines]
+            if label_column is not None:
+                labels = [_json_label(path, i, line, label_column) for i, line in lines]
         else:
-            reader = csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
-            if column not in (reader.fieldnames or []):
-                raise ValueError(
-                    f"{path} has no column {column!r}; columns: "
-                    f"{', '.join(reader.fieldnames or [])}; pass --column"
-                )
-            texts = [row[column] or "" for row in reader]
-    texts = [t for t in texts if t.strip()]
-    if not texts:
+            from ..io import text_column  # the header rule; quotes no cell
+
+            delimiter = "\t" if suffix == ".tsv" else ","
+            texts = text_column(csv.reader(handle, delimiter=delimiter), path, column)
+            if label_column is not None:
+                handle.seek(0)
+                labels = text_column(csv.reader(handle, delimiter=delimiter), path, label_column)
+    keep = [i for i, t in enumerate(texts) if t.strip()]
+    if not keep:
         raise ValueError(f"{path} holds no non-empty texts")
-    return texts
+    return [texts[i] for i in keep], None if labels is None else [labels[i] for i in keep]
+
+
+def _json_label(path: Path, line_no: int, line: str, key: str) -> str:
+    value = json.loads(line).get(key)
+    if value is None or isinstance(value, (dict, list)):
+        raise ValueError(f"{path} line {line_no}: no label under key {key!r}")
+    return str(value)
 
 
 def _json_text(path: Path, line_no: int, line: str, column: str) -> str:
@@ -278,22 +327,41 @@ def _json_text(path: Path, line_no: int, line: str, column: str) -> str:
     return value
 
 
-def write_texts(path, texts, column: str = "text", suffix: str | None = None) -> None:
+def write_texts(
+    path,
+    texts,
+    column: str = "text",
+    suffix: str | None = None,
+    labels=None,
+    label_column: str | None = None,
+) -> None:
     """One text per row: CSV/TSV with a header, JSONL objects, or .txt lines (whitespace collapsed).
 
-    The format follows ``suffix`` (default: the path's own suffix).
+    The format follows ``suffix`` (default: the path's own suffix). ``labels``
+    (with ``label_column``) add a label column / key (not in .txt).
     """
     path = Path(path)
     suffix = (suffix or path.suffix).lower()
+    labelled = labels is not None and label_column is not None
     with open(path, "w", newline="", encoding="utf-8") as handle:
         if suffix == ".jsonl":
-            handle.writelines(json.dumps({column: t}, ensure_ascii=False) + "\n" for t in texts)
+            handle.writelines(
+                json.dumps(
+                    {column: t, **({label_column: lab} if labelled else {})}, ensure_ascii=False
+                )
+                + "\n"
+                for t, lab in zip(texts, labels if labelled else [None] * len(texts))
+            )
         elif suffix == ".txt":
             handle.writelines(" ".join(t.split()) + "\n" for t in texts)
         else:
             writer = csv.writer(handle, delimiter="\t" if suffix == ".tsv" else ",")
-            writer.writerow([column])
-            writer.writerows([t] for t in texts)
+            if labelled:
+                writer.writerow([column, label_column])
+                writer.writerows([t, lab] for t, lab in zip(texts, labels))
+            else:
+                writer.writerow([column])
+                writer.writerows([t] for t in texts)
 
 
 # -- models (loaded once per process) ---------------------------------------------------
@@ -348,6 +416,8 @@ def _models(args):
         import torch
 
         torch.set_num_threads(check_threads(args.threads))
+    if args.quiet or getattr(args, "json", False) or not sys.stderr.isatty():
+        _no_loading_bars()
     return (
         load_generator(
             args.model,
@@ -361,6 +431,26 @@ def _models(args):
         ),
         load_embedder(args.embedder),
     )
+
+
+def _no_loading_bars() -> None:
+    """No "Loading weights" bars from transformers / huggingface_hub (-q, --json, or no
+    terminal)."""
+    import os
+
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except ImportError:
+        pass
+    try:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    except ImportError:
+        pass
 
 
 def check_threads(threads: int) -> int:
@@ -390,6 +480,99 @@ def _check_synth_args(args) -> None:
     check_positive_real(args.R, "--R")
     if not 0 <= args.mask_fraction < 1:
         raise ValueError(f"--mask-fraction must be in [0, 1), got {args.mask_fraction}")
+    check_temperature(args.temperature, "--temperature")
+    if args.threads is not None:
+        check_threads(args.threads)
+    if args.retries < 0:
+        raise ValueError(f"--retries must be an integer >= 0, got {args.retries}")
+    _check_model_args(args)
+    topics = parse_topics(args.topics)
+    labels, weights = parse_labels(args)
+    if args.prompt is not None:
+        check_prompt(args.prompt, labelled=labels is not None)
+    return topics, labels, weights
+
+
+def check_temperature(value: float, flag: str) -> float:
+    if not (value >= 0 and math.isfinite(value)):
+        raise ValueError(f"{flag} must be a finite number >= 0 (0 = greedy), got {value}")
+    return value
+
+
+def _check_model_args(args) -> None:
+    if args.api_base is not None and not args.api_model:
+        raise ValueError("--api-base needs --api-model (the model name the server expects)")
+    if args.api_base is None and args.api_model:
+        raise ValueError("--api-model needs --api-base (the endpoint serving it)")
+    if args.gguf_file and not args.model:
+        raise ValueError("--gguf-file needs --model (the folder holding the GGUF file)")
+    from .._validation import check_positive_int
+
+    check_positive_int(args.max_tokens, "--max-tokens")
+
+
+def parse_topics(value: str | None) -> tuple[str, ...]:
+    """--topics as a tuple (default: one generic topic); refuses a list with no topic."""
+    if value is None:
+        return ("any subject",)
+    topics = tuple(t.strip() for t in value.split(",") if t.strip())
+    if not topics:
+        raise ValueError(
+            "--topics holds no topic; give comma-separated topics, e.g. --topics 'tea,coffee'"
+        )
+    return topics
+
+
+def parse_labels(args):
+    """(public label list, weights) from --labels / --label-weights, or (None, None)."""
+    if args.label_column is None:
+        for flag, value in (("--labels", args.labels), ("--label-weights", args.label_weights)):
+            if value is not None:
+                raise ValueError(f"{flag} needs --label-column (the column holding the labels)")
+        return None, None
+    if args.labels is None:
+        raise ValueError(
+            "--label-column needs --labels, the public comma-separated label list "
+            "(it is never read from the private data)"
+        )
+    labels = [t.strip() for t in args.labels.split(",") if t.strip()]
+    if not labels:
+        raise ValueError("--labels holds no label; e.g. --labels 'great,other'")
+    if len(set(labels)) != len(labels):
+        raise ValueError("--labels must be distinct")
+    if args.label_column == args.column:
+        raise ValueError("--label-column must differ from --column")
+    if args.label_weights is None:
+        return labels, None
+    try:
+        weights = [float(w) for w in args.label_weights.split(",")]
+    except ValueError:
+        raise ValueError("--label-weights must be comma-separated numbers") from None
+    if len(weights) != len(labels):
+        raise ValueError(f"--label-weights gives {len(weights)} weights for {len(labels)} --labels")
+    if not all(w >= 0 and math.isfinite(w) for w in weights) or sum(weights) <= 0:
+        raise ValueError("--label-weights must be finite numbers >= 0, not all 0")
+    return labels, weights
+
+
+def check_prompt(template: str, labelled: bool) -> str:
+    """A --prompt whose placeholders are among {kind}, {topic} (and {label} with labels)."""
+    import string
+
+    allowed = {"kind", "topic", "label"} if labelled else {"kind", "topic"}
+    try:
+        fields = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as err:
+        raise ValueError(
+            f"--prompt is not a valid template ({err}); write a literal brace as {{{{ or }}}}"
+        ) from None
+    bad = sorted(f for f in fields if f not in allowed)
+    if bad:
+        raise ValueError(
+            f"--prompt has an unknown placeholder {{{bad[0]}}}; use "
+            + ", ".join("{" + a + "}" for a in sorted(allowed))
+        )
+    return template
 
 
 def _synth_text(args) -> int:
@@ -400,25 +583,30 @@ def _synth_text(args) -> int:
         write_json,
         write_outputs,
     )
-    from ..text.apis import RANDOM_PROMPT, LLMRandomAPI, LLMVariationAPI
+    from ..text.apis import LABEL_PROMPT, RANDOM_PROMPT, LLMRandomAPI, LLMVariationAPI
     from ..text.evolution import TextPrivateEvolution
+    from ..text.validity import TextChecker
 
-    _check_synth_args(args)
+    topics, label_names, label_weights = _check_synth_args(args)
     paths = {}
     if args.output:
         out = check_output_path(args.output, TEXT_FORMATS)
+        if label_names is not None and out.suffix.lower() == ".txt":
+            raise ValueError(
+                "-o .txt cannot hold the label column; write .csv, .tsv or .jsonl with "
+                "--label-column"
+            )
         paths = {"output": out, "report": report_path_for(out)}
     planned = {"-o": paths.get("output"), "the privacy report": paths.get("report")}
     if args.checkpoint is not None:
         planned["--checkpoint"] = check_output_path(args.checkpoint, None, "checkpoint")
     check_distinct_paths(args.data, {k: v for k, v in planned.items() if v is not None})
-    texts = read_texts(args.data, args.column)
+    texts, labels = read_labelled_texts(args.data, args.column, args.label_column)
     generator, embedder = _models(args)
-    topics = (
-        tuple(t.strip() for t in args.topics.split(",") if t.strip())
-        if args.topics
-        else ("any subject",)
-    )
+    checker = TextChecker(retries=args.retries)
+    prompt = args.prompt or (RANDOM_PROMPT if label_names is None else LABEL_PROMPT)
+    if label_names is not None:
+        prompt = {name: prompt for name in label_names}
     model = TextPrivateEvolution(
         generator,
         embedder,
@@ -439,13 +627,16 @@ def _synth_text(args) -> int:
         keep_selected=args.keep_selected,
         checkpoint=args.checkpoint,
         progress=not args.quiet and not args.json and sys.stderr.isatty(),
+        label_names=label_names,
         random_api=LLMRandomAPI(
             generator,
-            args.prompt or RANDOM_PROMPT,
+            prompt,
+            label_weights=label_weights,
             topics=topics,
             kind=args.kind,
             temperature=args.temperature,
             max_new_tokens=args.max_tokens,
+            checker=checker,
         ),
         variation_api=LLMVariationAPI(
             generator,
@@ -454,23 +645,31 @@ def _synth_text(args) -> int:
             per_point=args.variations,
             kind=args.kind,
             max_new_tokens=args.max_tokens,
+            checker=checker,
         ),
         public_parameters={
             "command": "synth-text",
             "column": args.column,
+            **({"label_column": args.label_column} if label_names is not None else {}),
+            "retries": args.retries,
         },  # never the seed's value
-    ).fit(texts)
+    ).fit(texts, labels=labels)
     report = model.privacy_report_
     if paths:
         write_outputs(
             {
                 paths["output"]: lambda tmp: write_texts(
-                    tmp, model.synthetic_texts_, args.column, paths["output"].suffix
+                    tmp,
+                    model.synthetic_texts_,
+                    args.column,
+                    paths["output"].suffix,
+                    labels=model.synthetic_labels_ if label_names is not None else None,
+                    label_column=args.label_column,
                 ),
                 paths["report"]: lambda tmp: write_json(tmp, report),
             }
         )
-    _print_synth(args, model.synthetic_texts_, report, paths)
+    _print_synth(args, model.synthetic_texts_, report, paths, validity_line(model.validity_))
     if not args.quiet and not args.json:
         print(timing_line(model.round_seconds_, model.population_.initial_seconds), file=sys.stderr)
     return 0
@@ -520,7 +719,23 @@ def check_public_endpoint(api_base: str | None, public_input: bool) -> None:
         )
 
 
-def _print_synth(args, texts, report: dict, paths: dict) -> None:
+def validity_line(steps: list[dict]) -> str:
+    """Invalid share on the first try and regenerations per step (S_0, then each round)."""
+    parts = []
+    for t, counts in enumerate(steps):
+        if not counts or not counts.get("generated"):
+            continue
+        name = "S_0" if t == 0 else f"round {t}"
+        share = 100.0 * counts["invalid"] / counts["generated"]
+        parts.append(
+            f"{name} {share:.1f}% ({counts['regenerated']} regenerated"
+            + (f", {counts['fallback']} fell back" if counts.get("fallback") else "")
+            + ")"
+        )
+    return "invalid on first try: " + ("; ".join(parts) if parts else "not checked")
+
+
+def _print_synth(args, texts, report: dict, paths: dict, validity: str = "") -> None:
     if args.json:
         result = {"outputs": {k: str(v) for k, v in paths.items()}, "privacy_report": report}
         if not paths:
@@ -544,7 +759,7 @@ def _print_synth(args, texts, report: dict, paths: dict) -> None:
         )
         print(
             f"{len(texts)} texts{short}, epsilon={eps} delta={report['delta']:.3g} "
-            f"T={report['steps']}{where}",
+            f"T={report['steps']}{where}" + (f"; {validity}" if validity else ""),
             file=sys.stdout if paths else sys.stderr,
         )
 
@@ -557,6 +772,15 @@ def _intrinsic_dim(args) -> int:
     check_positive_int(args.variations, "--variations", minimum=2)
     if not 0 < args.variance <= 1:
         raise ValueError(f"--variance must be in (0, 1], got {args.variance}")
+    for temperature in args.temperatures:
+        check_temperature(temperature, "--temperatures")
+    if not 0 <= args.mask_fraction < 1:
+        raise ValueError(f"--mask-fraction must be in [0, 1), got {args.mask_fraction}")
+    if args.threads is not None:
+        check_threads(args.threads)
+    if args.batch_size is not None:
+        check_positive_int(args.batch_size, "--batch-size")
+    _check_model_args(args)
     check_public_endpoint(args.api_base, args.public_input)
     if not args.quiet:
         print(
