@@ -21,14 +21,22 @@ import numpy as np
 
 from .._validation import check_positive_int
 from .llm import TextGenerator
+from .validity import TextChecker
 
-__all__ = ["LLMRandomAPI", "LLMVariationAPI", "mask_words", "FOOD_TOPICS"]
+__all__ = ["LLMRandomAPI", "LLMVariationAPI", "mask_words", "FOOD_TOPICS", "LABEL_PROMPT"]
 
 MASK = "_"
 RANDOM_PROMPT = "Write a short {kind} about {topic}. Reply with the {kind} only."
+# one prompt per public label ({label} filled in) for labelled runs
+LABEL_PROMPT = (
+    'Write a short {kind} about {topic} that fits the label "{label}". Reply with the {kind} only.'
+)
+# the text first, then the instruction: a small model follows what it read last; it is asked for
+# the filled text only (no blanks left, no preamble)
 FILL_PROMPT = (
-    "Fill in the blanks (_) in this {kind} and write it out as one complete {kind}. "
-    "Reply with the {kind} only.\n\n{text}"
+    "{text}\n\nThe {kind} above has missing words, each shown as _. Write the whole {kind} "
+    "again with every _ replaced by fitting words. Reply with the finished {kind} only, "
+    "with no _ left."
 )
 PARAPHRASE_PROMPT = "Rewrite this {kind} in your own words. Reply with the {kind} only.\n\n{text}"
 # Public domain knowledge for the food-review example (no private data involved).
@@ -64,6 +72,85 @@ def _seed(rng: np.random.Generator) -> int:
     return int(rng.integers(0, 2**31 - 1))
 
 
+class _Validity:
+    """Counts of one API call: texts written, invalid on first try, regenerations, fallbacks."""
+
+    def __init__(self):
+        self.generated = self.invalid = self.regenerated = self.fallback = 0
+        self.reasons: dict[str, int] = {}
+
+    def as_dict(self) -> dict:
+        return {
+            "generated": self.generated,
+            "invalid": self.invalid,
+            "regenerated": self.regenerated,
+            "fallback": self.fallback,
+            "reasons": dict(self.reasons),
+        }
+
+
+def _checked_generate(
+    generator,
+    checker: TextChecker | None,
+    make_prompts,
+    n: int,
+    rng: np.random.Generator,
+    *,
+    temperature: float,
+    max_new_tokens: int,
+    references: Sequence[str] | None = None,
+    stats: _Validity | None = None,
+) -> tuple[list[str], list[bool]]:
+    """``n`` texts from ``make_prompts(indices)``; invalid ones regenerated with a fresh seed.
+
+    Every text is repaired and judged by ``checker`` (post-processing of public
+    text); the failures are asked again — fresh prompts (new blanks) and a fresh
+    seed, all drawn from ``rng`` — up to ``checker.retries`` times. Returns the
+    texts and whether each is valid.
+    """
+    tokenizer = getattr(generator, "tokenizer", None)
+    todo = list(range(n))
+    out: list[str] = [""] * n
+    valid = [checker is None] * n
+    attempts = 0 if checker is None else checker.retries
+    for attempt in range(attempts + 1):
+        if not todo:
+            break
+        texts = generator.generate(
+            make_prompts(todo),
+            temperature=temperature,
+            max_new_tokens=max_new_tokens,
+            seed=_seed(rng),
+        )
+        if checker is None:
+            for i, text in zip(todo, texts):
+                out[i] = text
+            break
+        failed = []
+        for i, text in zip(todo, texts):
+            fixed, reason = checker.check(
+                text or "",
+                max_new_tokens=max_new_tokens,
+                reference=None if references is None else references[i],
+                tokenizer=tokenizer,
+            )
+            if reason is None or not out[i]:
+                out[i] = fixed
+            if reason is None:
+                valid[i] = True
+            else:
+                failed.append(i)
+                if attempt == 0 and stats is not None:
+                    stats.invalid += 1
+                    stats.reasons[reason] = stats.reasons.get(reason, 0) + 1
+        if stats is not None and attempt > 0:
+            stats.regenerated += len(todo)
+        todo = failed
+    if stats is not None:
+        stats.generated += n
+    return out, valid
+
+
 class LLMRandomAPI:
     """An LLM writes new samples from public prompts (the random API of text PE).
 
@@ -76,6 +163,12 @@ class LLMRandomAPI:
     topics : public list filling ``{topic}`` uniformly at random
     kind : what a sample is, e.g. ``"food review"``
     temperature, max_new_tokens : sampling settings
+    checker : :class:`~privevo.text.validity.TextChecker` every text passes
+        (None: no check); a text still invalid after its retries is replaced
+        by another valid text of its label
+
+    ``validity`` holds the counts of the last call (written, invalid on the
+    first try, regenerations, fallbacks).
     """
 
     def __init__(
@@ -88,6 +181,7 @@ class LLMRandomAPI:
         kind: str = "text",
         temperature: float = 1.0,
         max_new_tokens: int = 64,
+        checker: TextChecker | None = TextChecker(),
     ):
         self.generator = generator
         self.prompt = prompt
@@ -96,6 +190,8 @@ class LLMRandomAPI:
         self.kind = kind
         self.temperature = temperature
         self.max_new_tokens = max_new_tokens
+        self.checker = checker
+        self.validity: dict = {}
 
     def __repr__(self) -> str:
         labels = list(self.prompt) if isinstance(self.prompt, Mapping) else None
@@ -110,13 +206,27 @@ class LLMRandomAPI:
         n = check_positive_int(n, "n")
         labels, templates = self._labels(n, rng)
         topics = np.asarray(self.topics, dtype=object)[rng.integers(0, len(self.topics), n)]
-        prompts = [t.format(kind=self.kind, topic=topic) for t, topic in zip(templates, topics)]
-        texts = self.generator.generate(
-            prompts,
+        prompts = [
+            t.format(kind=self.kind, topic=topic, label=label)
+            for t, topic, label in zip(templates, topics, labels)
+        ]
+        stats = _Validity()
+        texts, valid = _checked_generate(
+            self.generator,
+            self.checker,
+            lambda idx: [prompts[i] for i in idx],
+            n,
+            rng,
             temperature=self.temperature,
             max_new_tokens=self.max_new_tokens,
-            seed=_seed(rng),
+            stats=stats,
         )
+        for i in np.flatnonzero(~np.asarray(valid, dtype=bool)):  # fall back to a valid text
+            pool = [j for j in range(n) if valid[j] and labels[j] == labels[i]]
+            if pool:
+                texts[i] = texts[pool[int(rng.integers(len(pool)))]]
+                stats.fallback += 1
+        self.validity = stats.as_dict()
         return texts, labels
 
     def _labels(self, n: int, rng: np.random.Generator) -> tuple[list[str | None], list[str]]:
@@ -157,6 +267,11 @@ class LLMVariationAPI:
     per_point : variations per parent
     kind : what a sample is, e.g. ``"food review"``
     max_new_tokens : length cap of a rewrite
+    checker : :class:`~privevo.text.validity.TextChecker` every rewrite passes
+        (None: no check); failures are asked again with fresh blanks and a fresh
+        seed, and a rewrite still invalid after its retries keeps its parent
+
+    ``validity`` holds the counts of the last call.
     """
 
     def __init__(
@@ -168,6 +283,7 @@ class LLMVariationAPI:
         per_point: int = 1,
         kind: str = "text",
         max_new_tokens: int = 64,
+        checker: TextChecker | None = TextChecker(),
     ):
         if not 0 <= mask_fraction < 1:
             raise ValueError(f"mask_fraction must be in [0, 1), got {mask_fraction}")
@@ -177,6 +293,8 @@ class LLMVariationAPI:
         self.per_point = per_point
         self.kind = kind
         self.max_new_tokens = max_new_tokens
+        self.checker = checker
+        self.validity: dict = {}
 
     def __repr__(self) -> str:
         return (
@@ -196,21 +314,27 @@ class LLMVariationAPI:
         i)."""
         k = check_positive_int(per_point or self.per_point, "per_point")
         parents = [t for t in texts for _ in range(k)]
-        prompts = [self.prompt_for(t, rng) for t in parents]
         temps = np.tile(self.temperatures(k), len(texts))
-        out: list[str] = [""] * len(prompts)
-        for temp in np.unique(temps):  # one generate call per temperature
+        out: list[str] = [""] * len(parents)
+        stats = _Validity()
+        for temp in np.unique(temps):  # one generate call per temperature (and retry)
             idx = np.flatnonzero(temps == temp)
-            for i, text in zip(
-                idx,
-                self.generator.generate(
-                    [prompts[i] for i in idx],
-                    temperature=float(temp),
-                    max_new_tokens=self.max_new_tokens,
-                    seed=_seed(rng),
-                ),
-            ):
-                out[i] = text or parents[i]  # an empty reply keeps the parent
+            sub = [parents[i] for i in idx]
+            texts_t, valid = _checked_generate(
+                self.generator,
+                self.checker,
+                lambda todo, sub=sub: [self.prompt_for(sub[j], rng) for j in todo],
+                len(idx),
+                rng,
+                temperature=float(temp),
+                max_new_tokens=self.max_new_tokens,
+                references=sub,
+                stats=stats,
+            )
+            for i, text, ok in zip(idx, texts_t, valid):
+                out[i] = text if ok and text else parents[i]  # else keep the parent
+                stats.fallback += not (ok and text)
+        self.validity = stats.as_dict()
         return out
 
     def prompt_for(self, text: str, rng: np.random.Generator) -> str:

@@ -28,7 +28,8 @@ from .._validation import check_points, check_positive_int
 from ..evolution import PrivateEvolution
 from ..report import with_seed_warning
 from ..selection import GAPE, Rank, Selection, SelectionContext, Subsample
-from .apis import LLMRandomAPI, LLMVariationAPI
+from .apis import LABEL_PROMPT, LLMRandomAPI, LLMVariationAPI
+from .labels import check_label_names, label_block, with_labels
 
 __all__ = ["TextPopulation", "TextPrivateEvolution", "Thresholded", "make_selector", "SELECTORS"]
 
@@ -58,6 +59,14 @@ class TextPopulation:
     keep_selected : the next population is [selected; variations] (True, as
         in the vector loop) or variations only, one more per parent so its
         size is unchanged (False; DPSDA's ``keep_selected=False``)
+    label_names : the public label list of a labelled run: each row the
+        private texts vote on carries its label block
+        (:mod:`privevo.text.labels`), so a private text votes only among its
+        own label's candidates
+
+    ``initial_validity`` and ``round_validity`` hold the validity counts of S_0
+    and of each round's generation (texts written, invalid on the first try,
+    regenerations, fallbacks; :mod:`privevo.text.validity`).
 
     Each round's prompts go to the backend in one call per temperature (the
     backend sorts them by length and batches them); ``round_seconds`` holds
@@ -73,7 +82,9 @@ class TextPopulation:
         initial_labels=None,
         lookahead: int = 0,
         keep_selected: bool = True,
+        label_names: Sequence | None = None,
     ):
+        self.label_names = None if label_names is None else list(label_names)
         self.random_api = random_api
         self.variation_api = variation_api
         self.embedder = embedder
@@ -87,6 +98,8 @@ class TextPopulation:
         ] = []  # lookahead variations of each row (consumed when selected)
         self.round_seconds: list[dict] = []
         self.initial_seconds = {"generation": 0.0, "embedding": 0.0}
+        self.initial_validity: dict = {}
+        self.round_validity: list[dict] = []
 
     @property
     def per_point(self) -> int:
@@ -106,9 +119,11 @@ class TextPopulation:
         """Random API of the loop: S_0 as (vote) embeddings; the texts are kept in ``texts``."""
         check_nonnegative_int(self.lookahead, "lookahead")
         clock = _Clock()
+        validity = _Tally()
         if isinstance(self.random_api, LLMRandomAPI):
             with clock("generation"):
                 texts, labels = self.random_api.sample_texts(n, rng)
+            validity.add(self.random_api.validity)
         else:
             texts = list(self.random_api)
             labels = (
@@ -123,10 +138,11 @@ class TextPopulation:
                 )
         self.texts, self.labels = list(texts), list(labels)
         with clock("embedding"):
-            own = self._embed(self.texts, dim)
-        votes, self.ahead = self._vote_rows(self.texts, own, rng, clock)
+            own = self._embed(self.texts, dim - self._label_dim)
+        votes, self.ahead = self._vote_rows(self.texts, own, rng, clock, validity)
         self.initial_seconds = clock.seconds
-        return votes
+        self.initial_validity = validity.counts
+        return self._with_labels(votes, self.labels)
 
     def vary_selection(self, selection: Selection, rng: np.random.Generator) -> np.ndarray:
         """Variation API of the loop (engine seam): rewrites of the selected candidates' texts."""
@@ -136,6 +152,7 @@ class TextPopulation:
                 "not one that makes new points (weighted k-means)"
             )
         clock = _Clock()
+        validity = _Tally()
         k = (selection.variations_per_point or self.per_point) + (0 if self.keep_selected else 1)
         idx = [int(i) for i in selection.indices]
         parents = [self.texts[i] for i in idx]
@@ -146,10 +163,12 @@ class TextPopulation:
         else:
             with clock("generation"):
                 children = self.variation_api.vary_texts(parents, rng, per_point=k)
+            validity.add(getattr(self.variation_api, "validity", {}))
         with clock("embedding"):
-            own = self._embed(children, len(selection.points[0]))
-        votes, children_ahead = self._vote_rows(children, own, rng, clock)
+            own = self._embed(children, len(selection.points[0]) - self._label_dim)
+        votes, children_ahead = self._vote_rows(children, own, rng, clock, validity)
         child_labels = [lab for lab in parent_labels for _ in range(k)]
+        votes = self._with_labels(votes, child_labels)
         if self.keep_selected:
             self.texts, self.labels = parents + children, parent_labels + child_labels
             self.ahead = [
@@ -158,10 +177,20 @@ class TextPopulation:
         else:
             self.texts, self.labels, self.ahead = children, child_labels, children_ahead
         self.round_seconds.append(clock.seconds)
+        self.round_validity.append(validity.counts)
         return votes
 
+    @property
+    def _label_dim(self) -> int:
+        return 0 if self.label_names is None else len(self.label_names)
+
+    def _with_labels(self, votes: np.ndarray, labels: list) -> np.ndarray:
+        if self.label_names is None:
+            return votes
+        return np.hstack([votes, label_block(labels, self.label_names)])
+
     def _vote_rows(
-        self, texts: list[str], own: np.ndarray, rng, clock
+        self, texts: list[str], own: np.ndarray, rng, clock, validity=None
     ) -> tuple[np.ndarray, list[list[str]]]:
         """Rows the private texts vote on: own embeddings, or means of ``lookahead`` variations."""
         if not self.lookahead:
@@ -169,6 +198,8 @@ class TextPopulation:
         L = int(self.lookahead)
         with clock("generation"):
             ahead = self.variation_api.vary_texts(texts, rng, per_point=L)
+        if validity is not None:
+            validity.add(getattr(self.variation_api, "validity", {}))
         with clock("embedding"):
             Z = self._embed(ahead, own.shape[1]).reshape(len(texts), L, -1)
         return Z.mean(axis=1), [ahead[i * L : (i + 1) * L] for i in range(len(texts))]
@@ -201,6 +232,24 @@ class TextPopulation:
                 "embed private and synthetic texts with the same model"
             )
         return vectors
+
+
+class _Tally:
+    """Validity counts summed over the generation calls of one step."""
+
+    KEYS = ("generated", "invalid", "regenerated", "fallback")
+
+    def __init__(self):
+        self.counts: dict = {}
+
+    def add(self, counts: dict) -> None:
+        if not counts:
+            return
+        for key in self.KEYS:
+            self.counts[key] = self.counts.get(key, 0) + int(counts.get(key, 0))
+        reasons = self.counts.setdefault("reasons", {})
+        for reason, c in counts.get("reasons", {}).items():
+            reasons[reason] = reasons.get(reason, 0) + int(c)
 
 
 class _Clock:
@@ -344,6 +393,11 @@ class TextPrivateEvolution:
     variation_api : :class:`LLMVariationAPI` or None (``LLMVariationAPI(generator, kind=kind)``)
     kind : what a sample is, used in the default prompts (e.g. ``"food review"``)
     initial_labels : labels of given initial texts
+    label_names : the public label list of a labelled run (``fit(texts, labels=y)``);
+        default: the keys of a dict ``random_api.prompt``. Without a ``random_api``,
+        S_0 is written per label from :data:`~privevo.text.apis.LABEL_PROMPT`
+        (``{label}`` filled in), labels drawn with ``label_weights``
+    label_weights : public label probabilities for S_0 (default uniform)
     lookahead : Aug-PE lookahead L (0 = off): candidates vote with the mean
         embedding of L variations (post-processing; costs L generations per candidate)
     n_neighbors : k votes per private text, 1/√k to each of its k nearest candidates
@@ -394,6 +448,8 @@ class TextPrivateEvolution:
         n_neighbors: int = 1,
         threshold: float | None = None,
         keep_selected: bool = True,
+        label_names: Sequence | None = None,
+        label_weights: Sequence[float] | None = None,
         noise: str = "gaussian",
         checkpoint=None,
         random_state=None,
@@ -418,18 +474,29 @@ class TextPrivateEvolution:
         self.n_neighbors = n_neighbors
         self.threshold = threshold
         self.keep_selected = keep_selected
+        self.label_names = label_names
+        self.label_weights = label_weights
         self.noise = noise
         self.checkpoint = checkpoint
         self.random_state = random_state
         self.progress = progress
         self.public_parameters = public_parameters
 
-    def fit(self, texts: Sequence[str] | None = None, *, embeddings=None) -> "TextPrivateEvolution":
+    def fit(
+        self, texts: Sequence[str] | None = None, *, embeddings=None, labels=None
+    ) -> "TextPrivateEvolution":
         """Embed the private ``texts`` (each alone, never cached) and run the engine loop on them.
 
         ``embeddings``: the private texts already embedded by ``embedder`` (n, d),
         each text alone (:meth:`SentenceEmbedder.embed_private`), e.g. to reuse
         them across runs; then ``texts`` may be None.
+
+        ``labels``: the private label of each text (Aug-PE's class-conditional
+        PE). Candidates are written per public label (``label_names``) and each
+        private text votes only among its own label's candidates — still one
+        histogram over all candidates with one vote per text, so the
+        sensitivity and ε are unchanged (:mod:`privevo.text.labels`). A label
+        outside the public list votes among all candidates.
         """
         if (texts is None) == (embeddings is None):
             raise ValueError(
@@ -438,12 +505,25 @@ class TextPrivateEvolution:
             )
         k = check_positive_int(self.n_neighbors, "n_neighbors")
         check_nonnegative_int(self.lookahead, "lookahead")
+        names = self._label_names()
+        if labels is not None and names is None:
+            raise ValueError(
+                "a labelled fit needs the public label list: pass label_names=[...] or a "
+                "random_api with one prompt per label"
+            )
+        if labels is not None:
+            labels = list(labels)
+            if texts is not None and len(labels) != len(texts):
+                raise ValueError("labels and texts differ in length; pass one label per text")
         X = (
             embed_private(self.embedder, texts)
             if embeddings is None
             else check_points(embeddings, "embeddings")
         )
-        population = self._population()
+        dim = X.shape[1]
+        if labels is not None:
+            X = with_labels(X, labels, names)
+        population = self._population(names if labels is not None else None)
         selector = make_selector(self.selector, self.gape_R, bool(self.fill))
         if self.threshold is not None:
             selector = Thresholded(selector, self.threshold)
@@ -475,6 +555,11 @@ class TextPrivateEvolution:
                 "kind": self.kind,
                 **({"gape_R": self.gape_R} if str(self.selector).startswith("gape") else {}),
                 **options,
+                **(
+                    {"label_names": [str(n) for n in names], "label_restricted_votes": True}
+                    if labels is not None
+                    else {}
+                ),
                 **(self.public_parameters or {}),
             },
         )
@@ -488,12 +573,23 @@ class TextPrivateEvolution:
         self.synthetic_texts_ = population.texts_of(chosen)
         self.synthetic_labels_ = population.labels_of(chosen)
         self.synthetic_ = (
-            self.embedder.embed(self.synthetic_texts_) if self.lookahead else engine.synthetic_
+            self.embedder.embed(self.synthetic_texts_)
+            if self.lookahead
+            else np.asarray(engine.synthetic_)[:, :dim]
         )
         self.privacy_report_ = with_seed_warning(engine.privacy_report_, self.random_state)
         self.history_ = engine.history_
         self.round_seconds_ = self._round_seconds(engine, population)
+        self.validity_ = [population.initial_validity, *population.round_validity]
         return self
+
+    def _label_names(self) -> list | None:
+        if self.label_names is not None:
+            return check_label_names(self.label_names)
+        prompt = getattr(self.random_api, "prompt", None)
+        if isinstance(prompt, dict):
+            return list(prompt)
+        return None
 
     @property
     def non_private(self) -> bool:
@@ -516,12 +612,29 @@ class TextPrivateEvolution:
             )
         return rows
 
-    def _population(self) -> TextPopulation:
-        random_api = (
-            self.random_api
-            if self.random_api is not None
-            else LLMRandomAPI(self.generator, kind=self.kind)
-        )
+    def _population(self, label_names=None) -> TextPopulation:
+        random_api = self.random_api
+        if random_api is None:
+            names = self._label_names()
+            random_api = (
+                LLMRandomAPI(self.generator, kind=self.kind)
+                if names is None
+                else LLMRandomAPI(
+                    self.generator,
+                    {name: LABEL_PROMPT for name in names},
+                    label_weights=self.label_weights,
+                    kind=self.kind,
+                )
+            )
+        if (
+            label_names is not None
+            and isinstance(random_api, LLMRandomAPI)
+            and not isinstance(random_api.prompt, dict)
+        ):
+            raise ValueError(
+                "a labelled fit needs candidates per label: give the random API one prompt per "
+                "label (a dict), or leave random_api unset"
+            )
         variation_api = (
             self.variation_api
             if self.variation_api is not None
@@ -534,4 +647,5 @@ class TextPrivateEvolution:
             initial_labels=self.initial_labels,
             lookahead=self.lookahead,
             keep_selected=bool(self.keep_selected),
+            label_names=label_names,
         )

@@ -1,0 +1,178 @@
+"""Which generated texts a user could publish: leftover blanks, echoed prompts, truncation, length.
+
+Every text a random or variation API writes goes through :class:`TextChecker`
+before it enters the population. The checker first *repairs* what can be
+repaired without changing the content (a leading echo of the instruction such
+as ``"Rewrite the sentence:"`` is cut; a text cut off by the token cap mid
+sentence is trimmed to its last complete sentence), then *judges* the rest:
+
+- ``mask``: a leftover blank — a lone ``_``, a word holding ``_`` (``_post``,
+  ``[the_ item]``) or a bracketed placeholder (``[product name]``, ``[blank]``);
+- ``echo``: the instruction or the prompt in the reply (``"fill in the
+  blanks"``, ``"reply with the review only"``, ``"Rewrite this review"``, ...);
+- ``empty``: fewer than ``min_words`` words (or no letters at all);
+- ``truncated``: stopped by the token cap mid sentence with no complete
+  sentence of ``min_words`` words to keep;
+- ``length``: far outside the requested range — fewer than
+  ``min_ratio`` × or more than ``max_ratio`` × the words of the text it
+  rewrites (variations only).
+
+Checking and regenerating see only public text (the prompts and the model's
+replies): it is post-processing, with no privacy cost.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["TextChecker", "INVALID_REASONS", "invalid_reason", "repair"]
+
+INVALID_REASONS = ("mask", "echo", "empty", "truncated", "length")
+
+# a lone "_", a run of them, or a word with "_" inside; bracketed placeholders
+_MASK = re.compile(r"_|\[[^\]\n]{0,40}\]|\{[^}\n]{0,40}\}|<(?:blank|mask)>", re.IGNORECASE)
+# instruction words that never belong to the text itself (anywhere in the reply)
+_ECHO_ANYWHERE = re.compile(
+    r"fill(?:ed|ing)? in the blanks?|the blanks\b|reply with the|"
+    r"in your own words|rewrite (?:this|the) (?:sentence|text|review|paragraph|following)|"
+    r"write (?:it )?out as one complete|(?:here is|here's) (?:the|a|my|your) "
+    r"(?:rewritten|revised|completed|filled|new|rephrased|paraphrased)|"
+    r"\b(?:rewritten|revised|completed|filled-in|paraphrased) (?:version|text|review|sentence)\b|"
+    r"as an ai\b|i'm sorry, but|i cannot (?:fill|rewrite|complete)",
+    re.IGNORECASE,
+)
+# a leading clause ending in ":" (or a first line) that announces the text rather than being it
+_LEAD_COLON = re.compile(r"^\s*([^\n:]{0,80}?)\s*:\s*")
+_LEAD_LINE = re.compile(r"^\s*([^\n]{0,80}?)\s*\n\s*")
+_ANNOUNCE = (
+    r"rewrite|rewritten|rephrase|rephrased|paraphrase|paraphrased|fill|filled|blanks?|"
+    r"completed?|revised|version|here is|here's|sure|certainly|okay"
+)
+_LEAD_WORDS = re.compile(
+    rf"\b(?:{_ANNOUNCE}|sentence|answer|output|reply|response|text|review|result|input)\b",
+    re.IGNORECASE,
+)
+_LINE_WORDS = re.compile(rf"\b(?:{_ANNOUNCE})\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?…](?:[\"')\]]*)(?=\s|$)")
+_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+
+
+def _words(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+def repair(text: str, *, capped: bool = False, min_words: int = 3) -> str:
+    """Cut a leading echo of the instruction, and trim a capped text to its last full sentence.
+
+    ``capped``: the text reached the token cap (likely cut mid sentence).
+    Repairs only remove the model's own wrapper or an unfinished tail; they
+    never rewrite the words in between.
+    """
+    text = text.strip()
+    for _ in range(2):  # "Sure! Here is the rewritten review:\nReview: ..." has two
+        lead = _LEAD_COLON.match(text)
+        if lead is None or not _LEAD_WORDS.search(lead.group(1)):
+            lead = _LEAD_LINE.match(text)
+            if lead is None or not _LINE_WORDS.search(lead.group(1)):
+                break
+        rest = text[lead.end() :].strip()
+        if _words(rest) < min_words:
+            break
+        text = rest
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        text = text[1:-1].strip()
+    if capped and not _ends_sentence(text):
+        ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+        if ends and _words(text[: ends[-1]]) >= min_words:
+            text = text[: ends[-1]].strip()
+    return text
+
+
+def _ends_sentence(text: str) -> bool:
+    tail = text.rstrip("\"')] ")
+    return bool(tail) and (tail[-1] in ".!?…" or not tail[-1].isalnum())
+
+
+def invalid_reason(
+    text: str,
+    *,
+    reference_words: int | None = None,
+    capped: bool = False,
+    min_words: int = 3,
+    min_ratio: float = 0.25,
+    max_ratio: float = 4.0,
+) -> str | None:
+    """Why ``text`` is not publishable (one of :data:`INVALID_REASONS`), or None if it is.
+
+    ``reference_words``: words of the text being rewritten (its requested
+    length); ``capped``: the text reached the token cap.
+    """
+    if _MASK.search(text):
+        return "mask"
+    if not text or not text.strip() or _words(text) < min_words:
+        return "empty"
+    if _ECHO_ANYWHERE.search(text):
+        return "echo"
+    if capped and not _ends_sentence(text):
+        return "truncated"
+    if reference_words:
+        n = _words(text)
+        # short parents are not held to the lower ratio below min_words
+        if n < min(min_ratio * reference_words, max(min_words, reference_words)) or (
+            n > max_ratio * reference_words + min_words
+        ):
+            return "length"
+    return None
+
+
+@dataclass
+class TextChecker:
+    """Repairs, then judges, each generated text (see the module docstring).
+
+    Parameters
+    ----------
+    min_words : fewer words than this is ``empty``
+    min_ratio, max_ratio : a rewrite outside [min_ratio, max_ratio] × its
+        parent's words is ``length``
+    cap_fraction : a text of at least this share of the token cap (in
+        characters, ~4 per token) that does not end a sentence counts as
+        reaching the cap
+    retries : regenerations (fresh seed, fresh blanks) of a failed text
+        before it falls back to its parent (variations) or to another valid
+        text of its label (random API)
+    """
+
+    min_words: int = 3
+    min_ratio: float = 0.25
+    max_ratio: float = 4.0
+    cap_fraction: float = 0.8
+    retries: int = 3
+
+    def capped(self, text: str, max_new_tokens: int, tokenizer=None) -> bool:
+        """Whether ``text`` reached the token cap: counted by ``tokenizer`` if given, else about
+        4 characters a token."""
+        if tokenizer is not None:
+            return len(tokenizer.encode(text, add_special_tokens=False)) >= max_new_tokens - 2
+        return len(text) >= self.cap_fraction * 4 * max_new_tokens
+
+    def check(
+        self,
+        text: str,
+        *,
+        max_new_tokens: int = 64,
+        reference: str | None = None,
+        tokenizer=None,
+    ) -> tuple[str, str | None]:
+        """(repaired text, reason it is invalid or None); ``reference``: the text it rewrites."""
+        capped = self.capped(text, max_new_tokens, tokenizer)
+        fixed = repair(text, capped=capped, min_words=self.min_words)
+        reason = invalid_reason(
+            fixed,
+            reference_words=None if reference is None else _words(reference.replace("_", " ")),
+            capped=capped,
+            min_words=self.min_words,
+            min_ratio=self.min_ratio,
+            max_ratio=self.max_ratio,
+        )
+        return fixed, reason
