@@ -1,4 +1,4 @@
-"""GAPE's 2-D experiment (GAPE paper; DESIGN §7) and harder mixtures, selectors side by side.
+"""The GAPE paper's 2-D experiment and harder mixtures, selectors side by side.
 
 Settings (n = 2000, m = 3, 20 rounds, δ = 1e-5, start (0,−2), (0,0), (0,2)):
 

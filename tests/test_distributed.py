@@ -215,7 +215,7 @@ def test_dpkmeans_on_dask_equals_local(client):
 
 
 def test_gape_run_on_dask_equals_local(client):
-    """The GAPE paper's 2-D check (DESIGN §7), histogram counted on the Dask workers."""
+    """The GAPE paper's 2-D experiment (benchmarks/gape_2d.py), votes counted on Dask workers."""
     from privevo.selection.gape import GAPE
 
     rng = np.random.default_rng(8)

@@ -1,4 +1,4 @@
-"""The one Private Evolution loop (DESIGN §1).
+"""The one Private Evolution loop (Lin et al., ICLR 2024; layers in docs/architecture.md).
 
 ::
 

@@ -1,10 +1,10 @@
 """The public domain of the private data: an L2 ball or a box, and the leak fallback (once).
 
-The domain is a public input (DESIGN §1): rows are clipped into it before
-any release, so one row's influence is bounded by it. Without ``radius`` or
-``bounds`` the data's own range is used — the diffprivlib convention — with a
-:class:`~privevo.PrivacyLeakWarning`, and the result is marked
-``leaked`` (its report says ``guarantee_holds: false``).
+The domain is a public input (docs/privacy.md, "What is public"): rows are
+clipped into it before any release, so one row's influence is bounded by it.
+Without ``radius`` or ``bounds`` the data's own range is used — the
+diffprivlib convention — with a :class:`~privevo.PrivacyLeakWarning`, and the
+result is marked ``leaked`` (its report says ``guarantee_holds: false``).
 """
 
 from __future__ import annotations

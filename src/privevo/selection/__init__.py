@@ -1,4 +1,4 @@
-"""Selection strategies: post-processing of the noisy vote histogram (DESIGN §2).
+"""Selection strategies: post-processing of the noisy vote histogram (docs/architecture.md).
 
 A selector is any object with
 ``select(candidates, noisy_counts, context) -> Selection``.

@@ -1,6 +1,6 @@
 """GAPE's local-search objective (LSObj) as a sparse min-cost flow, and swap bounds.
 
-LSObj(z) (GAPE paper §3; DESIGN §2): every candidate x with noisy weight
+LSObj(z) (GAPE paper §3): every candidate x with noisy weight
 w_x > 0 sends exactly w_x, either to candidates y with w_y < 0 (each absorbs
 exactly a_y = −w_y) or to the selected points z_1..z_m (uncapacitated), at
 cost c(x, y) = min(ρ(x, y), R/3) per unit.

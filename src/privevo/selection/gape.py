@@ -1,4 +1,4 @@
-"""GAPE: geometry-aware selection (GAPE paper §3; DESIGN §2).
+"""GAPE: geometry-aware selection (GAPE paper §3).
 
 Per round, from the candidates V (m_V of them) and their noisy counts w:
 

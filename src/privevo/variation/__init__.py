@@ -1,4 +1,4 @@
-"""Random and variation APIs for vectors (DESIGN §3).
+"""Random and variation APIs for vectors (Lin et al., ICLR 2024; docs/architecture.md).
 
 A random API has ``sample(n, dim, rng) -> (n, dim)``; a variation API has
 ``vary(points, rng, per_point=None) -> (len(points)·per_point, dim)`` and a
