@@ -702,3 +702,129 @@ def test_whole_epsilon_range_and_gape(epsilon, adjacency):
         ).fit(df)
         assert epsilon * (1 - 1e-6) <= model.privacy_report_["epsilon"] <= epsilon
         assert model.sample(5).shape == (5, 2)
+
+
+# -- numeric columns at their real resolution, pairs -----------------------------------
+
+
+def test_tree_levels_are_public_and_small_integers_are_ordinal():
+    from privevo.tabular.fine import tree_levels
+
+    meta = metadata_from_description("a: integer 0..50\nb: integer 0..5000\nc: numeric 0..1\n")
+    a, b, c = meta.columns
+    assert [tree_levels(s, 10, 2) for s in (a, b, c)] == [1, 2, 2]
+    assert tree_levels(a, 64, 2) == 0  # 64 bins already hold one integer each
+
+
+def _fine_column(spec, values, bins=10, sigma=1e-9, levels=2):
+    """A FineColumn from exact counts (σ → 0): what the noisy tree estimates."""
+    from privevo.tabular.fine import BRANCHING, FineColumn, level_cells, tree_levels
+
+    k = tree_levels(spec, bins, levels)
+    coarse = np.bincount(level_cells(values, spec, bins), minlength=bins).astype(float)
+    if spec.nullable:
+        coarse = np.append(coarse, 0.0)
+    refinements = [
+        np.bincount(level_cells(values, spec, bins * BRANCHING**lv), minlength=bins * 8**lv)
+        for lv in range(1, k + 1)
+    ]
+    return FineColumn(spec, bins, coarse, refinements, [sigma] * (k + 1))
+
+
+def test_fine_column_draws_follow_the_data_not_its_coarse_bins():
+    """A skewed column (all values in the first public bin): exact-count trees give draws with
+    the data's quantiles (uniform within coarse bins would put the median near 500)."""
+    (spec,) = metadata_from_description("x: numeric 0..10000\n").columns
+    rng = np.random.default_rng(0)
+    values = rng.lognormal(4.0, 0.8, 20_000).clip(0, 999)
+    col = _fine_column(spec, values)
+    draws = col.sample(20_000, np.random.default_rng(1))
+    q = [0.1, 0.5, 0.9]
+    np.testing.assert_allclose(np.quantile(draws, q), np.quantile(values, q), rtol=0.2)
+    assert abs(np.median(draws) - np.median(values)) < 10000 / 640  # one leaf
+
+
+def test_fine_column_cdf_round_trip_and_integers_ordinal():
+    (spec,) = metadata_from_description("n: integer 0..40\n").columns
+    rng = np.random.default_rng(0)
+    values = rng.choice([3, 7, 8, 30], size=5000, p=[0.4, 0.3, 0.2, 0.1]).astype(float)
+    col = _fine_column(spec, values)
+    draws = col.sample(5000, np.random.default_rng(1))
+    assert set(np.unique(draws)) == {3, 7, 8, 30}  # one cell per value: no value invented
+    np.testing.assert_array_equal(col.inverse(col.cdf(values)), values)
+    assert np.all(np.diff(col.cdf(np.array([3.0, 7.0, 8.0, 30.0]))) > 0)
+
+
+def test_cdf_mutation_stays_where_the_data_is():
+    """Mutations in the noisy-CDF space never leave the leaves that hold rows."""
+    from privevo.tabular import TabularRandomAPI, TabularVariationAPI
+
+    meta = metadata_from_description("x: numeric 0..10000\n")
+    rng = np.random.default_rng(0)
+    values = np.concatenate([rng.uniform(100, 200, 3000), rng.uniform(9000, 9100, 1000)])
+    col = _fine_column(meta.columns[0], values)
+    api = TabularVariationAPI(
+        TabularRandomAPI(TableEmbedding(meta, transforms={"x": col}), samplers={"x": col.sample}),
+        resample_share=0.0,
+    )
+    out = api.mutate(values[:, None], 0.5, np.random.default_rng(1))[:, 0]
+    width = 10000 / 640
+    inside = ((out > 100 - width) & (out < 200 + width)) | (
+        (out > 9000 - width) & (out < 9100 + width)
+    )
+    assert inside.all() and (out != values).mean() > 0.9
+
+
+def test_tables_releases_sensitivity_and_noise():
+    from privevo.private import noisy_cell_counts, noisy_dependence_scores
+
+    cells = np.array([[0, 1], [1, 1], [1, -1]])
+    rel = noisy_cell_counts("c", cells, [2, 3], 1e-9, np.random.default_rng(0))
+    np.testing.assert_allclose(rel.value[0], [1, 2], atol=1e-6)
+    np.testing.assert_allclose(rel.value[1], [0, 2, 0], atol=1e-6)  # −1: no cell
+    assert (rel.count, rel.sensitivity) == (2, 1.0)
+    replace = noisy_cell_counts("c", cells, [2, 3], 1.0, np.random.default_rng(0), "replace")
+    assert replace.sensitivity == pytest.approx(math.sqrt(2))
+    expected = [np.zeros((2, 3))]
+    score = noisy_dependence_scores(
+        "s", cells, [2, 3], [(0, 1)], expected, 1e-9, np.random.default_rng(0)
+    )
+    assert score.value[0] == pytest.approx(2.0) and score.sensitivity == 1.0
+    score = noisy_dependence_scores(
+        "s", cells, [2, 3], [(0, 1)], expected, 1.0, np.random.default_rng(0), "replace"
+    )
+    assert score.sensitivity == 2.0
+
+
+def test_pair_selection_finds_the_dependent_pair_and_output_keeps_it():
+    """Two copies of one column among independent ones: the noisy spanning tree holds that
+    pair and the synthetic rows keep the dependence (2-way TVD far below independence)."""
+    meta = metadata_from_description(
+        "a: categorical p, q, r\nb: categorical p, q, r\nc: integer 0..9\nd: numeric 0..1\n"
+        "n_rows: 4000"
+    )
+    rng = np.random.default_rng(0)
+    a = rng.choice(["p", "q", "r"], 4000)
+    df = pd.DataFrame({"a": a, "b": a, "c": rng.integers(0, 10, 4000), "d": rng.random(4000)})
+    model = TabularPE(
+        1.0, 1e-5, meta, n_synthetic=100, iterations=1, pool=5000, random_state=0
+    ).fit(df)
+    assert ["a", "b"] in model.privacy_report_["public_parameters"]["pairs"]
+    syn = model.sample(4000)
+    assert (syn["a"] == syn["b"]).mean() > 0.9  # independent columns: 1/3
+
+
+@pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
+def test_report_shares_sum_to_the_budget(adjacency, meta):
+    """Every release (refinements, pair scores at sensitivity 1 or 2, pairs) is in the report
+    and their μ² shares compose to exactly ε."""
+    model = fit(small_table(), meta, adjacency=adjacency)
+    releases = {r["name"]: r for r in model.privacy_report_["releases"]}
+    assert releases["pair_scores"]["sensitivity"] == (1.0 if adjacency == "add_remove" else 2.0)
+    assert releases["pair_scores"]["count"] == 10  # C(5, 2) pairs
+    assert releases["pair_marginals"]["count"] == 4  # a spanning tree of 5 columns
+    mu2 = sum(r["count"] * r["sensitivity"] ** 2 / r["sigma"] ** 2 for r in releases.values())
+    from privevo import accounting
+
+    assert mu2 == pytest.approx(accounting.quadratic_budget(4.0, 1e-5), rel=1e-3)
+    assert model.privacy_report_["epsilon"] == pytest.approx(4.0, rel=1e-6)
