@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
+import warnings
 from typing import Sequence
 
 import numpy as np
@@ -347,6 +348,22 @@ class _TextEngine(PrivateEvolution):
         return self.variation_api.vary_selection(selection, rng)
 
 
+@contextlib.contextmanager
+def _own_name():
+    """Errors of the inner engine read as the public class's (never ``_TextEngine``)."""
+    try:
+        yield
+    except ValueError as err:
+        text = str(err)
+        if "_TextEngine" not in text:
+            raise
+        try:
+            renamed = type(err)(text.replace("_TextEngine", "TextPrivateEvolution"))
+        except TypeError:
+            renamed = ValueError(text.replace("_TextEngine", "TextPrivateEvolution"))
+        raise renamed from None
+
+
 def embed_private(embedder, texts) -> np.ndarray:
     """Private texts → embeddings, each text encoded alone and never cached."""
     if hasattr(embedder, "embed_private"):
@@ -515,14 +532,6 @@ class TextPrivateEvolution:
             labels = list(labels)
             if texts is not None and len(labels) != len(texts):
                 raise ValueError("labels and texts differ in length; pass one label per text")
-        X = (
-            embed_private(self.embedder, texts)
-            if embeddings is None
-            else check_points(embeddings, "embeddings")
-        )
-        dim = X.shape[1]
-        if labels is not None:
-            X = with_labels(X, labels, names)
         population = self._population(names if labels is not None else None)
         selector = make_selector(self.selector, self.gape_R, bool(self.fill))
         if self.threshold is not None:
@@ -564,9 +573,20 @@ class TextPrivateEvolution:
             },
         )
         engine.keep_selected = bool(self.keep_selected)
+        with _own_name(), warnings.catch_warnings():  # every parameter, before the data is read
+            warnings.simplefilter("ignore")  # fit warns once more for epsilon=inf
+            engine._validate_params()
+        X = (
+            embed_private(self.embedder, texts)
+            if embeddings is None
+            else check_points(embeddings, "embeddings")
+        )
+        dim = X.shape[1]
+        if labels is not None:
+            X = with_labels(X, labels, names)
         from .llm import progress_bars
 
-        with progress_bars(bool(self.progress)):
+        with progress_bars(bool(self.progress)), _own_name():
             engine.fit(X)
         chosen = engine.final_state_.selection.indices
         self.engine_, self.population_ = engine, population
