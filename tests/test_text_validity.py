@@ -26,6 +26,7 @@ BAD = {
     "Reply with the food review only. The tea was fine.": "echo",
     "Here is the rewritten review with the blanks filled in the way you asked.": "echo",
     "Nice taste, a bit salty. That was the rewritten version of the review.": "echo",
+    "Sure, I'd be happy to provide a warm and nostalgic dark chocolate review.": "echo",
     # empty or nearly so
     "": "empty",
     "   ": "empty",

@@ -39,7 +39,8 @@ _ECHO_ANYWHERE = re.compile(
     r"write (?:it )?out as one complete|(?:here is|here's) (?:the|a|my|your) "
     r"(?:rewritten|revised|completed|filled|new|rephrased|paraphrased)|"
     r"\b(?:rewritten|revised|completed|filled-in|paraphrased) (?:version|text|review|sentence)\b|"
-    r"as an ai\b|i'm sorry, but|i cannot (?:fill|rewrite|complete)",
+    r"as an ai\b|i'm sorry, but|i cannot (?:fill|rewrite|complete)|"
+    r"\bi'?d be (?:happy|glad) to\b|\bhappy to help\b",
     re.IGNORECASE,
 )
 # a leading clause ending in ":" (or a first line) that announces the text rather than being it
