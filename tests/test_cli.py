@@ -340,10 +340,14 @@ BAD_INPUTS = [
     (
         "mixed folder",
         swap(SYNTH, data="{d}/mixed"),
-        "mixes .npy files (a.npy) and Parquet files (b.parquet)",
+        "b.parquet is a Parquet part in a folder of .npy parts",
     ),
     # item 7: header, one row
-    ("text first line, text below", swap(SYNTH, data="{d}/text.csv"), "pass --header if line 1"),
+    (
+        "text first line, text below",
+        swap(SYNTH, data="{d}/text.csv"),
+        "column 'label' is not numeric (line 2",
+    ),
     (
         "one row, no --delta, replace adjacency (n public)",
         swap(SYNTH, data="{d}/one.csv") + ["--adjacency", "replace"],

@@ -40,6 +40,7 @@ import hashlib
 import io
 import json
 import os
+import stat
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -168,6 +169,12 @@ def _open_locked(path: Path):
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     except IsADirectoryError:
         raise ValueError(f"checkpoint {path} is a directory; choose a file path") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a device, FIFO or socket: never written
+        os.close(fd)
+        raise ValueError(
+            f"checkpoint {path} is not a regular file (a device, FIFO or socket); "
+            "choose a file path"
+        )
     handle = os.fdopen(fd, "r+b")
     try:
         import fcntl
@@ -205,13 +212,13 @@ def _read_log(path: Path, handle, repair: bool = True) -> tuple[dict | None, lis
             break
         records.append(_unpack(path, payload))
         offset += _FRAME.size + length
-    if repair and offset < len(data):
-        handle.truncate(offset)
-        os.fsync(handle.fileno())
-    if not records or records[0].key != "header":
+    if not records or records[0].key != "header":  # refused before any repair: file untouched
         raise ValueError(
             f"checkpoint {path} has no valid header; delete it or choose another checkpoint path"
         )
+    if repair and offset < len(data):
+        handle.truncate(offset)
+        os.fsync(handle.fileno())
     return records[0].meta, records[1:]
 
 

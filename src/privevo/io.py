@@ -180,11 +180,12 @@ def _has_header(
     cells = grid[1:, columns]
     try:  # numbers below (an empty cell is a missing number, refused next with its line)
         values = np.where(cells == "", "nan", cells).astype(np.float64)
-    except ValueError:
-        raise ValueError(
-            f"{path}: line 1 holds no numbers but the lines below are not all numbers either; "
-            "pass --header if line 1 holds column names (or --no-header if it is data)"
-        ) from None
+    except ValueError:  # line 1 or a line below is not numbers: either way, name the cell below
+        for i, j in enumerate(columns):
+            column = np.where(cells[:, i] == "", "0", cells[:, i])
+            if not all(map(_is_float, column)):
+                raise _cell_error(path, column, first[j], 2) from None
+        raise
     return True, {j: values[:, i] for i, j in enumerate(columns)}
 
 
@@ -281,9 +282,15 @@ def _cell_error(path: Path, cells: np.ndarray, name: str, first_line: int) -> Va
             f"{path}: column {name!r} has an empty cell at line {first_line + bad}; "
             "drop or impute missing values first"
         )
+    hint = ""
+    if first_line == 1 and bad == 0:
+        hint = (
+            "; line 1 was read as data, as it holds a number or an empty cell (a trailing "
+            "delimiter adds an empty one): pass --header if it holds column names"
+        )
     return ValueError(
         f"{path}: column {name!r} is not numeric (line {first_line + bad} holds a "
-        "non-number); choose numeric columns with --columns"
+        f"non-number); choose numeric columns with --columns{hint}"
     )
 
 
@@ -546,6 +553,12 @@ def check_output_path(
     ``formats`` is given, an unsupported suffix.
     """
     path = Path(path)
+    _resolved(path, what)  # a symbolic link loop is refused here
+    if path.exists() and not path.is_file() and not path.is_dir():
+        raise ValueError(
+            f"{what} path {path} is not a regular file (a device, FIFO or socket); "
+            "choose a file path"
+        )
     if path.is_dir():
         raise ValueError(
             f"{what} path {path} is a directory; give a file name inside it, "
@@ -584,11 +597,11 @@ def check_distinct_paths(
     an input (also through a symbolic or hard link), one inside the input folder, and
     two outputs that are one file. Every command calls it before reading any row.
     """
-    source = Path(data).resolve()
-    others = {flag: Path(p).resolve() for flag, p in (inputs or {}).items() if p is not None}
+    source = _resolved(Path(data), "input")
+    others = {flag: _resolved(Path(p), flag) for flag, p in (inputs or {}).items() if p is not None}
     seen: dict[Path, str] = {}
     for flag, path in outputs.items():
-        target = Path(path).resolve()
+        target = _resolved(Path(path), flag)
         if target == source or _same_file(target, source):
             raise ValueError(
                 f"{flag} {path} is the input data file; writing it would destroy "
@@ -611,6 +624,16 @@ def check_distinct_paths(
                 f"{other} and {flag} are the same file ({path}); give each its own path"
             )
         seen[target] = flag
+
+
+def _resolved(path: Path, what: str) -> Path:
+    """``path.resolve()``; a symbolic link loop is refused in one line, naming the path."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):
+        raise ValueError(
+            f"{what} path {path} is a symbolic link loop; point it at a real file"
+        ) from None
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import signal
 import sys
 import warnings
@@ -35,7 +36,14 @@ EXIT_TERMINATED = 143
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (no usage block)."""
+    """argparse with one-line errors (no usage block); negative numbers in any notation
+    (``-1e1``, ``-.5``, ``-inf``) are values, never options."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(
+            r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE
+        )
 
     def error(self, message: str):
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
@@ -84,6 +92,11 @@ def main(argv: list[str] | None = None) -> int:
             what = "terminated (SIGTERM)" if term else "interrupted"
             print(f"{prog}: {what}{hint}", file=sys.stderr)
             return EXIT_TERMINATED if term else EXIT_INTERRUPTED
+        except UnicodeDecodeError:  # its text quotes the bytes of a cell: name the file only
+            if os.environ.get("PRIVEVO_DEBUG"):
+                raise
+            print(f"{prog}: error: {_not_utf8(args)}", file=sys.stderr)
+            return EXIT_ERROR
         except (ValueError, OSError, ImportError) as err:
             if os.environ.get("PRIVEVO_DEBUG"):
                 raise
@@ -98,6 +111,22 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 1
+
+
+def _not_utf8(args) -> str:
+    """The message for input that is not UTF-8: the first file of the command that is not."""
+    for flag in ("data", "metadata", "public_description"):
+        path = getattr(args, flag, None)
+        if path and os.path.isfile(path):
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    for _ in iter(lambda: handle.read(1 << 20), ""):
+                        pass
+            except UnicodeDecodeError:
+                return f"{path} is not UTF-8 text; save it as UTF-8"
+            except OSError:
+                continue
+    return "an input file is not UTF-8 text; save it as UTF-8"
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:

@@ -139,8 +139,15 @@ def _add_run_options(p) -> None:
     _add_common(p)
 
 
-def _add_common(p, seed: bool = True) -> None:
-    if seed:
+def _add_common(p, seed: bool | str = True) -> None:
+    """--seed (``seed="fixed"``: a command that defaults to seed 0), --json, -q."""
+    if seed == "fixed":
+        p.add_argument(
+            "--seed",
+            type=int,
+            help="random seed >= 0 (default 0: the same run, and the same numbers, every time)",
+        )
+    elif seed:
         p.add_argument(
             "--seed",
             type=int,
@@ -151,19 +158,74 @@ def _add_common(p, seed: bool = True) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars or messages")
 
 
+SCALE_MAX = 1e15  # the public scales and coordinates the numeric kernels keep finite
+SCALE_MIN = 1e-15
+
+
+def check_scale(value: float | None, flag: str) -> None:
+    """A public length (--radius, --R, --scale): finite, in [SCALE_MIN, SCALE_MAX]."""
+    if value is None:
+        return
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"{flag} must be a finite number > 0, got {value:g}")
+    if not SCALE_MIN <= value <= SCALE_MAX:
+        raise ValueError(
+            f"{flag} must be a number from {SCALE_MIN:g} to {SCALE_MAX:g}, got {value:g}; "
+            "rescale the data if its units need more"
+        )
+
+
+def check_coordinates(values, flag: str) -> None:
+    """Public coordinates (--bounds, --center, metadata bounds): finite, |v| <= SCALE_MAX."""
+    for value in values or ():
+        if not math.isfinite(value):
+            raise ValueError(f"{flag} must be finite numbers, got {value:g}")
+        if abs(value) > SCALE_MAX:
+            raise ValueError(
+                f"{flag} must be finite numbers from {-SCALE_MAX:g} to {SCALE_MAX:g}, "
+                f"got {value:g}; rescale the data if its units need more"
+            )
+
+
+def check_memory(flag: str, value: int, n_bytes: float, what: str) -> None:
+    """Refuse, before any data is read, a size whose arrays would not fit in this machine's
+    memory; the message gives the memory it would need."""
+    total = _physical_memory()
+    if total is not None and n_bytes > total:
+        raise ValueError(
+            f"{flag} {value} needs about {_gib(n_bytes)} of memory ({what}); this machine "
+            f"has {_gib(total)}: choose a smaller {flag}"
+        )
+
+
+def _physical_memory() -> int | None:
+    import os
+
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _gib(n_bytes: float) -> str:
+    return f"{n_bytes / 2**30:.3g} GiB"
+
+
 def _check_common(args) -> None:
     """Cheap parameter checks, before any file is read or written."""
-    from .._validation import check_delta, check_epsilon, check_positive_real, check_rounds
+    from .._validation import check_delta, check_epsilon, check_rounds
 
     check_epsilon(args.epsilon)
     if args.delta is not None:
         check_delta(args.delta)
-    if args.radius is not None:
-        check_positive_real(args.radius, "--radius")
-    if args.bounds is not None and not all(map(math.isfinite, args.bounds)):
-        raise ValueError("--bounds must be finite numbers")
-    if args.bounds is not None and not args.bounds[0] < args.bounds[1]:
-        raise ValueError(f"--bounds LO HI needs LO < HI, got {args.bounds[0]} and {args.bounds[1]}")
+    check_scale(args.radius, "--radius")
+    check_coordinates(args.bounds, "--bounds")
+    check_coordinates(args.center, "--center")
+    if args.bounds is not None and not args.bounds[1] - args.bounds[0] >= SCALE_MIN:
+        raise ValueError(
+            f"--bounds LO HI needs LO < HI (HI - LO >= {SCALE_MIN:g}), got {args.bounds[0]:g} "
+            f"and {args.bounds[1]:g}"
+        )
     if args.center is not None:
         if args.bounds is not None:
             raise ValueError(
@@ -254,11 +316,12 @@ def _read_folder(args):
     from ..io import Table, parse_columns
     from ..private import NpySource, open_source
 
-    suffixes = {f.suffix for f in Path(args.data).iterdir() if f.is_file()}
-    if not suffixes & {".parquet", ".pq", ".npy"}:
-        raise ValueError(
-            f"{args.data} is a directory without .parquet or .npy files; "
-            "give a data file or a folder of them"
+    hidden = sorted(f.name for f in Path(args.data).iterdir() if f.name.startswith("."))
+    if hidden and not args.quiet:
+        print(
+            f"privevo {args.command}: note: skipped {len(hidden)} hidden file(s) in {args.data} "
+            f"({', '.join(hidden[:3])}{', ...' if len(hidden) > 3 else ''})",
+            file=sys.stderr,
         )
     wanted = parse_columns(args.columns)
     with _naming_the_file(args.data):

@@ -47,6 +47,38 @@ def add_parser(sub) -> None:
     p.set_defaults(func=_account)
 
 
+def _epsilon_of_sigma(to_epsilon, args, sensitivity: float) -> float:
+    """ε of ``--sigma``; a σ so small that ε exceeds the accounted range is refused in one
+    line (the solvers overflow there, and no such ε is a privacy guarantee)."""
+    import warnings
+
+    import numpy as np
+
+    from .._validation import EPSILON_MAX
+
+    if not (args.sigma > 0 and math.isfinite(args.sigma)):
+        raise ValueError(f"--sigma must be a finite number > 0, got {args.sigma:g}")
+    too_small = ValueError(
+        f"--sigma {args.sigma:g} is too small: {args.steps} release(s) at this sigma give "
+        f"epsilon above {EPSILON_MAX:g}, the largest this tool accounts (no privacy "
+        "to speak of); choose a larger --sigma"
+    )
+    try:
+        with warnings.catch_warnings(), np.errstate(over="raise", divide="raise", invalid="raise"):
+            warnings.simplefilter("error", RuntimeWarning)
+            epsilon = to_epsilon(args.sigma, args.delta, args.steps, sensitivity)
+    except (OverflowError, ZeroDivisionError, FloatingPointError, RuntimeWarning):
+        raise too_small from None
+    except ValueError:
+        mu = math.sqrt(args.steps) * sensitivity / args.sigma
+        if mu > 1e3:  # the solver failed out there (inf or NaN): ε is beyond the range
+            raise too_small from None
+        raise
+    if not math.isfinite(epsilon) or epsilon > EPSILON_MAX:
+        raise too_small
+    return epsilon
+
+
 def _account(args) -> int:
     from .. import accounting
     from .._validation import check_adjacency
@@ -63,7 +95,7 @@ def _account(args) -> int:
     else:
         sigma = args.sigma
         to_epsilon = accounting.discrete_gaussian_epsilon if discrete else accounting.epsilon_of
-        epsilon = to_epsilon(sigma, args.delta, args.steps, sensitivity)
+        epsilon = _epsilon_of_sigma(to_epsilon, args, sensitivity)
     result = {
         "epsilon": epsilon,
         "delta": args.delta,

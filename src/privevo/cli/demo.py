@@ -28,7 +28,7 @@ def add_parser(sub) -> None:
         "--out", default="privevo-demo", help="folder for the plots (default ./privevo-demo)"
     )
     p.add_argument("--no-plots", action="store_true", help="skip the plots")
-    _add_common(p)
+    _add_common(p, seed="fixed")
     p.set_defaults(func=_demo)
 
 

@@ -70,6 +70,8 @@ def _kmeans(args) -> int:
     table = _read(args)
     X = table.data
     n, d = X.shape
+    if n < 2:  # refused without saying n: under add/remove it is private
+        raise ValueError(f"{args.data}: k-means needs at least 2 rows")
     if args.k > n:
         raise ValueError(_too_many("--k", args.k, n, args.adjacency))
     _check_kmeans_rounds(args, d)

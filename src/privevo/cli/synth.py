@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import sys
 
 from ._common import (
@@ -19,6 +18,8 @@ from ._common import (
     _progress,
     _publishable,
     _read,
+    check_memory,
+    check_scale,
 )
 
 SELECTORS = ("gape", "rank", "subsample", "weighted_kmeans")
@@ -84,16 +85,16 @@ def _synth(args) -> int:
     check_positive_int(args.m, "--m")
     check_positive_int(args.variations, "--variations")
     _check_common(args)
-    for name in ("R", "scale"):
-        value = getattr(args, name)
-        if value is not None and not (value > 0 and math.isfinite(value)):
-            raise ValueError(f"--{name} must be a finite number > 0, got {value}")
+    check_scale(args.R, "--R")
+    check_scale(args.scale, "--scale")
     selector = _selector(args.selector)  # fails early if the selector is not installed
     check_positive_int(args.neighbors, "--neighbors")
+    _check_synth_memory(args, len(args.center or ()) or 1)
     paths = _plan_paths(args)
     table, groups = _split_users(args, _read(args))
     X = table.data
     n, d = X.shape
+    _check_synth_memory(args, d)  # d: the public schema's column count
     center, radius, leak = _synth_domain(args, X)
     X = _clipped(args, X, center, radius)
     pe = _synth_model(args, selector, center, radius, n)
@@ -132,6 +133,12 @@ def _synth(args) -> int:
         {"m_requested": args.m, "m_delivered": delivered, "selector": args.selector},
     )
     return 0
+
+
+def _check_synth_memory(args, d: int) -> None:
+    """The population and candidates of a round hold about 2 m (variations + 1) points."""
+    rows = 2.0 * args.m * (args.variations + 1)
+    check_memory("--m", args.m, 8.0 * rows * max(d, 1), f"{rows:.3g} candidate points")
 
 
 def _split_users(args, table):

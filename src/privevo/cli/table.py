@@ -214,13 +214,18 @@ def _synth_table(args) -> int:
         value = getattr(args, name)
         if value is not None and value < 1:
             raise ValueError(f"--{name} must be an integer >= 1, got {value}")
+    _check_table_memory(args, 1)
     out = check_output_path(args.output, TABLE_FORMATS)
     report_path = report_path_for(out)
     check_distinct_paths(
         args.data, {"-o": out, "the privacy report": report_path}, {"--metadata": args.metadata}
     )
     metadata = _load_metadata(args.metadata)
+    if metadata is not None:
+        _check_metadata_bounds(args.metadata, metadata)
+        _check_table_memory(args, len(metadata.columns))
     df = read_table(args.data, None if metadata is None else metadata.names, args.header)
+    _check_table_memory(args, df.shape[1])
     if metadata is None and args.header is None:  # line 1's names could be a private row
         df.columns = [str(j) for j in range(df.shape[1])]
         if not args.quiet and not args.json:
@@ -250,6 +255,27 @@ def _synth_table(args) -> int:
     )
     _print_summary(args, out, report_path, len(synthetic), report)
     return 0
+
+
+_CELL_BYTES = 64  # per synthetic cell: codes, embedding, the frame and its CSV text
+
+
+def _check_table_memory(args, columns: int) -> None:
+    from ._common import check_memory
+
+    for flag, value in (("--rows", args.rows), ("--population", args.population)):
+        if value is not None:
+            need = float(value) * (16 + _CELL_BYTES * max(columns, 1))
+            check_memory(flag, value, need, f"{_CELL_BYTES} bytes a cell, {columns} column(s)")
+
+
+def _check_metadata_bounds(path, metadata) -> None:
+    """Numeric domains in the range the numeric code keeps finite (public inputs only)."""
+    from ._common import check_coordinates
+
+    for spec in metadata.columns:
+        if spec.is_numeric:
+            check_coordinates((spec.lower, spec.upper), f"{path}: column {spec.name!r} bounds")
 
 
 def _load_metadata(path):

@@ -113,7 +113,7 @@ class ParquetSource(BlockSource):
         pq = _import_pyarrow()
         self.path = str(path)
         self.files = _files(Path(path), ".parquet", ".pq")
-        schema = pq.ParquetFile(self.files[0]).schema_arrow
+        schema = _parquet_file(pq, self.files[0]).schema_arrow
         self.columns = tuple(columns) if columns is not None else tuple(schema.names)
         d, self.dtype = _parquet_layout(schema, self.columns)
         self._refs = [
@@ -131,7 +131,7 @@ class ParquetSource(BlockSource):
 def _files(path: Path, *suffixes: str) -> list[str]:
     """``[path]`` for a file, else the folder's files with one of ``suffixes``, sorted by name."""
     if path.is_dir():
-        files = sorted(str(p) for p in path.iterdir() if p.suffix in suffixes and p.is_file())
+        files = sorted(str(p) for p in _parts(path) if p.suffix in suffixes)
         if not files:
             raise ValueError(
                 f"path {str(path)!r} holds no *{suffixes[0]} files; point it at a {suffixes[0]} "
@@ -166,7 +166,8 @@ def _parquet_layout(schema, columns: tuple[str, ...]) -> tuple[int, np.dtype]:
     ]
     if bad:
         raise ValueError(
-            f"columns {bad} are not numeric; pass columns=[...] with the feature columns only"
+            f"columns {bad} are not numeric; choose the numeric feature columns only "
+            "(--columns on the command line, columns=[...] in Python)"
         )
     return len(columns), _float_dtype(types)
 
@@ -179,7 +180,7 @@ def _float_dtype(types) -> np.dtype:
 
 
 def _checked_metadata(pq, path: str, schema, columns):
-    meta = pq.ParquetFile(path).metadata
+    meta = _parquet_file(pq, path).metadata
     other = meta.schema.to_arrow_schema()
     for c in columns:
         if c not in other.names or other.field(c).type != schema.field(c).type:
@@ -188,6 +189,18 @@ def _checked_metadata(pq, path: str, schema, columns):
                 "all files must share one schema"
             )
     return meta
+
+
+def _parquet_file(pq, path: str):
+    """``pq.ParquetFile(path)``; a corrupt file is refused in one line that names it."""
+    try:
+        return pq.ParquetFile(path)
+    except Exception as err:  # pyarrow raises several types for a corrupt footer
+        text = str(err).strip().splitlines()
+        raise ValueError(
+            f"{path} is not a readable Parquet file ({text[0] if text else type(err).__name__}); "
+            "replace or remove it"
+        ) from None
 
 
 def _table_to_array(table, dtype: np.dtype) -> np.ndarray:
@@ -302,15 +315,20 @@ def _npy_header(path: str):
     """(shape, fortran_order, dtype, data offset) of a .npy file, read from its header."""
     from numpy.lib import format as npy_format
 
-    with open(path, "rb") as f:
-        version = npy_format.read_magic(f)
-        reader = (
-            npy_format.read_array_header_1_0
-            if version == (1, 0)
-            else npy_format.read_array_header_2_0
-        )
-        shape, fortran, dtype = reader(f)
-        return shape, fortran, dtype, f.tell()
+    try:
+        with open(path, "rb") as f:
+            version = npy_format.read_magic(f)
+            reader = (
+                npy_format.read_array_header_1_0
+                if version == (1, 0)
+                else npy_format.read_array_header_2_0
+            )
+            shape, fortran, dtype = reader(f)
+            return shape, fortran, dtype, f.tell()
+    except (ValueError, EOFError, OSError):  # numpy's "EOF: reading magic string" and kin
+        raise ValueError(
+            f"{path} is not a readable .npy file (no valid .npy header); replace or remove it"
+        ) from None
 
 
 # ---------------------------------------------------------------- entry points
@@ -322,9 +340,9 @@ def open_source(
     """A block source for a ``.npy`` or Parquet file, or a folder of ``.npy`` or of Parquet
     files."""
     p = Path(os.fspath(path))
-    npy_folder = p.is_dir() and any(f.suffix == ".npy" for f in p.iterdir())
-    if npy_folder:
+    if p.is_dir():
         _check_one_kind(p)
+    npy_folder = p.is_dir() and any(f.suffix == ".npy" for f in _parts(p))
     if p.suffix == ".npy" or npy_folder:
         return NpySource(p, block_rows=block_rows)
     if p.is_dir() or p.suffix in (".parquet", ".pq"):
@@ -332,21 +350,43 @@ def open_source(
     raise ValueError(f"cannot read {str(p)!r}: give a .npy or .parquet file, or a folder of them")
 
 
+def _parts(folder: Path) -> list[Path]:
+    """The folder's entries, sorted by name, without hidden ones (names starting with '.')."""
+    return sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+
+
+_KINDS = {".npy": ".npy", ".parquet": "Parquet", ".pq": "Parquet"}
+
+
 def _check_one_kind(folder: Path) -> None:
-    """Refuse a folder that mixes .npy and Parquet parts (reading one kind would drop rows)."""
-    parquet = sorted(
-        f.name for f in folder.iterdir() if f.is_file() and f.suffix in (".parquet", ".pq")
-    )
-    if parquet:
-        npy = sorted(f.name for f in folder.iterdir() if f.is_file() and f.suffix == ".npy")
+    """Refuse a folder unless every part (hidden entries aside) is a file of one kind, .npy or
+    Parquet, with its suffix in lower case: reading one kind only would drop rows. The message
+    names the first odd part."""
+    parts = _parts(folder)
+    if not parts:
+        raise ValueError(f"{folder} is a directory without parts; it needs .npy or .parquet parts")
+    kinds = [_KINDS.get(p.suffix) for p in parts]
+    first = next((k for k in kinds if k is not None), None)
+    for part, kind in zip(parts, kinds):
+        if part.is_dir():
+            why = "is a sub-folder (parts are not read from sub-folders)"
+        elif not part.is_file():
+            why = "is not a regular file"
+        elif kind is None:
+            odd = part.suffix.lower() in _KINDS
+            why = (
+                f"has the suffix {part.suffix!r} (write it in lower case)"
+                if odd
+                else f"is not a .npy or .parquet part ({part.suffix or 'no suffix'})"
+            )
+        elif first is not None and kind != first:
+            why = f"is a {kind} part in a folder of {first} parts"
+        else:
+            continue
         raise ValueError(
-            f"{folder} mixes .npy files ({_names(npy)}) and Parquet files ({_names(parquet)}); "
-            "keep one kind of part per folder"
+            f"{folder}: {part.name} {why}; every part must be a {first or '.npy or Parquet'} "
+            "file of the folder itself: move or remove it"
         )
-
-
-def _names(names: list[str], shown: int = 3) -> str:
-    return ", ".join(names[:shown]) + (f", ... ({len(names)} in all)" if len(names) > shown else "")
 
 
 # ---------------------------------------------------------------- a public per-row map
