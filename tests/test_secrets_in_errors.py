@@ -55,40 +55,31 @@ def with_string(X):
     return X
 
 
+def tabular() -> TabularPE:
+    meta = metadata_from_description("a: numeric 0..10\nb: categorical x, y")
+    return TabularPE(1.0, 1e-5, meta, n_synthetic=5, iterations=1, random_state=SEED)
+
+
+def kmeans(k: int = 3) -> DPKMeans:
+    return DPKMeans(k, epsilon=1, radius=2, random_state=SEED)
+
+
 CASES = {
-    "DPKMeans, NaN cell": lambda: DPKMeans(3, epsilon=1, radius=2, random_state=SEED).fit(
-        with_nan(points())
-    ),
-    "DPKMeans, string cell": lambda: DPKMeans(3, epsilon=1, radius=2, random_state=SEED).fit(
-        with_string(points())
-    ),
-    "DPKMeans, inf cell": lambda: DPKMeans(3, epsilon=1, radius=2, random_state=SEED).fit(
+    "DPKMeans, NaN cell": lambda: kmeans().fit(with_nan(points())),
+    "DPKMeans, string cell": lambda: kmeans().fit(with_string(points())),
+    "DPKMeans, inf cell": lambda: kmeans().fit(
         np.where(np.arange(120).reshape(40, 3) == 7, np.inf, points())
     ),
-    "DPKMeans, 1-D input": lambda: DPKMeans(3, epsilon=1, radius=2, random_state=SEED).fit(
-        points()[:, 0]
-    ),
-    "DPKMeans, k > n": lambda: DPKMeans(50, epsilon=1, radius=2, random_state=SEED).fit(points()),
+    "DPKMeans, 1-D input": lambda: kmeans().fit(points()[:, 0]),
+    "DPKMeans, k > n": lambda: kmeans(50).fit(points()),
     "PE, NaN cell": lambda: pe().fit(with_nan(points())),
     "PE, string cell": lambda: pe().fit(with_string(points())),
     "PE, wrong width": lambda: pe(random_api=np.zeros((4, 2))).fit(points()),
     "PE, defaulted delta too large": lambda: pe(delta=accounting.DefaultDelta(0.5)).fit(points()),
-    "TabularPE, string in a numeric column": lambda: TabularPE(
-        1.0,
-        1e-5,
-        metadata_from_description("a: numeric 0..10\nb: categorical x, y"),
-        n_synthetic=5,
-        iterations=1,
-        random_state=SEED,
-    ).fit(pd.DataFrame({"a": ["078-05-1120", "3.14159"], "b": ["x", "y"]})),
-    "TabularPE, missing column": lambda: TabularPE(
-        1.0,
-        1e-5,
-        metadata_from_description("a: numeric 0..10\nb: categorical x, y"),
-        n_synthetic=5,
-        iterations=1,
-        random_state=SEED,
-    ).fit(pd.DataFrame({"a": [7.654321, 3.14159]})),
+    "TabularPE, string in a numeric column": lambda: tabular().fit(
+        pd.DataFrame({"a": ["078-05-1120", "3.14159"], "b": ["x", "y"]})
+    ),
+    "TabularPE, missing column": lambda: tabular().fit(pd.DataFrame({"a": [7.654321, 3.14159]})),
 }
 
 
