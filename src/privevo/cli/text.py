@@ -376,13 +376,19 @@ def load_generator(
     batch_size: int | None = None,
     engine: str | None = None,
     threads: int | None = None,
+    quiet: bool = False,
 ):
-    """The generator for these settings, loaded once per process."""
-    return _load_generator(model, gguf_file, api_base, api_model, api, batch_size, engine, threads)
+    """The generator for these settings, loaded once per process (``quiet``: no conversion
+    line)."""
+    return _load_generator(
+        model, gguf_file, api_base, api_model, api, batch_size, engine, threads, quiet
+    )
 
 
 @functools.lru_cache(maxsize=4)
-def _load_generator(model, gguf_file, api_base, api_model, api, batch_size, engine, threads):
+def _load_generator(
+    model, gguf_file, api_base, api_model, api, batch_size, engine, threads, quiet=False
+):
     from ..text.engines import smollm2
     from ..text.llm import OpenAICompatibleLM, TransformersLM
 
@@ -395,7 +401,7 @@ def _load_generator(model, gguf_file, api_base, api_model, api, batch_size, engi
         kw = {} if engine == "llama_cpp" else batch  # llama.cpp runs one prompt at a time
         if threads is not None and engine != "transformers":  # torch threads are set globally
             kw["threads"] = threads
-        return smollm2(engine=engine, **kw)
+        return smollm2(engine=engine, quiet=quiet, **kw)
     return TransformersLM(model, gguf_file=gguf_file, **batch)
 
 
@@ -428,6 +434,7 @@ def _models(args):
             args.batch_size,
             args.engine,
             args.threads,
+            bool(args.quiet or getattr(args, "json", False)),
         ),
         load_embedder(args.embedder),
     )

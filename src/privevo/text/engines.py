@@ -363,8 +363,9 @@ def make_smollm2(engine: str = DEFAULT_ENGINE, **kwargs):
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     gguf = smollm2_weights()
+    quiet = bool(kwargs.pop("quiet", False))  # no "converting ..." line
     if engine == "ctranslate2":
-        return CTranslate2LM(ctranslate2_model(quiet=kwargs.pop("quiet", False)), **kwargs)
+        return CTranslate2LM(ctranslate2_model(quiet=quiet), **kwargs)
     if engine == "llama_cpp":
         return LlamaCppLM(gguf, **kwargs)
     from .llm import TransformersLM
