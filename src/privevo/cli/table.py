@@ -201,6 +201,7 @@ def _write_table(path: Path, df) -> None:
 
 
 def _synth_table(args) -> int:
+    from .._validation import check_delta, check_epsilon
     from ..io import (
         check_distinct_paths,
         check_output_path,
@@ -210,6 +211,11 @@ def _synth_table(args) -> int:
     )
     from ..tabular.estimator import TabularPE
 
+    check_epsilon(args.epsilon)
+    if args.delta is not None:
+        check_delta(args.delta)
+    if args.seed is not None and args.seed < 0:
+        raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
     for name in ("rows", "population", "iterations"):
         value = getattr(args, name)
         if value is not None and value < 1:
@@ -226,15 +232,9 @@ def _synth_table(args) -> int:
         _check_table_memory(args, len(metadata.columns))
     df = read_table(args.data, None if metadata is None else metadata.names, args.header)
     _check_table_memory(args, df.shape[1])
-    if metadata is None and args.header is None:  # line 1's names could be a private row
+    positional = metadata is None and args.header is None  # line 1 could be a private row
+    if positional:
         df.columns = [str(j) for j in range(df.shape[1])]
-        if not args.quiet and not args.json:
-            print(
-                "privevo synth-table: note: line 1 is taken as the header, but without "
-                "--metadata its names are not written out (line 1 could be a data row): the "
-                "output names the columns 0, 1, ...; pass --header to keep them",
-                file=sys.stderr,
-            )
     model = TabularPE(
         args.epsilon,
         args.delta,
@@ -246,6 +246,13 @@ def _synth_table(args) -> int:
         random_state=args.seed,
     ).fit(df)
     synthetic = model.sample(args.rows)
+    if positional and not args.quiet and not args.json:
+        print(
+            "privevo synth-table: note: line 1 is taken as the header, but without "
+            "--metadata its names are not written out (line 1 could be a data row): the "
+            "output names the columns 0, 1, ...; pass --header to keep them",
+            file=sys.stderr,
+        )
     report = model.privacy_report_
     write_outputs(
         {
