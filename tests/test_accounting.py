@@ -219,3 +219,10 @@ def test_the_add_remove_default_delta_is_marked_and_refused_above_n_to_the_minus
     import pickle
 
     assert isinstance(pickle.loads(pickle.dumps(default)), accounting.DefaultDelta)
+
+
+def test_a_noisy_size_that_is_mostly_noise_never_refuses_the_default_delta():
+    default = accounting.default_delta(None)
+    accounting.check_default_delta(default, 5e6, noise_sd=2e6)  # 5e6 − 3·2e6 < 0: could be tiny
+    with pytest.raises(ValueError, match="too large"):
+        accounting.check_default_delta(default, 5e6, noise_sd=1e5)  # ≥ 4.7e6 units, surely

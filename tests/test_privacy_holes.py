@@ -117,7 +117,10 @@ def test_finished_checkpoint_returns_the_result_without_a_new_release(tmp_path, 
         "round/2",
         "round/3",
         "recover",
-    ]
+        "recover_1",
+        "recover_2",
+        "recover_3",
+    ]  # the default four recover (noisy Lloyd) steps
 
     def no_release(*args, **kwargs):
         raise AssertionError("a release was drawn again")

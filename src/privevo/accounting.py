@@ -345,17 +345,20 @@ def default_delta(n_public: float | None) -> float:
     return float(n_public) ** -1.1
 
 
-def check_default_delta(delta: float, noisy_units: float) -> None:
-    """Refuse a defaulted δ that is not ≪ 1/n: δ must stay ≤ ñ^−1.1 (the PE-means rule).
+def check_default_delta(delta: float, noisy_units: float, noise_sd: float = 0.0) -> None:
+    """Refuse a defaulted δ that is not ≪ 1/n: δ must stay ≤ n^−1.1 (the PE-means rule).
 
-    ``noisy_units`` is a released estimate of the number of privacy units (the
-    noisy vote total, or a noisy count), so the refusal is post-processing of a
-    release: it reveals nothing beyond it. A δ the caller chose is never refused
-    here. The fixed default 1e-6 passes up to ñ ≈ 2.8·10⁵ units.
+    ``noisy_units`` is a released estimate ñ of the number of privacy units (the
+    noisy vote total, or a noisy count) and ``noise_sd`` its noise's standard
+    deviation; the run is refused only when even ñ − 3·sd exceeds the size the
+    default allows, so pure noise (a tiny ε) never trips it. The refusal is
+    post-processing of a release: it reveals nothing beyond it. A δ the caller
+    chose is never refused here. The fixed default 1e-6 passes up to ≈ 2.8·10⁵ units.
     """
-    if not isinstance(delta, DefaultDelta) or not noisy_units > 1:
+    low = float(noisy_units) - 3.0 * float(noise_sd)
+    if not isinstance(delta, DefaultDelta) or not low > 1:
         return
-    ceiling = float(noisy_units) ** -1.1
+    ceiling = low**-1.1
     if float(delta) <= ceiling:
         return
     suggestion = 10.0 ** math.floor(math.log10(ceiling))

@@ -375,10 +375,12 @@ class PrivateEvolution:
 
     def _check_default_delta(self, noisy: np.ndarray) -> None:
         """Refuse a defaulted δ above ñ^−1.1, ñ the noisy vote total over √k (a release's
-        post-processing, never the exact n); the refused run's release is still charged."""
+        post-processing, never the exact n; its noise sd is σ√m/√k); the refused run's
+        release is still charged."""
+        k = math.sqrt(self.n_neighbors)
         try:
             accounting.check_default_delta(
-                self.delta, float(np.sum(noisy)) / math.sqrt(self.n_neighbors)
+                self.delta, float(np.sum(noisy)) / k, self.sigma_ * math.sqrt(noisy.size) / k
             )
         except ValueError:
             if self.accountant is not None:

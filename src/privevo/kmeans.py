@@ -582,7 +582,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         n_hat, releases = self._noisy_n(Z, cfg, budget, steps)
         if n_hat is not None:  # a defaulted δ must stay below ñ^-1.1 (post-processing of ñ)
             try:
-                accounting.check_default_delta(cfg.delta, n_hat)
+                accounting.check_default_delta(cfg.delta, n_hat, releases[-1].sigma)
             except ValueError:
                 if self.accountant is not None:
                     self.accountant.charge(list(releases), name=type(self).__name__)

@@ -41,7 +41,7 @@ class FastLloyd(DPBaselineKMeans):
         self.releases_ = []
         sigma_n = accounting.share_sigma(budget, COUNT_SHARE, 1.0)
         n = noisy_n(X, sigma_n, rng, "gaussian", self.releases_)
-        accounting.check_default_delta(delta, n)  # a defaulted δ must stay below ñ^-1.1
+        accounting.check_default_delta(delta, n, sigma_n)  # a defaulted δ: below ñ^-1.1
         T = dplloyd_iterations(epsilon, n, k, d)
         budget *= 1 - COUNT_SHARE
         root = math.sqrt(d)

@@ -68,7 +68,7 @@ class LSHTreeKMeans(BaselineKMeans):
         n = noisy_n(
             X, accounting.share_sigma(budget, COUNT_SHARE, 1.0), rng, "gaussian", self.releases_
         )
-        accounting.check_default_delta(delta, n)  # a defaulted δ must stay below ñ^-1.1
+        accounting.check_default_delta(delta, n, self.releases_[-1].sigma)  # δ below ñ^-1.1
         budget *= 1 - COUNT_SHARE  # half of the rest to the leaf sums, half to the levels
         sigma_sum = accounting.share_sigma(budget, 0.5, radius)
         sigma_count = accounting.share_sigma(budget, 0.5, 1.0, self.max_depth)
