@@ -50,10 +50,12 @@ def test_parquet_file_row_groups_and_folder_equal_in_memory(tmp_path):
     folder.mkdir()
     for i, part in enumerate(np.array_split(X, 4)):
         _write_parquet(folder / f"p{i}.parquet", part, row_group_size=300)
-    (folder / "notes.txt").write_text("ignored")
     expected = nn_histogram(X, C)
     for source in (one, ParquetSource(folder), open_source(folder)):
         np.testing.assert_array_equal(nn_histogram(source, C), expected)
+    (folder / "notes.txt").write_text("a stray file")  # never read in part: the folder is refused
+    with pytest.raises(ValueError, match="notes.txt is not a .npy or .parquet part"):
+        open_source(folder)
 
 
 def test_parquet_column_selection_and_embedding_column(tmp_path):
