@@ -7,14 +7,13 @@ test if a bad argument gets that far, or to return a seeded fake generator.
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 
-import numpy as np
 import pytest
 
 from privevo.cli import main
 from privevo.cli import text as cli_text
+from test_text_features import HashEmbedder
 
 DIM = 8
 
@@ -29,19 +28,6 @@ class FakeLM:
             tag = "great" if "great" in p else "plain"
             out.append(f"A {tag} snack, note {seed % 997} {i}, tasty enough for me.")
         return out
-
-
-class HashEmbedder:
-    def embed(self, texts, cache=None):
-        rows = []
-        for t in texts:
-            rng = np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:8], 16))
-            v = rng.normal(size=DIM)
-            rows.append(v / np.linalg.norm(v))
-        return np.array(rows).reshape(len(texts), DIM)
-
-    def __repr__(self):
-        return "HashEmbedder()"
 
 
 @pytest.fixture
@@ -65,7 +51,7 @@ def no_models(monkeypatch):
 
 @pytest.fixture
 def fake_models(monkeypatch):
-    monkeypatch.setattr(cli_text, "_models", lambda args: (FakeLM(), HashEmbedder()))
+    monkeypatch.setattr(cli_text, "_models", lambda args: (FakeLM(), HashEmbedder(DIM)))
 
 
 BASE = ["--column", "review", "--m", "4", "--epsilon", "1", "--iterations", "2"]

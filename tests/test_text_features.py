@@ -52,13 +52,16 @@ class WordLM:
 class HashEmbedder:
     """Unit vectors from a text's hash: a function of the text alone."""
 
+    def __init__(self, dim: int = DIM):
+        self.dim = dim
+
     def embed(self, texts, cache=None):
         rows = []
         for t in texts:
             rng = np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:8], 16))
-            v = rng.normal(size=DIM)
+            v = rng.normal(size=self.dim)
             rows.append(v / np.linalg.norm(v))
-        return np.array(rows).reshape(len(texts), DIM)
+        return np.array(rows).reshape(len(texts), self.dim)
 
     def __repr__(self):
         return "HashEmbedder()"

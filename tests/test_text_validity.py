@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 
 import numpy as np
@@ -11,6 +10,7 @@ import pytest
 from privevo.text import LLMRandomAPI, LLMVariationAPI, TextPrivateEvolution
 from privevo.text.labels import LABEL_SCALE, with_labels
 from privevo.text.validity import TextChecker, invalid_reason, repair
+from test_text_features import HashEmbedder
 
 # -- the checker on known strings ------------------------------------------------------------
 
@@ -158,19 +158,6 @@ def test_the_random_api_falls_back_to_another_valid_text_of_the_same_label():
 DIM = 8
 
 
-class HashEmbedder:
-    def embed(self, texts, cache=None):
-        rows = []
-        for t in texts:
-            rng = np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:8], 16))
-            v = rng.normal(size=DIM)
-            rows.append(v / np.linalg.norm(v))
-        return np.array(rows).reshape(len(texts), DIM)
-
-    def __repr__(self):
-        return "HashEmbedder()"
-
-
 class TopicLM:
     """Valid texts naming the label in the prompt, varied by seed and position."""
 
@@ -201,7 +188,7 @@ def _labelled(**kw):
         random_api=LLMRandomAPI(lm, prompts, label_weights=[0.5, 0.5], kind="review"),
         variation_api=LLMVariationAPI(lm, mask_fraction=0.3, kind="review"),
     )
-    return TextPrivateEvolution(lm, HashEmbedder(), **{**base, **kw})
+    return TextPrivateEvolution(lm, HashEmbedder(DIM), **{**base, **kw})
 
 
 PRIVATE = [f"private review {i} of a snack, quite good" for i in range(40)]
@@ -232,7 +219,7 @@ def test_a_labelled_fit_without_a_public_label_list_is_refused():
     lm = TopicLM()
     model = TextPrivateEvolution(
         lm,
-        HashEmbedder(),
+        HashEmbedder(DIM),
         n_synthetic=4,
         iterations=1,
         epsilon=1.0,
