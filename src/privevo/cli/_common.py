@@ -28,6 +28,17 @@ def _command(sub, name: str, help: str, description: str, examples: str):
     )
 
 
+def _add_header_flags(p, header_help: str, no_header_help: str) -> None:
+    """``--header`` / ``--no-header`` (``args.header``: True, False, or None for the rule)."""
+    header = p.add_mutually_exclusive_group()
+    header.add_argument(
+        "--header", dest="header", action="store_const", const=True, default=None, help=header_help
+    )
+    header.add_argument(
+        "--no-header", dest="header", action="store_const", const=False, help=no_header_help
+    )
+
+
 def _add_run_options(p) -> None:
     """Options shared by the commands that read private data."""
     from .._validation import DELTA_MIN, EPSILON_MAX, EPSILON_MIN, MAX_ROUNDS
@@ -41,23 +52,11 @@ def _add_run_options(p) -> None:
     p.add_argument(
         "--columns", help="comma-separated column names (or 0-based indices) to use; default all"
     )
-    header = p.add_mutually_exclusive_group()
-    header.add_argument(
-        "--header",
-        dest="header",
-        action="store_const",
-        const=True,
-        default=None,
-        help="CSV/TSV: the first line holds column names",
-    )
-    header.add_argument(
-        "--no-header",
-        dest="header",
-        action="store_const",
-        const=False,
-        help="CSV/TSV: every line is data. Default: the first line is a header "
-        "only if none of its cells is a number or empty and the lines below are "
-        "numbers",
+    _add_header_flags(
+        p,
+        "CSV/TSV: the first line holds column names",
+        "CSV/TSV: every line is data. Default: the first line is a header only if none of its "
+        "cells is a number or empty and the lines below are numbers",
     )
     p.add_argument(
         "--epsilon",

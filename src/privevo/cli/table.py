@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from ._common import ADJACENCIES, _command  # one set of helpers for every command
+from ._common import ADJACENCIES, _add_header_flags, _command  # one set of helpers
 
 __all__ = ["add_tabular_commands", "read_table"]
 
@@ -79,23 +79,12 @@ def _synth_table_parser(sub) -> None:
 
 
 def _add_header_options(p) -> None:
-    header = p.add_mutually_exclusive_group()
-    header.add_argument(
-        "--header",
-        dest="header",
-        action="store_const",
-        const=True,
-        default=None,
-        help="line 1 holds the column names (public: they may be written out)",
-    )
-    header.add_argument(
-        "--no-header",
-        dest="header",
-        action="store_const",
-        const=False,
-        help="every line is data (columns are named 0, 1, ...). Default: with metadata, line 1 "
-        "is the header exactly when it holds the metadata's column names; without, line 1 is "
-        "the header but its names are not written out (it could be a data row)",
+    _add_header_flags(
+        p,
+        "line 1 holds the column names (public: they may be written out)",
+        "every line is data (columns are named 0, 1, ...). Default: with metadata, line 1 is the "
+        "header exactly when it holds the metadata's column names; without, line 1 is the header "
+        "but its names are not written out (it could be a data row)",
     )
 
 
