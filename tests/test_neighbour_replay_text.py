@@ -11,6 +11,7 @@ import shutil
 import pandas as pd
 import pytest
 
+import test_text_validity
 from neighbour import assert_neighbour_safe, estimator_artefacts, files_in
 from privevo.cli import main
 from privevo.cli import text as cli_text
@@ -52,3 +53,26 @@ def test_cli_synth_text(tmp_path, monkeypatch, neighbour):
         return {"exit": code, "files": files_in(tmp_path / "w")}
 
     assert_neighbour_safe(run, PRIVATE, TEXT_NEIGHBOURS[neighbour])
+
+
+LABELLED = (test_text_validity.PRIVATE, test_text_validity.PRIVATE_LABELS)
+LABELLED_NEIGHBOURS = {
+    "add a text of the rarer label": (
+        [*LABELLED[0], "a bland snack, 078-05-1120"],
+        [*LABELLED[1], "other"],
+    ),
+    "remove a text": (LABELLED[0][1:], LABELLED[1][1:]),
+}
+
+
+@pytest.mark.parametrize("neighbour", sorted(LABELLED_NEIGHBOURS))
+def test_labelled_text_pe(neighbour):
+    def run(data):
+        texts, labels = data
+        est = test_text_validity._labelled(epsilon=2.0).fit(texts, labels=labels)
+        return {
+            **estimator_artefacts(est, "synthetic_texts_"),
+            "labels": list(est.synthetic_labels_),
+        }
+
+    assert_neighbour_safe(run, LABELLED, LABELLED_NEIGHBOURS[neighbour])

@@ -161,6 +161,9 @@ DIM = 8
 class TopicLM:
     """Valid texts naming the label in the prompt, varied by seed and position."""
 
+    def __repr__(self):
+        return "TopicLM()"  # stateless: one repr for every instance (reports compare equal)
+
     def generate(self, prompts, *, temperature=1.0, max_new_tokens=64, seed=0):
         out = []
         for i, p in enumerate(prompts):
