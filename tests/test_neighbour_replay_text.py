@@ -37,21 +37,28 @@ def test_text_pe(neighbour, selector):
     assert_neighbour_safe(run, PRIVATE, TEXT_NEIGHBOURS[neighbour])
 
 
+def cli_run(tmp_path, argv, columns, output: str):
+    """run(data): write ``columns(data)`` as data.csv, call synth-text, collect every file."""
+
+    def run(data):
+        shutil.rmtree(tmp_path / "w", ignore_errors=True)
+        (tmp_path / "w").mkdir()
+        pd.DataFrame(columns(data)).to_csv(tmp_path / "w" / "data.csv", index=False)
+        code = main([a.replace("{w}", str(tmp_path / "w")) for a in argv])
+        (tmp_path / "w" / "data.csv").unlink()
+        assert code == 0 and (tmp_path / "w" / output).stat().st_size > 0  # a real run
+        return {"exit": code, "files": files_in(tmp_path / "w")}
+
+    return run
+
+
 @pytest.mark.parametrize("neighbour", sorted(TEXT_NEIGHBOURS))
 def test_cli_synth_text(tmp_path, monkeypatch, neighbour):
     monkeypatch.setattr(cli_text, "_models", lambda args: (WordLM(), HashEmbedder()))
     argv = ["synth-text", "{w}/data.csv", "--column", "review", "--m", "4", "--iterations", "2"]
     argv += ["--epsilon", "2", "--seed", "3", "--topics", "tea,bread", "-o", "{w}/out.jsonl"]
 
-    def run(texts):
-        shutil.rmtree(tmp_path / "w", ignore_errors=True)
-        (tmp_path / "w").mkdir()
-        pd.DataFrame({"review": texts}).to_csv(tmp_path / "w" / "data.csv", index=False)
-        code = main([a.replace("{w}", str(tmp_path / "w")) for a in argv])
-        (tmp_path / "w" / "data.csv").unlink()
-        assert code == 0 and (tmp_path / "w" / "out.jsonl").stat().st_size > 0  # a real run
-        return {"exit": code, "files": files_in(tmp_path / "w")}
-
+    run = cli_run(tmp_path, argv, lambda texts: {"review": texts}, "out.jsonl")
     assert_neighbour_safe(run, PRIVATE, TEXT_NEIGHBOURS[neighbour])
 
 
@@ -75,4 +82,17 @@ def test_labelled_text_pe(neighbour):
             "labels": list(est.synthetic_labels_),
         }
 
+    assert_neighbour_safe(run, LABELLED, LABELLED_NEIGHBOURS[neighbour])
+
+
+@pytest.mark.parametrize("neighbour", sorted(LABELLED_NEIGHBOURS))
+def test_cli_synth_text_with_labels(tmp_path, monkeypatch, neighbour):
+    monkeypatch.setattr(
+        cli_text, "_models", lambda args: (test_text_validity.TopicLM(), HashEmbedder())
+    )
+    argv = ["synth-text", "{w}/data.csv", "--column", "review", "--label-column", "y"]
+    argv += ["--labels", "great,other", "--m", "4", "--iterations", "2", "--epsilon", "2"]
+    argv += ["--seed", "3", "-o", "{w}/out.csv"]
+
+    run = cli_run(tmp_path, argv, lambda data: {"review": data[0], "y": data[1]}, "out.csv")
     assert_neighbour_safe(run, LABELLED, LABELLED_NEIGHBOURS[neighbour])
