@@ -1,6 +1,6 @@
 """DP k-means benchmark: PE-means (privevo.DPKMeans) vs baselines, the PE-means paper protocol.
 
-Protocol (DESIGN §6–7): each data set is centred and scaled into the unit ball
+Protocol (the PE-means paper's experiments): each data set is centred and scaled into the unit ball
 (the paper's preprocessing, applied identically for every method; radius 1 is
 then the public bound), ε ∈ {0.25, 0.5, 1, 2, 4}, δ = n^−1.1, normalised loss
 = Σ min‖x − c‖² / n averaged over seeds, and the trapezoid area under the
@@ -41,7 +41,7 @@ from privevo.kmeans import paper_iterations
 from privevo.metrics import area_under_curve, kmeans_loss
 
 EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0)
-# PE-means paper, area under normalised loss (DESIGN §7 and the issue).
+# PE-means paper, area under normalised loss (the paper's tables, the targets privevo is measured against).
 PAPER = {
     "iris": {
         "non-private": 0.1361,

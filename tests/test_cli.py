@@ -278,7 +278,7 @@ BAD_INPUTS = [
         "delta must be in (0, 1)",
     ),
     ("demo: --out is a file", ["demo", "--out", "{d}/afile"], "exists and is not a folder"),
-    # issue 19, item 1: no output may destroy the input or another output
+    # no output may destroy the input or another output
     ("-o is the input", swap(SYNTH, output="{d}/mix.csv"), "-o {d}/mix.csv is the input data file"),
     ("-o is a link to the input", swap(KMEANS, output="{d}/link.csv"), "is the input data file"),
     (
@@ -311,14 +311,14 @@ BAD_INPUTS = [
         swap(SYNTH, output="{o}/r.csv", plot=[], checkpoint="{o}/r.png"),
         "the --plot image and --checkpoint are the same file",
     ),
-    # item 2: no hang
+    # no hang
     (
         "iterations above the cap",
         swap(SYNTH, iterations="100000"),
         "--iterations must be at most 10000 (PE rounds), got 100000",
     ),
     ("iterations 1e8", swap(KMEANS, iterations="1e8"), "argument --iterations: invalid int value"),
-    # item 3: one range for epsilon and delta, one message
+    # one range for epsilon and delta, one message
     ("delta 5e-324", swap(KMEANS, delta="5e-324"), "delta must be at least 1e-300"),
     (
         "synth: epsilon 1e-12",
@@ -336,13 +336,13 @@ BAD_INPUTS = [
         ["account", "--epsilon", "1", "--delta", "5e-324", "--steps", "3"],
         "delta must be at least 1e-300",
     ),
-    # item 4: a folder of mixed parts
+    # a folder of mixed parts
     (
         "mixed folder",
         swap(SYNTH, data="{d}/mixed"),
         "b.parquet is a Parquet part in a folder of .npy parts",
     ),
-    # item 7: header, one row
+    # header, one row
     (
         "text first line, text below",
         swap(SYNTH, data="{d}/text.csv"),
@@ -354,7 +354,7 @@ BAD_INPUTS = [
         "the default delta n^-1.1 needs at least 2 rows; pass --delta",
     ),
     ("--header on .npy", swap(SYNTH, data="{d}/mix.npy", header=[]), "apply to CSV/TSV files only"),
-    # issue 14, item 8: a private first row is data, and no message quotes a cell
+    # a private first row is data, and no message quotes a cell
     (
         "first row with an empty cell",
         swap(SYNTH, data="{d}/firstgap.csv"),
@@ -365,7 +365,7 @@ BAD_INPUTS = [
         swap(SYNTH, data="{d}/secret.csv", header=[]),
         "column 'y' is not numeric (line 3 holds a non-number)",
     ),
-    # item 10: messages
+    # messages
     ("center nan", swap(SYNTH, center="nan"), "--center must be finite numbers, got nan"),
     (
         "center with bounds",

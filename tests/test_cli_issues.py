@@ -79,7 +79,7 @@ def kmeans(d, *extra):
     return ["kmeans", d / "mix.csv", "--k", "2", "--epsilon", "1", "--radius", "2", *extra]
 
 
-# -- item 3 (and issue 14, item 11): right sigma for a tiny delta; epsilon never above target --
+# -- right sigma for a tiny delta; epsilon never above target --
 
 
 def test_account_tiny_delta_gives_the_gdp_sigma(capsys):
@@ -110,7 +110,7 @@ def test_reported_epsilon_never_exceeds_the_target(data, capsys, epsilon):
         assert float(epsilon) * (1 - 1e-6) <= reported <= float(epsilon)
 
 
-# -- item 5: huge finite values ---------------------------------------------------------------
+# -- huge finite values ---------------------------------------------------------------
 
 
 def test_huge_finite_values_are_clipped_not_zeroed(data, capsys):
@@ -199,7 +199,7 @@ def test_huge_finite_values_in_a_streamed_folder(tmp_path, capsys):
     assert np.abs(points[:, 0]).max() > 5  # the modes at ±1e300·(1, 0) clip to ±10, not to 0
 
 
-# -- item 6: GAPE may deliver fewer than m points: say so, or --fill ---------------------------
+# -- GAPE may deliver fewer than m points: say so, or --fill ---------------------------
 
 
 def test_gape_fewer_points_said_on_stderr_and_in_json(data, tmp_path, capsys):
@@ -232,7 +232,7 @@ def test_gape_fewer_points_said_on_stderr_and_in_json(data, tmp_path, capsys):
     assert len(np.loadtxt(tmp_path / "s.csv", delimiter=",", skiprows=1)) == 200
 
 
-# -- item 7: header rule and the one-row file ---------------------------------------------------
+# -- header rule and the one-row file ---------------------------------------------------
 
 
 def test_numeric_header_is_data_unless_header_is_given(data, tmp_path, capsys):
@@ -286,7 +286,7 @@ def test_one_row_with_delta_runs(data, tmp_path, capsys):
     assert code == 0, err
 
 
-# -- item 8: SIGTERM is handled like Ctrl-C: clean stop, resumable ----------------------------
+# -- SIGTERM is handled like Ctrl-C: clean stop, resumable ----------------------------
 
 
 def test_sigterm_stops_cleanly_and_the_rerun_resumes(data, tmp_path, capsys):
@@ -314,7 +314,7 @@ def test_sigterm_stops_cleanly_and_the_rerun_resumes(data, tmp_path, capsys):
     assert (out / "s.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
 
 
-# -- issue 14, item 1: the seed's value is written nowhere ----------------------------------
+# -- the seed's value is written nowhere ----------------------------------
 
 
 def test_the_seed_value_is_in_no_output(data, tmp_path, capsys, monkeypatch):
@@ -375,7 +375,7 @@ def test_summaries_never_carry_the_exact_n_under_add_remove(data, capsys):
         assert code == 0 and "delta=1e-06 " in err and f"{400**-1.1:.3g}" not in err
 
 
-# -- issue 14, item 10: --noise reaches the estimators --------------------------------------
+# -- --noise reaches the estimators --------------------------------------
 
 
 def test_synth_noise_option(data, capsys):
@@ -396,7 +396,7 @@ def test_kmeans_noise_option(data, capsys):
     assert "discrete_gaussian" in json.dumps(report["releases"])
 
 
-# -- item 10: audit shows no progress bars when stderr is not a terminal --------------------
+# -- audit shows no progress bars when stderr is not a terminal --------------------
 
 
 def test_audit_no_progress_bars_off_a_terminal(capsys):
@@ -421,7 +421,7 @@ def test_audit_no_progress_bars_off_a_terminal(capsys):
     assert code == 0 and err == "" and "claimed ε" in out
 
 
-# -- item 10: a broken part of a folder is named; NaN in a folder names the folder -------------
+# -- a broken part of a folder is named; NaN in a folder names the folder -------------
 
 
 @pytest.mark.parametrize(
@@ -535,7 +535,7 @@ def test_the_ends_of_the_epsilon_range_run(data, capsys, epsilon):
 
 
 def test_a_long_run_off_a_terminal_is_never_silent(data, capsys, monkeypatch):
-    # item 2: no progress bar off a terminal, but a line every _HEARTBEAT_SECONDS
+    # no progress bar off a terminal, but a line every _HEARTBEAT_SECONDS
     import privevo.cli._common
     import privevo.cli.synth
 

@@ -335,7 +335,7 @@ EPSILON_GRID = (0.05, 0.25, 0.5, 1.0, 1.3, 1.5, 2.0, 2.5, 3.0, 4.0, 8.0, 16.0, 1
 
 @pytest.mark.parametrize("d", [2, 4, 16, 32, 64])
 def test_default_plan_spends_larger_epsilon_on_less_noise(d):
-    # issue 18: the default rounds never make a larger ε noisier per round, and T stays within 2x of
+    # the default rounds never make a larger ε noisier per round, and T stays within 2x of
     # its ε <= 1 value (the paper's rule fails this: T = 64 at ε = 4, d = 16, four times ε = 1's).
     # Above ε = 2 the plan is the same at every ε: every release's σ then falls like 1/μ(ε).
     plans = [DPKMeans(4, epsilon=e, delta=1e-6)._resolve(20000, d) for e in EPSILON_GRID]

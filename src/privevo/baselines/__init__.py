@@ -1,4 +1,4 @@
-"""DP k-means baselines, run side by side with PE-means (DESIGN §5).
+"""DP k-means baselines, run side by side with PE-means (the PE-means paper's baselines; benchmarks/README.md).
 
 Every baseline has the ``DPKMeans`` interface (``fit`` → ``cluster_centers_``,
 ``predict``, ``score``). They are reference implementations of *other*

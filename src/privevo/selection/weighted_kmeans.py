@@ -1,4 +1,4 @@
-"""PE-means selection: thresholded noisy counts + weighted k-means (DESIGN §2, §4).
+"""PE-means selection: thresholded noisy counts + weighted k-means (the PE-means paper, Algorithm 1).
 
 All of it is post-processing of one noisy vote histogram over public
 candidates; no private data is read here.
@@ -12,7 +12,7 @@ candidates; no private data is read here.
    paper's Algorithm 1 divides by N (the data size) instead of |h| (the
    number of candidates); that halves L far more often, and in a 3-seed check
    (letter, blobs k=16 d=16, ε ∈ {0.25, 1}) it raised the loss by 15–270%, so
-   we follow DESIGN §4 (|h|).
+   privevo divides by |h|.
 3. **Weighted k-means** over the candidates with weights h: k-means++
    seeding (D²·w sampling), then Lloyd iterations; the k centroids become
    the next parents.

@@ -4,7 +4,7 @@
 index in its declared list (booleans: False → 0, True → 1; missing → the
 extra code ``len(categories)``), or a numeric value (missing → NaN).
 
-*Embedding* (the space the private rows vote in; DESIGN §9). Every column
+*Embedding* (the space the private rows vote in; docs/tabular.md). Every column
 contributes at most 1 to the squared distance between two rows, so each
 column counts equally:
 
