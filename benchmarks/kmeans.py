@@ -41,7 +41,7 @@ from privevo.kmeans import paper_iterations
 from privevo.metrics import area_under_curve, kmeans_loss
 
 EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0)
-# PE-means paper, area under normalised loss (the paper's tables, the targets privevo is measured against).
+# The PE-means paper's areas under normalised loss: the targets privevo is measured against.
 PAPER = {
     "iris": {
         "non-private": 0.1361,

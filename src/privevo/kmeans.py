@@ -1,4 +1,4 @@
-"""DP k-means by Private Evolution: PE-means and HDPE-means (the PE-means paper; docs/architecture.md).
+"""DP k-means by Private Evolution: PE-means and HDPE-means (the PE-means paper).
 
 PE-means is the engine loop :class:`privevo.PrivateEvolution` with these
 plug-ins: a sphere-packed initial population of k·(L+1) centres

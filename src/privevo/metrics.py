@@ -1,4 +1,4 @@
-"""Quality metrics for DP clustering and synthetic data (the PE-means and GAPE papers' metrics; docs/tabular.md for the tabular ones).
+"""Quality metrics for DP clustering and synthetic data (the papers' metrics; docs/tabular.md).
 
 These are evaluation tools for the data owner: they compare private and
 synthetic sets and their outputs are *not* differentially private. None of

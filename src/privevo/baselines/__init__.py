@@ -1,4 +1,4 @@
-"""DP k-means baselines, run side by side with PE-means (the PE-means paper's baselines; benchmarks/README.md).
+"""DP k-means baselines, run side by side with PE-means (the PE-means paper's baselines).
 
 Every baseline has the ``DPKMeans`` interface (``fit`` → ``cluster_centers_``,
 ``predict``, ``score``). They are reference implementations of *other*

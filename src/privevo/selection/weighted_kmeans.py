@@ -1,4 +1,4 @@
-"""PE-means selection: thresholded noisy counts + weighted k-means (the PE-means paper, Algorithm 1).
+"""PE-means selection: thresholded noisy counts + weighted k-means (PE-means paper, Algorithm 1).
 
 All of it is post-processing of one noisy vote histogram over public
 candidates; no private data is read here.
