@@ -10,8 +10,6 @@ import numbers
 
 import numpy as np
 
-from .adjacency import vote_sensitivity as check_adjacency  # noqa: F401  (old name)
-
 #: The ε range the accountant is tested over (against an independent high-precision
 #: computation): every entry point refuses an ε outside it.
 EPSILON_MIN, EPSILON_MAX = 1e-6, 1e6

@@ -59,10 +59,10 @@ from ._validation import (
     EPSILON_MAX,
     EPSILON_MIN,
     MAX_ROUNDS,
-    check_adjacency,
     check_points,
     check_random_state,
 )
+from .adjacency import vote_sensitivity
 from .evaluation import EVALUATION_NOTE, labels_and_inertia, nearest_distances
 from .evolution import PrivateEvolution
 from .private import (
@@ -577,7 +577,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         """
         budget = accounting.quadratic_budget(cfg.epsilon, cfg.delta, self.noise)
         pe_share = 1 - cfg.share - cfg.projection_share - cfg.count_share
-        sensitivity = check_adjacency(self.adjacency)
+        sensitivity = vote_sensitivity(self.adjacency)
         steps = _Steps(log, rng)
         n_hat, releases = self._noisy_n(Z, cfg, budget, steps)
         if n_hat is not None:  # a defaulted δ must stay below ñ^-1.1 (post-processing of ñ)
@@ -842,7 +842,7 @@ def recover_noise(
     or √2; with discrete noise the sums are lattice-rounded (k·d values) and
     their sensitivity grows by γ√(kd) (:func:`privevo.private.lattice_sensitivity`).
     """
-    count_sensitivity = check_adjacency(adjacency)
+    count_sensitivity = vote_sensitivity(adjacency)
     sum_sensitivity = cluster_sums_sensitivity(1.0, adjacency, noise, n_clusters * dim)
     root = math.sqrt(dim)
     budget = mu * mu

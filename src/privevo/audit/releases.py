@@ -9,9 +9,7 @@ from typing import Callable
 import numpy as np
 
 from .. import accounting
-from .._validation import (
-    check_adjacency,
-)
+from ..adjacency import vote_sensitivity
 from .scenarios import (
     CanaryScenario,
     _canary_vector,
@@ -48,7 +46,7 @@ def audit_release(
     epsilon, delta, n_releases, rng = _single_release_arguments(
         epsilon, delta, n_releases, random_state
     )
-    sensitivity = check_adjacency(adjacency)
+    sensitivity = vote_sensitivity(adjacency)
     sc = scenario or canary_scenario(adjacency)
     histogram = histogram or nn_histogram
     add_noise = add_noise or (lambda counts, sigma, rng: release_noise(counts, sigma, rng, noise))
@@ -179,7 +177,7 @@ def audit_second_moment(
     )
     release = release or (lambda *args, **kw: noisy_second_moment(*args, **kw).value)
     sc = canary_scenario(adjacency, canary=canary)
-    sensitivity = check_adjacency(adjacency)
+    sensitivity = vote_sensitivity(adjacency)
     sigma = accounting.share_sigma(accounting.quadratic_budget(epsilon, delta), 1.0, sensitivity)
     upper = np.triu_indices(sc.D.shape[1])
     on_diagonal = upper[0] == upper[1]

@@ -9,12 +9,12 @@ from typing import Callable
 import numpy as np
 
 from .._validation import (
-    check_adjacency,
     check_delta,
     check_epsilon,
     check_positive_int,
     check_random_state,
 )
+from ..adjacency import vote_sensitivity
 from .scenarios import CanaryScenario, _canary_vector, _reference_counts, canary_scenario
 from .statistics import AuditResult, threshold_audit
 
@@ -83,7 +83,7 @@ def audit_runs(
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     n_runs = check_positive_int(n_runs, "n_runs", minimum=4)
     iterations = check_positive_int(iterations, "iterations")
-    check_adjacency(adjacency)
+    vote_sensitivity(adjacency)
     seeds = np.random.SeedSequence(check_random_state(random_state).integers(2**63)).spawn(
         2 * n_runs
     )

@@ -9,12 +9,12 @@ import numpy as np
 
 from .. import accounting
 from .._validation import (
-    check_adjacency,
     check_delta,
     check_epsilon,
     check_positive_int,
     check_random_state,
 )
+from ..adjacency import vote_sensitivity
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ def canary_scenario(
     a public grid; the default canary stands on candidate 0 so it votes for it.
     Under ``"replace"`` D′ replaces D's first row (which votes for candidate 1).
     """
-    check_adjacency(adjacency)
+    vote_sensitivity(adjacency)
     rng = np.random.default_rng(seed)
     D = np.vstack(
         [rng.normal([-0.5, 0.0], 0.1, (n - n // 4, 2)), rng.normal([0.4, -0.4], 0.1, (n // 4, 2))]

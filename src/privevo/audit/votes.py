@@ -8,9 +8,9 @@ import numpy as np
 
 from .. import accounting
 from .._validation import (
-    check_adjacency,
     check_positive_int,
 )
+from ..adjacency import vote_sensitivity
 from .scenarios import _claimed_epsilon, _single_release_arguments, canary_scenario
 from .statistics import AuditResult, threshold_audit
 
@@ -46,7 +46,7 @@ def audit_user_votes(
         epsilon, delta, n_releases, random_state
     )
     rows_per_user = check_positive_int(rows_per_user, "rows_per_user")
-    sensitivity = check_adjacency(adjacency)
+    sensitivity = vote_sensitivity(adjacency)
     base = canary_scenario("add_remove")
     D, cands = base.D, base.candidates
     offsets = 0.02 * np.arange(rows_per_user)[:, None] * np.array([[-1.0, 0.5]])
@@ -121,7 +121,7 @@ def audit_label_votes(
     epsilon, delta, n_releases, rng = _single_release_arguments(
         epsilon, delta, n_releases, random_state
     )
-    sensitivity = check_adjacency(adjacency)
+    sensitivity = vote_sensitivity(adjacency)
     sc = canary_scenario(adjacency)
     cands = sc.candidates
     names = ["a", "b"]

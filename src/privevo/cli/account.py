@@ -81,9 +81,9 @@ def _epsilon_of_sigma(to_epsilon, args, sensitivity: float) -> float:
 
 def _account(args) -> int:
     from .. import accounting
-    from .._validation import check_adjacency
+    from ..adjacency import vote_sensitivity
 
-    sensitivity = check_adjacency(args.adjacency)
+    sensitivity = vote_sensitivity(args.adjacency)
     if (args.epsilon is None) == (args.sigma is None):
         raise ValueError("give exactly one of --epsilon or --sigma")
     discrete = accounting.is_discrete_gaussian(args.noise)

@@ -28,12 +28,12 @@ import numpy as np
 
 from .. import accounting
 from .._validation import (
-    check_adjacency,
     check_delta,
     check_epsilon,
     check_positive_int,
     check_random_state,
 )
+from ..adjacency import vote_sensitivity
 from ..evolution import PrivateEvolution
 from ..exceptions import PrivacyLeakWarning
 from ..private import Release
@@ -241,7 +241,7 @@ class TabularPE:
             check_positive_int(self.n_synthetic, "n_synthetic")
         check_positive_int(self.pool, "pool", minimum=0)
         check_positive_int(self.variations, "variations")
-        check_adjacency(self.adjacency)
+        vote_sensitivity(self.adjacency)
         _check_mutation(self.mutation)
         if self.marginal_share != "auto" and not (
             isinstance(self.marginal_share, (int, float)) and 0 <= self.marginal_share < 1
@@ -316,7 +316,7 @@ class TabularPE:
         if not n or self.epsilon == math.inf:
             return 0.5
         mu2 = self.shares_["rest"] * accounting.mu_of_epsilon(self.epsilon, delta) ** 2
-        share = 2 * self.bins * n_columns * check_adjacency(self.adjacency) ** 2 / (mu2 * n)
+        share = 2 * self.bins * n_columns * vote_sensitivity(self.adjacency) ** 2 / (mu2 * n)
         return float(np.clip(share, MIN_MARGINAL_SHARE, MAX_MARGINAL_SHARE))
 
     def _rounds(self, metadata: TableMetadata, delta: float) -> int:
@@ -342,7 +342,7 @@ class TabularPE:
         """Noisy 1-way marginals with ``marginal_share`` of μ² (None if not measured)."""
         if not self._measures_marginals:
             return None
-        n_columns, sensitivity = len(embedding.metadata.columns), check_adjacency(self.adjacency)
+        n_columns, sensitivity = len(embedding.metadata.columns), vote_sensitivity(self.adjacency)
         sigma = self._marginal_sigma(delta, n_columns)
         noisy = noisy_marginals(X, embedding, self.bins, sigma, rng)
         release = Release("column_marginals", sigma, sensitivity, count=n_columns)
@@ -351,7 +351,7 @@ class TabularPE:
     def _marginal_sigma(self, delta: float, n_columns: int) -> float:
         """σ of the C marginal releases: √C·Δ/μ_m with μ_m² = share·μ(ε, δ)² (rounded up)."""
         budget = accounting.quadratic_budget(self.epsilon, delta)
-        sensitivity = check_adjacency(self.adjacency)
+        sensitivity = vote_sensitivity(self.adjacency)
         share = self.shares_["rest"] * self.marginal_share_
         return accounting.share_sigma(budget, share, sensitivity, n_columns)
 
@@ -359,7 +359,7 @@ class TabularPE:
         """σ of ``count`` releases taking ``share`` of μ²; ``score``: the pair scores, whose
         sensitivity is 1 (add/remove) or 2 (replace) instead of 1 or √2."""
         budget = accounting.quadratic_budget(self.epsilon, delta)
-        sensitivity = check_adjacency(self.adjacency)
+        sensitivity = vote_sensitivity(self.adjacency)
         if score:
             sensitivity = sensitivity**2
         return accounting.share_sigma(budget, share, sensitivity, count)
@@ -452,7 +452,7 @@ class TabularPE:
         if not self._measures_marginals:
             return None
         budget = accounting.quadratic_budget(self.epsilon, delta)
-        sensitivity = check_adjacency(self.adjacency)
+        sensitivity = vote_sensitivity(self.adjacency)
         share = self.shares_["rest"] * (1.0 - self.marginal_share_)
         return accounting.share_sigma(budget, share, sensitivity, self.iterations_)
 
