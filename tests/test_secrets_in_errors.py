@@ -16,6 +16,7 @@ import pytest
 from privevo import DPKMeans, PrivateEvolution, TabularPE, accounting
 from privevo.selection import Rank
 from privevo.tabular import metadata_from_description
+from privevo.text import TextPrivateEvolution
 from privevo.variation import GaussianVariation, UniformBall
 
 SEED = 987_654_321
@@ -60,6 +61,20 @@ def tabular() -> TabularPE:
     return TabularPE(1.0, 1e-5, meta, n_synthetic=5, iterations=1, random_state=SEED)
 
 
+class ConstantEmbedder:
+    """Every text at one point: the refusal comes before any text is embedded."""
+
+    def embed(self, texts, cache=True):
+        return np.full((len(texts), 4), 0.5)
+
+
+def text_pe() -> TextPrivateEvolution:
+    return TextPrivateEvolution(
+        None, ConstantEmbedder(), n_synthetic=4, iterations=1, epsilon=1.0, delta=1e-5,
+        random_state=SEED, random_api=["tea is good"] * 8,
+    )  # fmt: skip
+
+
 def kmeans(k: int = 3) -> DPKMeans:
     return DPKMeans(k, epsilon=1, radius=2, random_state=SEED)
 
@@ -78,6 +93,9 @@ CASES = {
     "PE, defaulted delta too large": lambda: pe(delta=accounting.DefaultDelta(0.5)).fit(points()),
     "TabularPE, string in a numeric column": lambda: tabular().fit(
         pd.DataFrame({"a": ["078-05-1120", "3.14159"], "b": ["x", "y"]})
+    ),
+    "TextPE, a number among the texts": lambda: text_pe().fit(
+        ["a good meal", 3.14159, "078-05-1120"]
     ),
     "TabularPE, missing column": lambda: tabular().fit(pd.DataFrame({"a": [7.654321, 3.14159]})),
 }

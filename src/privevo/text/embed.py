@@ -95,7 +95,7 @@ class SentenceEmbedder:
         ``cache=False`` is the private path: no cache, each text encoded alone
         (:meth:`embed_private`).
         """
-        texts = _check_texts(texts)
+        texts = check_texts(texts)
         if not (self.cache if cache is None else cache):
             return self.embed_private(texts)
         missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
@@ -115,7 +115,7 @@ class SentenceEmbedder:
         Each row is then a function of its own text only, bit for bit, whatever
         the other texts are (the premise of the vote histogram's sensitivity).
         """
-        texts = _check_texts(texts)
+        texts = check_texts(texts)
         if not texts:
             return np.empty((0, self.dim))
         rows = (self._encode([t], batch_size=1)[0] for t in texts)
@@ -153,7 +153,7 @@ def _countless_progress(items, enabled: bool, desc: str):
     return tqdm(items, desc=desc, leave=False, bar_format="{desc}: {elapsed}, {rate_fmt}")
 
 
-def _check_texts(texts) -> list[str]:
+def check_texts(texts) -> list[str]:
     if isinstance(texts, str):
         raise ValueError(
             "texts must be a sequence of strings, got a single string; wrap it in a list"

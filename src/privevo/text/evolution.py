@@ -30,6 +30,7 @@ from ..evolution import PrivateEvolution
 from ..report import with_seed_warning
 from ..selection import GAPE, Rank, Selection, SelectionContext, Subsample
 from .apis import LABEL_PROMPT, LLMRandomAPI, LLMVariationAPI
+from .embed import check_texts
 from .labels import check_label_names, label_block, with_labels
 
 __all__ = ["TextPopulation", "TextPrivateEvolution", "Thresholded", "make_selector", "SELECTORS"]
@@ -366,6 +367,7 @@ def _own_name():
 
 def embed_private(embedder, texts) -> np.ndarray:
     """Private texts → embeddings, each text encoded alone and never cached."""
+    texts = check_texts(texts)  # any embedder: a non-string item is refused before it is read
     if hasattr(embedder, "embed_private"):
         return embedder.embed_private(texts)
     return embedder.embed(texts, cache=False)
