@@ -91,6 +91,7 @@ def test_numeric_errors_and_auc():
     assert set(err) == {"x", "z"} and err["x"]["w1_sd"] == pytest.approx(
         3 / np.std(real["x"]), rel=0.15
     )
+    assert err["x"]["median_sd"] == pytest.approx(3 / np.std(real["x"]), rel=0.15)
     assert err["x"]["median"] > 0.5 and metrics.numeric_errors(real, real, meta)["x"]["mean"] == 0
     scores = metrics.downstream_accuracy(_table(3000, 2), real, _table(2000, 3), "label", meta)
     assert 0.8 < scores["real_auc"] <= 1 and 0.8 < scores["synthetic_auc"] <= 1

@@ -258,7 +258,9 @@ def quantile_tvd(real, synthetic, metadata, way: int = 2, q: int = 10) -> float:
 def numeric_errors(real, synthetic, metadata) -> dict:
     """Per numeric column: ``w1_sd`` (1-D Wasserstein-1 / the real sd), ``median`` and
     ``mean`` (relative errors (synthetic − real)/|real|, signed; divided by the real sd
-    where the real statistic is 0), over present values.
+    where the real statistic is 0) and ``median_sd`` ((synthetic − real median)/the real
+    sd: the median's error where a median near 0 makes the relative one ill-conditioned),
+    over present values.
     Not DP (an evaluation tool)."""
     from scipy.stats import wasserstein_distance
 
@@ -276,6 +278,7 @@ def numeric_errors(real, synthetic, metadata) -> dict:
         out[spec.name] = {
             "w1_sd": float(wasserstein_distance(x, y)) / sd,
             "median": _relative(np.median(y), np.median(x), sd),
+            "median_sd": float(np.median(y) - np.median(x)) / sd,
             "mean": _relative(np.mean(y), np.mean(x), sd),
         }
     return out
