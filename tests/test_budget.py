@@ -257,3 +257,11 @@ class _NoTouch:
 
     def __len__(self):
         raise AssertionError("the data was read before the budget check")
+
+
+def test_the_budget_is_checked_against_its_declared_constraints():
+    for epsilon, delta in ((0.0, DELTA), (2e6, DELTA), (float("nan"), DELTA), (1.0, 1.0)):
+        with pytest.raises(ValueError, match="parameter of BudgetAccountant must be a float"):
+            BudgetAccountant(epsilon, delta)
+    acc = BudgetAccountant(np.float32(1.0), 1e-6)
+    assert type(acc.epsilon) is float and acc.epsilon == 1.0

@@ -467,7 +467,7 @@ def test_synth_writes_points_report_and_plot(files, tmp_path, capsys):
     np.testing.assert_array_equal(np.load(tmp_path / "again.npy"), points)
 
 
-@pytest.mark.parametrize("selector", ["gape", "subsample", "weighted_kmeans"])
+@pytest.mark.parametrize("selector", ["gape", "gape_agg", "subsample", "weighted_kmeans"])
 def test_synth_selectors_and_json(files, capsys, selector):
     argv = [a.format(d=files) for a in swap(SYNTH, selector=selector)] + ["--json"]
     code, out, err = run(argv, capsys)

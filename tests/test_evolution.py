@@ -168,3 +168,21 @@ def test_a_defaulted_delta_too_large_for_the_data_is_refused_from_the_first_rele
     assert budget.spent()[0] > 0  # the release behind the refusal is paid for
     assert pe(delta=1e-3, iterations=3).fit(X).synthetic_.shape == (3, 2)  # a chosen δ stands
     assert pe(delta=accounting.DefaultDelta(1e-4), iterations=3).fit(X).synthetic_.shape == (3, 2)
+
+
+def test_the_plug_in_contracts_are_protocols_checked_at_run_time():
+    from privevo.protocols import RandomAPI, SelectionVariationAPI, VariationAPI
+    from privevo.selection import Selector
+
+    assert isinstance(UniformBall(1.0), RandomAPI)
+    assert isinstance(GaussianVariation(0.1, 2), VariationAPI)
+    assert not isinstance(GaussianVariation(0.1, 2), SelectionVariationAPI)
+    assert isinstance(Rank(), Selector) and not isinstance(UniformBall(1.0), Selector)
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    for bad in ("random_api", "variation_api", "selector"):
+        params = dict(random_api=UniformBall(3.0), variation_api=GaussianVariation(0.2, 2))
+        params["selector"] = Rank()
+        params[bad] = object()
+        pe = PrivateEvolution(**params, n_synthetic=3, iterations=1, epsilon=1.0, delta=1e-5)
+        with pytest.raises(ValueError, match=f"The '{bad}' parameter of PrivateEvolution"):
+            pe.fit(X)

@@ -50,6 +50,7 @@ SELECTORS = {
     "subsample": lambda: Subsample(),
     "weighted_kmeans": lambda: WeightedKMeans(n_init=1, max_iter=10),
     "gape": lambda: GAPE(R=0.5),
+    "gape_agg": lambda: GAPE(R=0.5, aggregate="neighbourhood"),
 }
 
 
@@ -233,6 +234,19 @@ def test_tabular_pe(neighbour):
         }
 
     assert_neighbour_safe(run, table(), TABLE_NEIGHBOURS[neighbour])
+
+
+def test_tabular_pe_default_delta_refusal():
+    """The fixed default δ is refused from the marginals' noisy count, never from n."""
+    meta = metadata_from_description("a: categorical x, y\nb: integer 0..9\n")
+    big = pd.DataFrame({"a": np.tile(["x", "y"], 150_000), "b": np.arange(300_000) % 10})
+
+    def run(df):
+        with pytest.raises(ValueError, match="default delta") as err:
+            TabularPE(1.0, None, meta, random_state=0).fit(df)
+        return str(err.value)
+
+    assert_neighbour_safe(run, big, big.iloc[1:])
 
 
 # -- the CLI, in process -------------------------------------------------------------

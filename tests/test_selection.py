@@ -52,3 +52,39 @@ def test_subsample_is_seeded():
     a = Subsample().select(CANDS, counts, ctx(10, seed=3)).indices
     b = Subsample().select(CANDS, counts, ctx(10, seed=3)).indices
     np.testing.assert_array_equal(a, b)
+
+
+def test_the_selector_registry_builds_every_name_and_passes_objects_through():
+    from privevo.selection import (
+        GAPE,
+        SELECTOR_NAMES,
+        WeightedKMeans,
+        make_selector,
+        selector_names,
+    )
+
+    built = {name: make_selector(name, R=0.5) for name in SELECTOR_NAMES}
+    assert all(isinstance(s, Selector) for s in built.values())
+    assert isinstance(built["rank"], Rank) and isinstance(built["subsample"], Subsample)
+    assert isinstance(built["weighted_kmeans"], WeightedKMeans)
+    assert built["gape"].R == 0.5 and built["gape"].aggregate is None
+    assert built["gape_agg"].aggregate == "neighbourhood"
+    gape = make_selector("gape", R=2.0, fill=True, refill=True)
+    assert isinstance(gape, GAPE) and gape.fill and gape.refill
+    mine = Rank()
+    assert make_selector(mine) is mine
+    assert "weighted_kmeans" not in selector_names(keeps_candidates=True)
+    assert set(selector_names(keeps_candidates=True)) | {"weighted_kmeans"} == set(SELECTOR_NAMES)
+
+
+def test_an_unknown_selector_is_refused_with_the_names():
+    import pytest
+
+    from privevo.selection import make_selector
+
+    with pytest.raises(ValueError, match="selector must be one of rank, subsample, gape"):
+        make_selector("best")
+    with pytest.raises(ValueError, match="got a int"):
+        make_selector(3)
+    with pytest.raises(ValueError, match="need R"):
+        make_selector("gape")

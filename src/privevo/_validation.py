@@ -7,6 +7,7 @@ says what to fix.
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -118,3 +119,133 @@ def check_real(value, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a real number, got {value!r}")
     return float(value)
+
+
+# -- declared constraints (``_parameter_constraints``) -------------------------------------
+#
+# An estimator declares ``{parameter: [constraint, ...]}``; a value is accepted when any one
+# constraint holds. A constraint is a type (``isinstance``, runtime-checkable Protocols
+# included), ``None``, ``"boolean"``, ``"array-like"`` or one of the classes below. The
+# message follows scikit-learn's wording so that both kinds of estimator read alike.
+
+
+class InvalidParameterError(ValueError, TypeError):
+    """A constructor parameter is outside its declared constraints (one line, what to fix)."""
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Numbers of ``kind`` (``numbers.Integral`` or ``numbers.Real``; never bool) in a range.
+
+    ``closed``: ``"both"``, ``"left"``, ``"right"`` or ``"neither"``; a bound of None is
+    infinite.
+    """
+
+    kind: type
+    low: float | None
+    high: float | None
+    closed: str = "both"
+
+    def accepts(self, value) -> bool:
+        if isinstance(value, bool) or not isinstance(value, self.kind):
+            return False
+        low_ok = self.low is None or (
+            value >= self.low if self.closed in ("both", "left") else value > self.low
+        )
+        high_ok = self.high is None or (
+            value <= self.high if self.closed in ("both", "right") else value < self.high
+        )
+        return bool(low_ok and high_ok)
+
+    def __str__(self) -> str:
+        integral = self.kind is numbers.Integral
+        shown = (lambda b: b) if integral else float
+        low = "-inf" if self.low is None else shown(self.low)
+        high = "inf" if self.high is None else shown(self.high)
+        left = "[" if self.closed in ("both", "left") and self.low is not None else "("
+        right = "]" if self.closed in ("both", "right") and self.high is not None else ")"
+        return f"{'an int' if integral else 'a float'} in the range {left}{low}, {high}{right}"
+
+
+@dataclass(frozen=True)
+class Options:
+    """Values of ``kind`` among ``values``."""
+
+    kind: type
+    values: frozenset
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, self.kind) and not isinstance(value, bool) and value in self.values
+
+    def __str__(self) -> str:
+        listed = ", ".join(repr(v) for v in sorted(self.values, key=str))
+        return f"a {'str' if self.kind is str else 'float'} among {{{listed}}}"
+
+
+def StrOptions(values) -> Options:
+    """Strings among ``values``."""
+    return Options(str, frozenset(values))
+
+
+@dataclass(frozen=True)
+class HasMethods:
+    """Objects that implement every one of ``methods`` (a duck-typed plug-in)."""
+
+    methods: tuple[str, ...]
+
+    def accepts(self, value) -> bool:
+        return all(callable(getattr(value, m, None)) for m in self.methods)
+
+    def __str__(self) -> str:
+        return "an object implementing " + ", ".join(repr(m) for m in self.methods)
+
+
+def validate_params(constraints: dict, params: dict, caller: str) -> None:
+    """Raise :class:`InvalidParameterError` for the first parameter no constraint accepts.
+
+    Parameters without an entry in ``constraints`` are not checked. The message names
+    the parameter and what it must be; it quotes the value only when it is a plain
+    scalar (a number, a string, None), never an array or an object's contents.
+    """
+    for name, value in params.items():
+        allowed = constraints.get(name)
+        if allowed is None or any(_accepts(c, value) for c in allowed):
+            continue
+        wanted = [_describe(c) for c in allowed]
+        must = wanted[0] if len(wanted) == 1 else f"{', '.join(wanted[:-1])} or {wanted[-1]}"
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {caller} must be {must}. Got {_shown(value)} instead."
+        )
+
+
+def _accepts(constraint, value) -> bool:
+    if constraint is None:
+        return value is None
+    if constraint == "boolean":
+        return isinstance(value, (bool, np.bool_))
+    if constraint == "array-like":
+        return not isinstance(value, str) and (
+            hasattr(value, "__array__") or hasattr(value, "__len__") or hasattr(value, "shape")
+        )
+    if isinstance(constraint, type):
+        return isinstance(value, constraint)
+    return constraint.accepts(value)
+
+
+def _describe(constraint) -> str:
+    if constraint is None:
+        return "None"
+    if constraint in ("boolean", "array-like"):
+        return "a bool" if constraint == "boolean" else "an array-like"
+    if isinstance(constraint, type):
+        return f"an instance of {constraint.__name__!r}"
+    return str(constraint)
+
+
+def _shown(value) -> str:
+    """The value as a message may show it: plain scalars by repr, anything else by its type."""
+    if value is None or isinstance(value, (bool, numbers.Number, np.generic)):
+        return repr(value)
+    if isinstance(value, str) and len(value) <= 40:
+        return repr(value)
+    return f"a {type(value).__name__}"

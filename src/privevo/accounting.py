@@ -339,10 +339,26 @@ def default_delta(n_public: float | None) -> float:
     if n_public is None:
         return DefaultDelta(DEFAULT_DELTA_ADD_REMOVE)
     if n_public < 2:
-        raise ValueError(
-            f"the default delta n^-1.1 needs n >= 2 rows, got {n_public:g}; pass delta explicitly"
-        )
+        raise ValueError("the default delta n^-1.1 needs at least 2 rows; pass delta explicitly")
     return float(n_public) ** -1.1
+
+
+def run_default_delta(
+    adjacency: str, n_rows: int | None, *, user_level: bool = False, flag: str = "delta"
+) -> float:
+    """A run's δ when none is given (:func:`default_delta`), from what is public about its size.
+
+    The row count ``n_rows`` is public only under replace adjacency with one row per
+    privacy unit: under add/remove it is private, and with user ids (``user_level``) a
+    replaced user may own more rows. Elsewhere the fixed, refusable 1e-6 is used. ``flag``
+    names the option to pass in the refusal of a public n below 2 (``"--delta"`` on the
+    command line).
+    """
+    if adjacency != "replace" or user_level or n_rows is None:
+        return default_delta(None)
+    if n_rows < 2:
+        raise ValueError(f"the default delta n^-1.1 needs at least 2 rows; pass {flag}")
+    return default_delta(n_rows)
 
 
 def check_default_delta(delta: float, noisy_units: float, noise_sd: float = 0.0) -> None:

@@ -35,9 +35,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from numbers import Real
 
 from . import accounting
-from ._validation import check_delta, check_epsilon
+from ._validation import DELTA_MIN, EPSILON_MAX, EPSILON_MIN, Interval, validate_params
 from .private import Release
 
 __all__ = ["BudgetAccountant", "BudgetExceededError", "Charge"]
@@ -75,9 +76,17 @@ class BudgetAccountant:
     ledger : list of :class:`Charge`, in charging order
     """
 
+    _parameter_constraints: dict = {
+        "epsilon": [Interval(Real, EPSILON_MIN, EPSILON_MAX, closed="both")],
+        "delta": [Interval(Real, DELTA_MIN, 1, closed="left")],
+    }
+
     def __init__(self, epsilon: float, delta: float):
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = check_delta(delta)
+        validate_params(
+            self._parameter_constraints, {"epsilon": epsilon, "delta": delta}, "BudgetAccountant"
+        )
+        self.epsilon = float(epsilon)
+        self.delta = float(delta)
         self.ledger: list[Charge] = []
 
     def __repr__(self) -> str:

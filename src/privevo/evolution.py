@@ -25,13 +25,6 @@ from numbers import Integral, Real
 from typing import Callable, Sequence
 
 import numpy as np
-from sklearn.utils._param_validation import (
-    HasMethods,
-    Interval,
-    Options,
-    StrOptions,
-    validate_parameter_constraints,
-)
 
 from . import accounting
 from ._params import constructor_params, describe
@@ -40,10 +33,15 @@ from ._validation import (
     EPSILON_MAX,
     EPSILON_MIN,
     MAX_ROUNDS,
+    HasMethods,
+    Interval,
+    Options,
+    StrOptions,
     check_points,
     check_positive_int,
     check_random_state,
     check_same_dimension,
+    validate_params,
 )
 from .exceptions import PrivacyLeakWarning
 from .private import (
@@ -58,6 +56,7 @@ from .private import (
     privacy_unit,
     vote_sensitivity,
 )
+from .protocols import CheckpointedAPI, RandomAPI, SelectionVariationAPI, VariationAPI
 from .report import (
     _jsonable,
     group_releases,
@@ -65,7 +64,7 @@ from .report import (
     privacy_report,
     with_seed_warning,
 )
-from .selection import Selection, SelectionContext
+from .selection import Selection, SelectionContext, Selector
 
 __all__ = ["PrivateEvolution", "IterationRecord", "EvolutionState"]
 
@@ -146,14 +145,14 @@ class PrivateEvolution:
     """
 
     _parameter_constraints: dict = {
-        "random_api": [HasMethods(["sample"]), "array-like"],
-        "variation_api": [HasMethods(["vary"]), HasMethods(["vary_selection"])],
-        "selector": [HasMethods(["select"])],
+        "random_api": [RandomAPI, "array-like"],
+        "variation_api": [VariationAPI, SelectionVariationAPI],
+        "selector": [Selector],
         "n_synthetic": [Interval(Integral, 1, None, closed="left")],
         "iterations": [Interval(Integral, 1, MAX_ROUNDS, closed="both")],
         "epsilon": [
             Interval(Real, EPSILON_MIN, EPSILON_MAX, closed="both"),
-            Options(Real, {math.inf}),
+            Options(Real, frozenset({math.inf})),
         ],
         "delta": [Interval(Real, DELTA_MIN, 1, closed="left")],
         "adjacency": [StrOptions({"add_remove", "replace"})],
@@ -166,11 +165,11 @@ class PrivateEvolution:
         "keep_candidates": ["boolean"],
         "progress": ["boolean"],
         "public_parameters": [dict, None],
-        "checkpoint": [str, os.PathLike, HasMethods(["find", "append"]), None],
+        "checkpoint": [str, os.PathLike, HasMethods(("find", "append")), None],
         "noise_scale": [Interval(Real, 0, None, closed="neither"), None],
         "n_private": [Real, None],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
-        "accountant": [HasMethods(["check", "charge"]), None],
+        "accountant": [HasMethods(("check", "charge")), None],
     }
 
     def __init__(
@@ -270,7 +269,7 @@ class PrivateEvolution:
 
     def initial_state(self, dim: int, rng: np.random.Generator) -> EvolutionState:
         """S_0 from the random API (or the given initial array): public, data-free."""
-        if hasattr(self.random_api, "sample"):
+        if isinstance(self.random_api, RandomAPI):
             population = self.random_api.sample(self._population_size(), dim, rng)
         else:
             population = check_points(self.random_api, "random_api (initial points)")
@@ -327,10 +326,8 @@ class PrivateEvolution:
         return self._finish(state)
 
     def _validate_params(self) -> None:
-        """The declared constraints (scikit-learn's validator), then σ."""
-        validate_parameter_constraints(
-            self._parameter_constraints, constructor_params(self), caller_name=type(self).__name__
-        )
+        """The declared constraints (:func:`privevo._validation.validate_params`), then σ."""
+        validate_params(self._parameter_constraints, constructor_params(self), type(self).__name__)
         self.sensitivity_ = vote_sensitivity(self.adjacency)
         self.sigma_ = self._sigma()
 
@@ -433,9 +430,7 @@ class PrivateEvolution:
         return self.n_synthetic * (1 + int(getattr(self.variation_api, "per_point", 1)))
 
     def _next_population(self, selection: Selection, rng: np.random.Generator) -> np.ndarray:
-        if hasattr(
-            self.variation_api, "vary_selection"
-        ):  # object-aware APIs (text) need the indices
+        if isinstance(self.variation_api, SelectionVariationAPI):  # texts, rows: need the indices
             variations = self.variation_api.vary_selection(selection, rng)
         else:
             variations = self.variation_api.vary(
@@ -515,10 +510,10 @@ class PrivateEvolution:
     def _api_state(self) -> dict | None:
         """Public state of object-aware APIs (e.g. texts) to store with each round."""
         api = self.variation_api
-        return api.checkpoint_state() if hasattr(api, "checkpoint_state") else None
+        return api.checkpoint_state() if isinstance(api, CheckpointedAPI) else None
 
     def _restore_api_state(self, state: dict | None) -> None:
-        if state is not None and hasattr(self.variation_api, "restore_checkpoint_state"):
+        if state is not None and isinstance(self.variation_api, CheckpointedAPI):
             self.variation_api.restore_checkpoint_state(state)
 
     # -- report -----------------------------------------------------------
@@ -530,7 +525,7 @@ class PrivateEvolution:
             "n_synthetic": self.n_synthetic,
             "iterations": self.iterations,
             "random_api": repr(self.random_api)
-            if hasattr(self.random_api, "sample")
+            if isinstance(self.random_api, RandomAPI)
             else "explicit array",
             "variation_api": repr(self.variation_api),
             "selector": repr(self.selector),

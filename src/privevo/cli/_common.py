@@ -408,20 +408,14 @@ def _cluster(args):
 
 
 def _delta(args, n: int, library_default: bool):
-    """--delta, else None if the estimator derives its own default, else the library's rule.
-
-    ``accounting.default_delta``: n^-1.1 where n is public (replace adjacency),
-    a fixed 1e-6 under add/remove, where n is private.
-    """
+    """--delta, else None if the estimator derives its own default, else the library's rule
+    (:func:`privevo.accounting.run_default_delta`)."""
     if args.delta is not None or library_default:
         return args.delta
-    from ..accounting import default_delta
+    from ..accounting import run_default_delta
 
-    if getattr(args, "user_column", None) is not None:
-        return default_delta(None)  # user-level: a replaced user may own more rows, n is private
-    if args.adjacency == "replace" and n < 2:
-        raise ValueError("the default delta n^-1.1 needs at least 2 rows; pass --delta")
-    return default_delta(n if args.adjacency == "replace" else None)
+    user_level = getattr(args, "user_column", None) is not None
+    return run_default_delta(args.adjacency, n, user_level=user_level, flag="--delta")
 
 
 def _progress(args) -> bool:

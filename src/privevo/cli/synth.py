@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from ..selection import SELECTOR_NAMES
 from ._common import (
     _add_run_options,
     _center,
@@ -21,8 +22,6 @@ from ._common import (
     check_memory,
     check_scale,
 )
-
-SELECTORS = ("gape", "rank", "subsample", "weighted_kmeans")
 
 
 def add_parser(sub) -> None:
@@ -42,7 +41,10 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--m", type=int, required=True, help="number of synthetic points (>= 1)")
     p.add_argument(
-        "--selector", choices=SELECTORS, default="gape", help="selection step (default gape)"
+        "--selector",
+        choices=SELECTOR_NAMES,
+        default="gape",
+        help="selection step (default gape; gape_agg also thresholds neighbourhood sums)",
     )
     p.add_argument(
         "--fill",
@@ -87,7 +89,6 @@ def _synth(args) -> int:
     _check_common(args)
     check_scale(args.R, "--R")
     check_scale(args.scale, "--scale")
-    selector = _selector(args.selector)  # fails early if the selector is not installed
     check_positive_int(args.neighbors, "--neighbors")
     _check_synth_memory(args, len(args.center or ()) or 1)
     paths = _plan_paths(args)
@@ -97,7 +98,7 @@ def _synth(args) -> int:
     _check_synth_memory(args, d)  # d: the public schema's column count
     center, radius, leak = _synth_domain(args, X)
     X = _clipped(args, X, center, radius)
-    pe = _synth_model(args, selector, center, radius, n)
+    pe = _synth_model(args, center, radius, n)
     with _cluster(args), _naming_the_file(args.data), _heartbeat(args, pe.iterations) as beat:
         pe.callbacks = [*pe.callbacks, lambda record: beat.update(done=record.iteration + 1)]
         pe.fit(X, groups=groups)
@@ -167,29 +168,6 @@ def _split_users(args, table):
     return Table(np.delete(table.data, j, axis=1), features, table.path), groups
 
 
-def _selector(name: str):
-    if name == "rank":
-        from ..selection import Rank
-
-        return Rank()
-    if name == "subsample":
-        from ..selection import Subsample
-
-        return Subsample()
-    try:
-        if name == "gape":
-            from ..selection.gape import GAPE
-
-            return GAPE
-        from ..selection.weighted_kmeans import WeightedKMeans
-
-        return WeightedKMeans()
-    except ImportError as err:
-        raise ImportError(
-            f"selector {name!r} is not available in this installation ({err}); use --selector rank"
-        ) from None
-
-
 def _synth_domain(args, X):
     """(center, radius, leak): the public ball the population lives in.
 
@@ -226,16 +204,18 @@ def _clipped(args, X, center, radius: float):
     return clip_to_ball(X, radius, center)
 
 
-def _synth_model(args, selector, center, radius: float, n: int):
+def _synth_model(args, center, radius: float, n: int):
     import inspect
 
     from ..evolution import PrivateEvolution
+    from ..selection import make_selector
     from ..variation import GaussianVariation, LevyVariation, MultiScaleVariation, UniformBall
 
+    gape = args.selector.startswith("gape")
     R = args.R if args.R is not None else radius / 4
-    if args.selector == "gape":
+    selector = make_selector(args.selector, R=R, fill=args.fill)
+    if gape:
         variation = MultiScaleVariation(R, radius=radius, center=center)
-        selector = selector(R=R, fill=args.fill)
     elif args.selector == "weighted_kmeans":
         variation = LevyVariation(per_point=args.variations, radius=radius, center=center)
     else:
@@ -261,7 +241,7 @@ def _synth_model(args, selector, center, radius: float, n: int):
             "radius": radius,
             "center": center,
             "bounds": args.bounds,
-            "R": R if args.selector == "gape" else None,
+            "R": R if gape else None,
         },
     )
 
