@@ -194,10 +194,26 @@ def test_metadata_from_data_warns_and_voids_guarantee():
     assert model.privacy_report_["guarantee_holds"] is False
 
 
-def test_default_delta_uses_public_n_rows_only(meta):
-    assert TabularPE(1.0, None, meta)._delta(meta) == 1e-6
+def test_default_delta_is_the_accounting_default_of_the_public_n_rows(meta):
+    from privevo import accounting
+
+    default = TabularPE(1.0, None, meta)._delta(meta)
+    assert default == 1e-6 and isinstance(default, accounting.DefaultDelta)
     public = TableMetadata(meta.columns, n_rows=1000)
-    assert TabularPE(1.0, None, public)._delta(public) == pytest.approx(1 / (1000 * math.log(1000)))
+    assert TabularPE(1.0, None, public)._delta(public) == accounting.default_delta(1000)
+
+
+def test_the_fixed_default_delta_is_refused_for_a_large_table_and_its_release_charged():
+    """Without n_rows the default 1e-6 holds up to ≈ 2.8·10⁵ rows: refused after the marginals."""
+    meta = metadata_from_description("a: categorical x, y\nb: integer 0..9\n")
+    big = pd.DataFrame({"a": np.tile(["x", "y"], 200_000), "b": np.arange(400_000) % 10})
+    acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
+    with pytest.raises(ValueError, match="default delta 1e-06 is too large") as err:
+        TabularPE(1.0, None, meta, accountant=acc, random_state=0).fit(big)
+    assert "400000" not in str(err.value) and len(acc.ledger) == 1 and acc.spent()[0] > 0
+    TabularPE(1.0, None, meta, iterations=1, n_synthetic=50, pool=500, random_state=0).fit(
+        big.iloc[:1000]
+    )  # small enough: not refused
 
 
 def test_same_seed_same_table(meta):

@@ -47,7 +47,8 @@ def _synth_table_parser(sub) -> None:
     p.add_argument(
         "--delta",
         type=float,
-        help="delta in (0, 1); default 1/(N ln N) with N the metadata's public n_rows, else 1e-6",
+        help="delta in (0, 1); default N^-1.1 with N the metadata's public n_rows, else 1e-6 "
+        "(refused for a table too large for it)",
     )
     p.add_argument("--rows", type=int, help="synthetic rows to write (default: m)")
     p.add_argument(

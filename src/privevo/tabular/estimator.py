@@ -46,13 +46,12 @@ from .marginals import cell_sampler, cells_of, fit_pool, noisy_marginals, probab
 from .metadata import TableMetadata, metadata_from_data
 from .pairs import PairBinning, TreeModel, all_pairs, spanning_tree
 
-__all__ = ["TabularPE", "DEFAULT_DELTA", "SELECTORS"]
+__all__ = ["TabularPE", "SELECTORS"]
 
 ROUND_BUDGET = 60  # μ_round²·N of one round under iterations="auto" (Tab-PE's adult setting)
 MAX_ROUNDS = 3  # iterations="auto" at most: T = 10 lost 1-way fit on gss_wages (dev seeds)
 MIN_MARGINAL_SHARE = 0.5  # marginal_share="auto" at least (less lost 1-way fit at ε = 4)
 MAX_MARGINAL_SHARE = 0.9  # marginal_share="auto" at most: the rounds keep ≥ 10 % of μ²
-DEFAULT_DELTA = 1e-6  # δ when neither delta nor the metadata's public n_rows is given
 SELECTORS = ("tabpe", "rank", "subsample", "gape")
 PAIR_SELECTION = 0.25  # of pair_share: the dependence scores (the rest: the chosen 2-way tables)
 GAPE_R = 1.0  # selector="gape": R, the embedding distance of two rows one category apart
@@ -81,8 +80,10 @@ class TabularPE:
     Parameters
     ----------
     epsilon : total ε of the fit (> 0)
-    delta : δ; None → 1/(N·ln N) with N the metadata's public ``n_rows``, else 1e-6
-        (the exact row count is private under add/remove adjacency)
+    delta : δ; None → :func:`privevo.accounting.default_delta` of the metadata's public
+        ``n_rows`` (N^−1.1), else its fixed 1e-6, refused after the first release when the
+        noisy row count shows the table too large for it (the exact row count is private
+        under add/remove adjacency)
     metadata : :class:`TableMetadata`, a path to its JSON, a dict, or None (derived from
         the data with a :class:`PrivacyLeakWarning`; the report says the guarantee fails)
     iterations : T, the number of PE rounds; ``"auto"``: ⌊μ_PE²·N/60⌋ clipped to [1, 3]
@@ -202,13 +203,20 @@ class TabularPE:
         codes = encode_table(df, metadata)
         X = embedding.embed(codes)
         marginals = self._marginals(X, embedding, delta, rng)
+        delta = self._checked_delta(delta, marginals)
         fine = self._fine(codes, metadata, marginals, delta, rng)
         pairs = self._pairs(codes, metadata, marginals, fine, delta, rng)
         pe_embedding = self._pe_embedding(metadata, fine)
         X_pe = X if pe_embedding is None else pe_embedding.embed(codes)
         engine = self._engine(
             pe_embedding or embedding, metadata, delta, rng, marginals, fine, pairs
-        ).fit(X_pe)
+        )
+        try:
+            engine.fit(X_pe)
+        except ValueError:  # a defaulted δ refused after the first round: that round is charged
+            if self.accountant is not None and getattr(engine, "releases_", None):
+                self.accountant.charge(list(engine.releases_), name="TabularPE")
+            raise
         self._finish(engine, embedding, metadata, marginals, delta, fine, pairs)
         if self.accountant is not None:
             self.accountant.charge(self.privacy_report_, name="TabularPE")
@@ -284,10 +292,28 @@ class TabularPE:
         return TableEmbedding(metadata, weights, transforms=transforms)
 
     def _delta(self, metadata: TableMetadata | None) -> float:
+        """δ from public inputs: given, or the default for the metadata's public ``n_rows``."""
         if self.delta is not None:
             return check_delta(self.delta)
-        n = metadata.n_rows if metadata is not None else None
-        return 1.0 / (n * math.log(n)) if n else DEFAULT_DELTA
+        return accounting.default_delta(metadata.n_rows if metadata is not None else None)
+
+    def _checked_delta(self, delta: float, marginals: dict | None) -> float:
+        """A defaulted δ checked against the marginals' noisy row count (each column's noisy
+        total, averaged over the C columns: noise sd σ_m·√cells/C) and refused when too large
+        (:func:`privevo.accounting.check_default_delta`; the marginals are charged to the
+        accountant). Without marginals the engine checks its first round instead."""
+        if marginals is None:
+            return delta
+        totals = [float(h.sum()) for h in marginals["noisy"]]
+        cells = sum(len(h) for h in marginals["noisy"])
+        sd = marginals["release"].sigma * math.sqrt(cells) / len(totals)
+        try:
+            accounting.check_default_delta(delta, float(np.mean(totals)), sd)
+        except ValueError:
+            if self.accountant is not None:
+                self.accountant.charge([marginals["release"]], name="TabularPE")
+            raise
+        return float(delta)
 
     @property
     def _measures_marginals(self) -> bool:

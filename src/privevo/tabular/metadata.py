@@ -20,8 +20,9 @@ JSON form (``TableMetadata.to_json`` / ``from_json``)::
      "n_rows": 4000}
 
 ``n_rows`` (optional) is a public estimate of the table's size: it sets the
-default δ = 1/(N·ln N). ``derived_from_data: true`` marks metadata read off
-the private table (:func:`metadata_from_data`): a fit with it is not DP.
+default δ N^−1.1 (:func:`privevo.accounting.default_delta`). ``derived_from_data:
+true`` marks metadata read off the private table (:func:`metadata_from_data`): a
+fit with it is not DP.
 """
 
 from __future__ import annotations
