@@ -127,7 +127,7 @@ def test_noisy_count_is_an_add_remove_release():
 def test_the_cli_choices_are_the_library_s():
     """The parser keeps its own copies (building it imports no numpy); they must not drift."""
     from privevo.adjacency import ADJACENCIES
-    from privevo.cli import _common
+    from privevo.cli import options
     from privevo.private import NOISES
 
-    assert _common.NOISES == NOISES and _common.ADJACENCIES == ADJACENCIES
+    assert options.NOISES == NOISES and options.ADJACENCIES == ADJACENCIES

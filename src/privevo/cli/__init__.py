@@ -24,7 +24,7 @@ import signal
 import sys
 import warnings
 
-from ._common import _one_line
+from .publishing import one_line
 
 EXIT_ERROR = 2
 
@@ -100,13 +100,13 @@ def main(argv: list[str] | None = None) -> int:
         except (ValueError, OSError, ImportError) as err:
             if os.environ.get("PRIVEVO_DEBUG"):
                 raise
-            print(f"{prog}: error: {_one_line(err)}", file=sys.stderr)
+            print(f"{prog}: error: {one_line(err)}", file=sys.stderr)
             return EXIT_ERROR
         except Exception as err:  # a bug: still one line, with a way to see more
             if os.environ.get("PRIVEVO_DEBUG"):
                 raise
             print(
-                f"{prog}: internal error: {type(err).__name__}: {_one_line(err)} "
+                f"{prog}: internal error: {type(err).__name__}: {one_line(err)} "
                 "(set PRIVEVO_DEBUG=1 for a traceback)",
                 file=sys.stderr,
             )
@@ -130,7 +130,7 @@ def _not_utf8(args) -> str:
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    print(f"privevo: warning: {category.__name__}: {_one_line(message)}", file=sys.stderr)
+    print(f"privevo: warning: {category.__name__}: {one_line(message)}", file=sys.stderr)
 
 
 def _check_seed(args) -> None:

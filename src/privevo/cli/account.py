@@ -5,18 +5,13 @@ from __future__ import annotations
 import json
 import math
 
-from ._common import (
-    ADJACENCIES,
-    NOISES,
-    _add_common,
-    _command,
-)
+from .options import ADJACENCIES, NOISES, add_common, command
 
 
 def add_parser(sub) -> None:
     from .._validation import DELTA_MIN, EPSILON_MAX, EPSILON_MIN
 
-    p = _command(
+    p = command(
         sub,
         "account",
         "noise sigma for (epsilon, delta, steps), or epsilon for a sigma",
@@ -43,7 +38,7 @@ def add_parser(sub) -> None:
         help="gaussian (exact GDP) or discrete_gaussian[_secure] (zCDP, "
         "docs/privacy.md); default gaussian",
     )
-    _add_common(p, seed=False)
+    add_common(p, seed=False)
     p.set_defaults(func=_account)
 
 

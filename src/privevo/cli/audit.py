@@ -5,15 +5,11 @@ from __future__ import annotations
 import json
 import sys
 
-from ._common import (
-    ADJACENCIES,
-    _add_common,
-    _command,
-)
+from .options import ADJACENCIES, add_common, command
 
 
 def add_parser(sub) -> None:
-    p = _command(
+    p = command(
         sub,
         "audit",
         "empirical privacy audit: lower bounds on epsilon beside the claims",
@@ -66,14 +62,14 @@ def add_parser(sub) -> None:
         default=0.05,
         help="1 - confidence of the lower bounds (default 0.05)",
     )
-    _add_common(p, seed="fixed")
+    add_common(p, seed="fixed")
     p.set_defaults(func=_audit)
 
 
 def _audit(args) -> int:
     """Run the audit and print the table (or JSON); exit 1 if a bound exceeds its claim."""
     from ..audit import format_table, run_audit
-    from ._common import check_memory
+    from .options import check_memory
 
     for flag, value, least in (("--releases", args.releases, 1), ("--runs", args.runs, 0)):
         if value < least:

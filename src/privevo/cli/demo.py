@@ -5,17 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ._common import (
-    _add_common,
-    _command,
-    _heartbeat,
-    _progress,
-    _require,
-)
+from .options import add_common, command
+from .publishing import heartbeat, progress, require
 
 
 def add_parser(sub) -> None:
-    p = _command(
+    p = command(
         sub,
         "demo",
         "run privevo on built-in data: a result table and plots",
@@ -28,7 +23,7 @@ def add_parser(sub) -> None:
         "--out", default="privevo-demo", help="folder for the plots (default ./privevo-demo)"
     )
     p.add_argument("--no-plots", action="store_true", help="skip the plots")
-    _add_common(p, seed="fixed")
+    add_common(p, seed="fixed")
     p.set_defaults(func=_demo)
 
 
@@ -37,13 +32,13 @@ def _demo(args) -> int:
 
     out = None if args.no_plots else Path(args.out)
     if out is not None:
-        _require("matplotlib", "plots", "the demo's plots (or use --no-plots)")
+        require("matplotlib", "plots", "the demo's plots (or use --no-plots)")
         if out.exists() and not out.is_dir():
             raise ValueError(f"--out {out} exists and is not a folder; choose another --out")
         out.mkdir(parents=True, exist_ok=True)
-    with _heartbeat(args):
+    with heartbeat(args):
         result = run_demo(
-            seed=0 if args.seed is None else args.seed, out_dir=out, progress=_progress(args)
+            seed=0 if args.seed is None else args.seed, out_dir=out, progress=progress(args)
         )
     if args.json:
         print(json.dumps(result, indent=2))

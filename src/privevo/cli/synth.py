@@ -5,27 +5,21 @@ from __future__ import annotations
 import sys
 
 from ..selection import SELECTOR_NAMES
-from ._common import (
-    _add_run_options,
-    _center,
-    _check_common,
-    _cluster,
-    _command,
-    _delta,
-    _finish,
-    _heartbeat,
-    _naming_the_file,
-    _plan_paths,
-    _progress,
-    _publishable,
-    _read,
+from .inputs import cluster, read_input
+from .options import (
+    add_run_options,
+    check_common,
     check_memory,
     check_scale,
+    command,
+    public_center,
+    run_delta,
 )
+from .publishing import finish, heartbeat, plan_paths, progress, publishable
 
 
 def add_parser(sub) -> None:
-    p = _command(
+    p = command(
         sub,
         "synth",
         "DP synthetic points by Private Evolution",
@@ -77,29 +71,30 @@ def add_parser(sub) -> None:
         metavar="K",
         help="each private row votes 1/sqrt(K) for each of its K nearest candidates (default 1)",
     )
-    _add_run_options(p)
+    add_run_options(p)
     p.set_defaults(func=_synth, iterations_default=10)
 
 
 def _synth(args) -> int:
     from .._validation import check_positive_int
+    from ..private import naming_the_file
 
     check_positive_int(args.m, "--m")
     check_positive_int(args.variations, "--variations")
-    _check_common(args)
+    check_common(args)
     check_scale(args.R, "--R")
     check_scale(args.scale, "--scale")
     check_positive_int(args.neighbors, "--neighbors")
     _check_synth_memory(args, len(args.center or ()) or 1)
-    paths = _plan_paths(args)
-    table, groups = _split_users(args, _read(args))
+    paths = plan_paths(args)
+    table, groups = _split_users(args, read_input(args))
     X = table.data
     n, d = X.shape
     _check_synth_memory(args, d)  # d: the public schema's column count
     center, radius, leak = _synth_domain(args, X)
     X = _clipped(args, X, center, radius)
     pe = _synth_model(args, center, radius, n)
-    with _cluster(args), _naming_the_file(args.data), _heartbeat(args, pe.iterations) as beat:
+    with cluster(args), naming_the_file(args.data), heartbeat(args, pe.iterations) as beat:
         pe.callbacks = [*pe.callbacks, lambda record: beat.update(done=record.iteration + 1)]
         pe.fit(X, groups=groups)
     points = pe.synthetic_
@@ -124,7 +119,7 @@ def _synth(args) -> int:
             "pass --fill to get exactly --m",
             file=sys.stderr,
         )
-    _finish(
+    finish(
         args,
         paths,
         points,
@@ -146,7 +141,7 @@ def _split_users(args, table):
     """(table of the features, user ids or None): ``--user-column`` read and dropped."""
     import numpy as np
 
-    from ..io import Table
+    from ..private import Table
 
     if args.user_column is None:
         return table, None
@@ -177,7 +172,7 @@ def _synth_domain(args, X):
     """
     from ..private import public_domain
 
-    center = _center(args, X.shape[1]) if args.bounds is None else None
+    center = public_center(args, X.shape[1]) if args.bounds is None else None
     domain = public_domain(
         X,
         radius=args.radius,
@@ -229,10 +224,10 @@ def _synth_model(args, center, radius: float, n: int):
         n_synthetic=args.m,
         iterations=args.iterations or args.iterations_default,
         epsilon=args.epsilon,
-        delta=_delta(args, n, library_default=delta_param.default is None),
+        delta=run_delta(args, n, library_default=delta_param.default is None),
         adjacency=args.adjacency,
         random_state=args.seed,
-        progress=_progress(args),
+        progress=progress(args),
         checkpoint=args.checkpoint,
         backend=args.backend,
         noise=args.noise,
@@ -247,7 +242,7 @@ def _synth_model(args, center, radius: float, n: int):
 
 
 def _synth_report(args, pe, table, leak: bool) -> dict:
-    report = _publishable(pe.privacy_report_, args, table)
+    report = publishable(pe.privacy_report_, args, table)
     if leak:
         report["warnings"] = [
             *report["warnings"],

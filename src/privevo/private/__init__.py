@@ -11,6 +11,9 @@ the ones before it:
 * :mod:`.blocks`, :mod:`.files`, :mod:`.dask`, :mod:`.sources` — the
   :class:`Source` protocol for arrays, Parquet/``.npy`` folders and Dask
   collections, and :func:`as_source`;
+* :mod:`.readers`, :mod:`.headers` — the one reader of private files (CSV/TSV,
+  ``.npy``, Parquet, folders of parts): one rule set for headers, nulls, folders and
+  errors;
 * :mod:`.noise` — the exact discrete Gaussian sampler;
 * :mod:`.release` — every noisy release, returned as a frozen
   :class:`Release`; :mod:`.statistics` — the baselines' releases.
@@ -21,6 +24,7 @@ docs/privacy.md ("The private boundary") lists these files.
 from .dask import backend_session, dask_session
 from .domain import LEAK_NOTE, Domain, clip_to_ball, public_domain
 from .files import BlockSource, ClippedSource, NpySource, ParquetSource, open_source
+from .headers import named_header, scan_delimited, text_column
 from .kernel import (
     METRICS,
     PreparedCandidates,
@@ -32,6 +36,17 @@ from .kernel import (
     register_backend,
 )
 from .noise import discrete_gaussian, discrete_gaussian_pmf
+from .readers import (
+    READ_FORMATS,
+    Table,
+    hidden_parts,
+    naming_the_file,
+    parse_columns,
+    read_data,
+    read_folder,
+    read_points,
+    read_table,
+)
 from .release import (
     NOISES,
     Release,
@@ -79,6 +94,8 @@ __all__ = [
     "ParquetSource",
     "Release",
     "PreparedCandidates",
+    "READ_FORMATS",
+    "Table",
     "Source",
     "as_source",
     "available_backends",
@@ -98,11 +115,14 @@ __all__ = [
     "exact_nn_histogram",
     "expand_counts",
     "fastlloyd_release",
+    "hidden_parts",
     "lattice_sensitivity",
     "lattice_step",
     "lazy_rows",
     "lsh_leaf_sums",
     "lsh_level_counts",
+    "named_header",
+    "naming_the_file",
     "nn_histogram",
     "noisy_cluster_sums",
     "noisy_cell_counts",
@@ -112,15 +132,22 @@ __all__ = [
     "noisy_second_moment",
     "noisy_statistic",
     "open_source",
+    "parse_columns",
     "partial_counts",
     "prepare_candidates",
     "privacy_unit",
     "public_domain",
+    "read_data",
+    "read_folder",
+    "read_points",
+    "read_table",
     "reference_assign",
     "reference_votes",
     "register_backend",
     "release_noise",
+    "scan_delimited",
     "second_moment",
     "second_moment_sensitivity",
+    "text_column",
     "vote_sensitivity",
 ]

@@ -28,7 +28,15 @@ import numpy as np
 from .blocks import Source
 from .domain import clip_to_ball
 
-__all__ = ["BlockSource", "ParquetSource", "NpySource", "ClippedSource", "open_source"]
+__all__ = [
+    "BlockSource",
+    "ParquetSource",
+    "NpySource",
+    "ClippedSource",
+    "open_source",
+    "import_pyarrow",
+    "unreadable_parquet",
+]
 
 _DEFAULT_BLOCK_BYTES = 2**25  # 32 MiB per .npy block
 
@@ -110,7 +118,7 @@ class ParquetSource(BlockSource):
     """
 
     def __init__(self, path, columns: Sequence[str] | None = None):
-        pq = _import_pyarrow()
+        pq = import_pyarrow()
         self.path = str(path)
         self.files = _files(Path(path), ".parquet", ".pq")
         schema = _parquet_file(pq, self.files[0]).schema_arrow
@@ -196,11 +204,15 @@ def _parquet_file(pq, path: str):
     try:
         return pq.ParquetFile(path)
     except Exception as err:  # pyarrow raises several types for a corrupt footer
-        text = str(err).strip().splitlines()
-        raise ValueError(
-            f"{path} is not a readable Parquet file ({text[0] if text else type(err).__name__}); "
-            "replace or remove it"
-        ) from None
+        raise unreadable_parquet(path, err) from None
+
+
+def unreadable_parquet(path, err: BaseException) -> ValueError:
+    """The one refusal of a Parquet file pyarrow cannot read: the file and pyarrow's first
+    line (a reason, such as a bad footer or magic bytes)."""
+    text = str(err).strip().splitlines()
+    reason = text[0] if text else type(err).__name__
+    return ValueError(f"{path} is not a readable Parquet file ({reason}); replace or remove it")
 
 
 def _table_to_array(table, dtype: np.dtype) -> np.ndarray:
@@ -225,7 +237,8 @@ def _table_to_array(table, dtype: np.dtype) -> np.ndarray:
     return out
 
 
-def _import_pyarrow():
+def import_pyarrow():
+    """``pyarrow.parquet``, or an ImportError that says what to install."""
     try:
         import pyarrow.parquet as pq
     except ImportError:

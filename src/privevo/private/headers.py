@@ -1,0 +1,163 @@
+"""Tables of text cells (the tabular and text readers): line 1 and the header rule.
+
+:func:`scan_delimited` reads line 1 and checks the shape of the file, :func:`named_header`
+decides whether line 1 is the header against the public column names (the metadata's or a
+description's), and :func:`text_column` takes a text column by its header name. No message
+quotes a cell: they give line numbers and positions (docs/privacy.md).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Sequence
+
+from .readers import _listing
+
+__all__ = ["scan_delimited", "named_header", "text_column"]
+
+
+def scan_delimited(path, sep: str) -> tuple[list[str], int]:
+    """Line 1's cells (stripped) and the number of fields, reading the whole file once.
+
+    Refuses a file that is not UTF-8, one with no rows, and ragged rows (naming the first
+    odd line); quotes no cell. Blank lines are skipped (as pandas does).
+    """
+    path = Path(path)
+    first: list[str] | None = None
+    line = 0
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            reader = csv.reader(handle, delimiter=sep)
+            for row in reader:
+                line = reader.line_num
+                if not row or not any(c.strip() for c in row) and len(row) <= 1:
+                    continue
+                if first is None:
+                    first = [c.strip() for c in row]
+                elif len(row) != len(first):
+                    raise ValueError(
+                        f"{path}: line {line} has {len(row)} fields but line 1 has "
+                        f"{len(first)}; make every row the same length"
+                    )
+    except UnicodeDecodeError:
+        raise ValueError(
+            f"{path} is not UTF-8 text (near line {line + 1}); save it as UTF-8 CSV/TSV"
+        ) from None
+    except csv.Error as err:
+        raise ValueError(
+            f"{path} is not valid delimited text (line {line + 1}: {_csv_reason(err)}); "
+            "check quoting and the delimiter"
+        ) from None
+    if first is None:
+        raise ValueError(f"{path} has no rows (only blank lines); it needs a header and rows")
+    return first, len(first)
+
+
+def _csv_reason(err: csv.Error) -> str:
+    """csv's reason without any text it may quote from the file."""
+    return str(err).split(":", 1)[0].split("'", 1)[0].strip() or "parse error"
+
+
+def named_header(
+    path, cells: list[str], names: Sequence[str] | None, header: bool | None, what: str
+) -> bool:
+    """Whether line 1 (``cells``) is the header, by the tabular header rule.
+
+    With public column ``names`` (the metadata's or the description's, ``what`` says
+    which): line 1 is the header exactly when its cells are those names, each once (in
+    any order); otherwise every line is data, its columns in the declared order (their
+    number must match). ``header=True`` requires the match, ``False`` makes line 1 data.
+    Without public names: ``header`` True or None takes line 1 as the header (the
+    caller decides whether its names may be shown), False makes it data.
+    No message quotes a cell of line 1: they give its positions only.
+    """
+    if names is None:
+        if header is not False:
+            _check_header_names(path, cells)
+        return header is not False
+    names = list(names)
+    declared = set(names)
+    listing = _listing(names)
+    matches = len(cells) == len(names) and set(cells) == declared
+    if header is False:
+        matches = False
+    elif not matches and any(c in declared for c in cells):
+        if declared.issubset(cells) and len(set(cells)) == len(cells):
+            extra = [j for j, c in enumerate(cells) if c not in declared]
+            raise ValueError(
+                f"{path}: line 1 holds the {what}'s columns and {len(extra)} more: the table "
+                f"column(s) at index {_listing(extra)} have no {what}; describe them or drop them"
+            )
+        if header is None and all(c in declared for c in cells):
+            raise ValueError(
+                f"{path}: line 1 names the {what}'s columns ({listing}) but not each "
+                "exactly once; fix the header (or pass --no-header if line 1 is data)"
+            )
+    if header is True and not matches:
+        raise ValueError(
+            f"{path}: line 1 is not the header the {what} declares ({listing}); "
+            "fix the header, or drop --header if line 1 is data"
+        )
+    if not matches and len(cells) != len(names):
+        raise ValueError(
+            f"{path}: line 1 is not the {what}'s header ({listing}) and has {len(cells)} "
+            f"fields where the {what} declares {len(names)} columns; give a header naming "
+            "them, or rows of exactly those columns"
+        )
+    return matches
+
+
+def _check_header_names(path, cells: list[str]) -> None:
+    """Header names must be non-empty and distinct (positions only in the message)."""
+    empty = [j for j, c in enumerate(cells) if not c]
+    if empty:
+        raise ValueError(
+            f"{path}: line 1 (the header) has an empty name at column index "
+            f"{_listing(empty)}; name every column (a trailing delimiter adds an empty one)"
+        )
+    seen: dict[str, int] = {}
+    for j, c in enumerate(cells):
+        if c in seen:
+            raise ValueError(
+                f"{path}: line 1 (the header) repeats a name (column indices {seen[c]} and "
+                f"{j}); give every column its own name"
+            )
+        seen[c] = j
+
+
+def text_column(rows, path, column: str) -> list[str]:
+    """The cells of the text column ``column`` from ``rows`` (a csv reader), by the header rule.
+
+    Line 1 must be the header: one of its cells is ``column`` (a public name, the
+    option's value), and that column's cells below it are the texts. A line 1
+    without it is refused; no message quotes a cell, only line numbers and positions.
+    """
+    path = Path(path)
+    numbered: list[tuple[int, list[str]]] = []
+    for row in rows:  # (line number, cells); blank lines skipped
+        if row:
+            numbered.append((getattr(rows, "line_num", len(numbered) + 1), row))
+    if not numbered:
+        return []
+    first = [c.strip() for c in numbered[0][1]]
+    if column not in first:
+        raise ValueError(
+            f"{path} has no column {column!r} in line 1 (line 1 has {len(first)} field(s), "
+            "not listed: without the name it may be data); a CSV/TSV of texts needs a header "
+            "line naming the text column: pass its name as --column, or give a .txt file "
+            "(one text per line)"
+        )
+    if first.count(column) > 1:
+        raise ValueError(
+            f"{path}: line 1 names the column {column!r} {first.count(column)} times; "
+            "give every column its own name"
+        )
+    j, width = first.index(column), len(first)
+    for line, row in numbered[1:]:
+        if len(row) != width:
+            raise ValueError(
+                f"{path}: line {line} has {len(row)} fields but line 1 has {width}; "
+                "make every row the same length"
+            )
+    return [row[j] for _, row in numbered[1:]]
