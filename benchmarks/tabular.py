@@ -93,7 +93,7 @@ def independent(train, meta, epsilon, delta, seed):
     rng = np.random.default_rng(seed)
     emb = TableEmbedding(meta)
     sigma = math.sqrt(len(meta.columns)) / accounting.mu_of_epsilon(epsilon, delta)
-    noisy = noisy_marginals(emb.embed(encode_table(train, meta)), emb, BINS, sigma, rng)
+    noisy = noisy_marginals(encode_table(train, meta), emb, BINS, sigma, rng).value
     codes = np.column_stack(
         [
             cell_sampler(s, BINS, probabilities(h))(len(train), rng)

@@ -510,10 +510,10 @@ def test_audit_tabular_catches_marginals_with_too_little_noise():
     from privevo.tabular.marginals import noisy_marginals
 
     class Leaky(TabularPE):
-        def _marginals(self, X, embedding, delta, rng):
-            out = super()._marginals(X, embedding, delta, rng)
+        def _marginals(self, codes, embedding, delta, rng):
+            out = super()._marginals(codes, embedding, delta, rng)
             sigma = out["release"].sigma / 30
-            out["noisy"] = noisy_marginals(X, embedding, self.bins, sigma, rng)
+            out["noisy"] = noisy_marginals(codes, embedding, self.bins, sigma, rng).value
             return out
 
     def make(epsilon, delta, adjacency, metadata, rng):

@@ -62,36 +62,39 @@ def _tabular_model(epsilon: float, delta: float, adjacency: str, metadata, rng):
 
 
 def _tabular_llrs(model, D, D_prime) -> np.ndarray:
-    """LLR of every release of one fit: each PE round, then the C column marginals together."""
+    """LLR of every release of one fit: each PE round, then the C column marginals together
+    (the exact counts of D and D′ over each column's public cells, :func:`cells_of`)."""
     from ..private import reference_assign
     from ..tabular import encode_table
-    from ..tabular.marginals import cell_candidates
+    from ..tabular.marginals import cells_of
 
     emb = model.embedding_
-    X0, X1 = (
-        emb.embed(encode_table(D, emb.metadata)),
-        emb.embed(encode_table(D_prime, emb.metadata)),
-    )
+    C0, C1 = encode_table(D, emb.metadata), encode_table(D_prime, emb.metadata)
     pe = getattr(model, "pe_embedding_", emb)  # the rounds' space (target-weighted if set)
-    P0, P1 = pe.embed(encode_table(D, emb.metadata)), pe.embed(encode_table(D_prime, emb.metadata))
 
-    def llr(y, candidates, sigma, block=slice(None), X0=X0, X1=X1):
-        def counts(X):
-            return np.bincount(reference_assign(X[:, block], candidates), minlength=len(candidates))
-
-        h0, v = counts(X0), counts(X1) - counts(X0)
+    def llr(y, h0, h1, sigma):
+        v = h1 - h0
         return ((y - h0) @ v - 0.5 * (v @ v)) / sigma**2
 
+    def votes(codes, candidates):
+        assigned = reference_assign(pe.embed(codes), candidates)
+        return np.bincount(assigned, minlength=len(candidates))
+
     history = model.engine_.history_
-    out = [llr(r.noisy_counts, r.candidates, r.sigma, X0=P0, X1=P1) for r in history]
+    out = [
+        llr(r.noisy_counts, votes(C0, r.candidates), votes(C1, r.candidates), r.sigma)
+        for r in history
+    ]
     sigma_m = next(
         r["sigma"] for r in model.privacy_report_["releases"] if r["name"] == "column_marginals"
     )
+    cells = cells_of(C0, emb, model.bins), cells_of(C1, emb, model.bins)
+
+    def counts(j, size):
+        return [np.bincount(c[:, j], minlength=size)[:size] for c in cells]
+
     out.append(
-        sum(
-            llr(y, cell_candidates(spec, model.bins) * 1.0, sigma_m, cols)
-            for y, spec, cols in zip(model.marginal_counts_, emb.metadata.columns, emb.slices)
-        )
+        sum(llr(y, *counts(j, len(y)), sigma_m) for j, y in enumerate(model.marginal_counts_))
     )
     return np.asarray(out)
 

@@ -38,7 +38,12 @@ def _synth_table_parser(sub) -> None:
         "  privevo synth-table credit.csv --metadata meta.json --epsilon 1 --rows 5000 -o syn.csv\n"
         "  privevo synth-table credit.csv --metadata meta.json --epsilon 4 --delta 1e-6 -o syn.csv",
     )
-    p.add_argument("data", metavar="DATA", help="private table: .csv or .tsv with a header row")
+    p.add_argument(
+        "data",
+        metavar="DATA",
+        help="private table: .csv or .tsv with a header row, or a .parquet file or folder of "
+        "them (read block by block; needs --metadata)",
+    )
     p.add_argument(
         "--metadata",
         help="metadata JSON (privevo metadata); default: derived from the data (not DP)",
@@ -179,8 +184,10 @@ def _checked_table_path(path) -> Path:
     return path
 
 
-def _first_line(err: Exception) -> str:
-    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+def _is_parquet(path) -> bool:
+    """A .parquet/.pq file or a folder (of Parquet parts: the reader checks them)."""
+    path = Path(path)
+    return path.is_dir() or path.suffix.lower() in (".parquet", ".pq")
 
 
 def _write_table(path: Path, df) -> None:
@@ -220,11 +227,20 @@ def _synth_table(args) -> int:
     if metadata is not None:
         _check_metadata_bounds(args.metadata, metadata)
         _check_table_memory(args, len(metadata.columns))
-    df = read_table(args.data, None if metadata is None else metadata.names, args.header)
-    _check_table_memory(args, df.shape[1])
-    positional = metadata is None and args.header is None  # line 1 could be a private row
-    if positional:
-        df.columns = [str(j) for j in range(df.shape[1])]
+    positional = False
+    if _is_parquet(args.data):
+        if metadata is None:
+            raise ValueError(
+                f"{args.data}: a Parquet table needs --metadata (its domains are not read off "
+                "the data); write it with privevo metadata --public-description"
+            )
+        df = args.data  # read block by block by the fit
+    else:
+        df = read_table(args.data, None if metadata is None else metadata.names, args.header)
+        _check_table_memory(args, df.shape[1])
+        positional = metadata is None and args.header is None  # line 1 could be a private row
+        if positional:
+            df.columns = [str(j) for j in range(df.shape[1])]
     model = TabularPE(
         args.epsilon,
         args.delta,

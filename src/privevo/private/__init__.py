@@ -10,7 +10,8 @@ the ones before it:
 * :mod:`.domain` — the public ball/box, clipping, and the leak fallback;
 * :mod:`.blocks`, :mod:`.files`, :mod:`.dask`, :mod:`.sources` — the
   :class:`Source` protocol for arrays, Parquet/``.npy`` folders and Dask
-  collections, and :func:`as_source`;
+  collections, and :func:`as_source`; :mod:`.frames` — private tables (pandas,
+  Parquet, Dask DataFrames) read block by block through a public per-row map;
 * :mod:`.readers`, :mod:`.headers` — the one reader of private files (CSV/TSV,
   ``.npy``, Parquet, folders of parts): one rule set for headers, nulls, folders and
   errors;
@@ -24,6 +25,7 @@ docs/privacy.md ("The private boundary") lists these files.
 from .dask import backend_session, dask_session
 from .domain import LEAK_NOTE, Domain, clip_to_ball, public_domain
 from .files import BlockSource, ClippedSource, NpySource, ParquetSource, open_source
+from .frames import FrameSource, MappedSource, frame_source
 from .headers import named_header, scan_delimited, text_column
 from .kernel import (
     METRICS,
@@ -90,6 +92,8 @@ __all__ = [
     "BlockSource",
     "ClippedSource",
     "Domain",
+    "FrameSource",
+    "MappedSource",
     "NpySource",
     "ParquetSource",
     "Release",
@@ -115,6 +119,7 @@ __all__ = [
     "exact_nn_histogram",
     "expand_counts",
     "fastlloyd_release",
+    "frame_source",
     "hidden_parts",
     "lattice_sensitivity",
     "lattice_step",

@@ -1,10 +1,13 @@
-"""Tabular releases: noisy cell counts (tree levels, 2-way marginals) and pair dependence scores.
+"""Tabular releases: noisy cell counts (1-way, tree levels, 2-way) and pair dependence scores.
 
 Both take the private rows as integer *cells*: ``cells[i, k]`` is row i's
 cell in histogram k under a public map (a bin of a public domain, a
 category, a pair of them), −1 for "no cell" (e.g. a missing value in a
 histogram of present values). The maps are the caller's public inputs; the
-counting and the noise happen here.
+counting and the noise happen here. ``cells`` is an (n, K) array or a
+:class:`~privevo.private.blocks.Source` of such blocks (a table larger than
+memory, :mod:`.frames`): the counts are summed block by block, so they do not
+depend on how the rows are split.
 
 * :func:`noisy_cell_counts` — K histograms; one row adds 1 to at most one
   cell of each, so each has L2 sensitivity 1 (add/remove) or √2 (replace)
@@ -21,9 +24,11 @@ counting and the noise happen here.
 from __future__ import annotations
 
 import math
+from typing import Iterator
 
 import numpy as np
 
+from .blocks import Source
 from .release import Release, _check_release, release_noise
 
 __all__ = ["noisy_cell_counts", "noisy_dependence_scores"]
@@ -34,9 +39,28 @@ def _exact_counts(cells: np.ndarray, size: int) -> np.ndarray:
     return np.bincount(column[column >= 0], minlength=size)[:size].astype(np.float64)
 
 
+def _cell_blocks(cells, n_histograms: int) -> Iterator[np.ndarray]:
+    """The (rows, K) integer blocks of ``cells`` (an array: one block)."""
+    blocks = cells.blocks() if isinstance(cells, Source) else [cells]
+    for block in blocks:
+        block = np.asarray(block)
+        if block.ndim != 2 or block.shape[1] != n_histograms:
+            raise ValueError(f"cells must be (n, {n_histograms}), got shape {block.shape}")
+        yield block.astype(np.int64, copy=False)
+
+
+def _summed_counts(cells, sizes) -> list[np.ndarray]:
+    """Exact counts of every histogram, summed over the blocks."""
+    totals = [np.zeros(int(size)) for size in sizes]
+    for block in _cell_blocks(cells, len(sizes)):
+        for k, size in enumerate(sizes):
+            totals[k] += _exact_counts(block[:, k], int(size))
+    return totals
+
+
 def noisy_cell_counts(
     name: str,
-    cells: np.ndarray,
+    cells: np.ndarray | Source,
     sizes,
     sigma: float,
     rng: np.random.Generator,
@@ -44,20 +68,14 @@ def noisy_cell_counts(
 ) -> Release:
     """K noisy histograms of ``cells`` (n, K) with ``sizes[k]`` cells each (value: a list)."""
     _check_release(rng, adjacency, sigma=sigma)
-    cells = np.asarray(cells)
-    if cells.ndim != 2 or cells.shape[1] != len(sizes):
-        raise ValueError(f"cells must be (n, {len(sizes)}), got shape {cells.shape}")
     sensitivity = 1.0 if adjacency == "add_remove" else math.sqrt(2.0)
-    noisy = [
-        release_noise(_exact_counts(cells[:, k], int(size)), sigma, rng)
-        for k, size in enumerate(sizes)
-    ]
+    noisy = [release_noise(counts, sigma, rng) for counts in _summed_counts(cells, sizes)]
     return Release(name, float(sigma), sensitivity, "gaussian", adjacency, len(sizes), noisy)
 
 
 def noisy_dependence_scores(
     name: str,
-    cells: np.ndarray,
+    cells: np.ndarray | Source,
     sizes,
     pairs,
     expected,
@@ -67,14 +85,13 @@ def noisy_dependence_scores(
 ) -> Release:
     """Noisy ‖joint counts(a, b) − expected[p]‖₁ of every pair p = (a, b) (value: an array)."""
     _check_release(rng, adjacency, sigma=sigma)
-    cells = np.asarray(cells, dtype=np.int64)
-    scores = np.empty(len(pairs))
-    for p, (a, b) in enumerate(pairs):
-        size = int(sizes[a]) * int(sizes[b])
-        joint = np.where(
-            (cells[:, a] >= 0) & (cells[:, b] >= 0), cells[:, a] * sizes[b] + cells[:, b], -1
-        )
-        scores[p] = np.abs(_exact_counts(joint, size) - np.ravel(expected[p])).sum()
+    joints = [np.zeros(int(sizes[a]) * int(sizes[b])) for a, b in pairs]
+    for block in _cell_blocks(cells, len(sizes)):
+        for joint, (a, b) in zip(joints, pairs):
+            present = (block[:, a] >= 0) & (block[:, b] >= 0)
+            cell = np.where(present, block[:, a] * int(sizes[b]) + block[:, b], -1)
+            joint += _exact_counts(cell, len(joint))
+    scores = np.array([np.abs(j - np.ravel(e)).sum() for j, e in zip(joints, expected)])
     sensitivity = 1.0 if adjacency == "add_remove" else 2.0
     noisy = release_noise(scores, sigma, rng)
     return Release(name, float(sigma), sensitivity, "gaussian", adjacency, len(pairs), noisy)

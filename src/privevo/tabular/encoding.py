@@ -29,7 +29,16 @@ import numpy as np
 
 from .metadata import ColumnSpec, TableMetadata
 
-__all__ = ["encode_table", "decode_codes", "output_dtype", "TableEmbedding"]
+__all__ = [
+    "encode_table",
+    "encode_block",
+    "check_present",
+    "present_columns",
+    "per_block",
+    "decode_codes",
+    "output_dtype",
+    "TableEmbedding",
+]
 
 _ONE_HOT = 1.0 / math.sqrt(2.0)
 _MISSING_FLAG = math.sqrt(3.0) / 2.0
@@ -45,10 +54,44 @@ def encode_table(df, metadata: TableMetadata) -> np.ndarray:
     categories not declared map to the column's ``other`` category, else raise.
     Errors name the column and row position, never a cell's content.
     """
+    codes = encode_block(df, metadata)
+    check_present(present_columns(codes, metadata), metadata)
+    return codes
+
+
+def encode_block(df, metadata: TableMetadata, offset: int = 0) -> np.ndarray:
+    """Codes of a block of a table, its rows ``offset, offset + 1, …`` (errors name those).
+
+    :func:`encode_table` without the whole-table check: a column missing in every row of a
+    block may have values in another (:func:`check_present` after the last block).
+    """
     _check_columns(df, metadata)
     if len(df) == 0:
         raise ValueError("the table has no rows; give a table with at least one row")
-    return np.column_stack([_encode_column(df[spec.name], spec) for spec in metadata.columns])
+    return np.column_stack(
+        [_encode_column(df[spec.name], spec, offset) for spec in metadata.columns]
+    )
+
+
+def present_columns(codes: np.ndarray, metadata: TableMetadata) -> np.ndarray:
+    """Per column: whether any row of ``codes`` holds a value (not missing)."""
+    missing = [
+        np.isnan(codes[:, j]) if spec.is_numeric else codes[:, j] == len(spec.levels)
+        for j, spec in enumerate(metadata.columns)
+    ]
+    return np.array([not m.all() for m in missing])
+
+
+def check_present(present: np.ndarray, metadata: TableMetadata) -> None:
+    """Refuse a column that holds no value in any row (``present``: per column)."""
+    for spec, ok in zip(metadata.columns, present):
+        if not ok:
+            raise ValueError(f"column {spec.name!r} is all missing; drop it or fill it")
+
+
+def per_block(codes, fn, dim: int, dtype=np.float64):
+    """``fn(codes)``: on an array at once, on a source of code blocks block by block."""
+    return fn(codes) if isinstance(codes, np.ndarray) else codes.then(fn, dim, dtype)
 
 
 def _check_columns(df, metadata: TableMetadata) -> None:
@@ -66,36 +109,34 @@ def _check_columns(df, metadata: TableMetadata) -> None:
         )
 
 
-def _encode_column(series, spec: ColumnSpec) -> np.ndarray:
+def _encode_column(series, spec: ColumnSpec, offset: int = 0) -> np.ndarray:
     missing = series.isna().to_numpy()
-    if missing.all():
-        raise ValueError(f"column {spec.name!r} is all missing; drop it or fill it")
     if missing.any() and not spec.nullable:
-        row = int(np.flatnonzero(missing)[0])
+        row = offset + int(np.flatnonzero(missing)[0])
         raise ValueError(
             f"column {spec.name!r} row {row} is missing but the metadata says nullable: false; "
             "declare it nullable or impute the column"
         )
     if spec.is_numeric:
-        return _encode_numeric(series, spec, missing)
-    return _encode_categorical(series, spec, missing)
+        return _encode_numeric(series, spec, missing, offset)
+    return _encode_categorical(series, spec, missing, offset)
 
 
-def _encode_numeric(series, spec: ColumnSpec, missing: np.ndarray) -> np.ndarray:
+def _encode_numeric(series, spec: ColumnSpec, missing: np.ndarray, offset: int) -> np.ndarray:
     import pandas as pd
 
     values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     bad = np.isnan(values) & ~missing | np.isinf(values)
     if bad.any():
         raise ValueError(
-            f"column {spec.name!r} row {int(np.flatnonzero(bad)[0])} is not a finite number "
-            "but the metadata says numeric; fix the cell or declare the column categorical"
+            f"column {spec.name!r} row {offset + int(np.flatnonzero(bad)[0])} is not a finite "
+            "number but the metadata says numeric; fix the cell or declare the column categorical"
         )
     values = np.clip(values, spec.lower, spec.upper)  # the documented out-of-domain rule
     return np.round(values) if spec.integer else values
 
 
-def _encode_categorical(series, spec: ColumnSpec, missing: np.ndarray) -> np.ndarray:
+def _encode_categorical(series, spec: ColumnSpec, missing: np.ndarray, offset: int) -> np.ndarray:
     import pandas as pd
 
     lookup = _lookup(spec)
@@ -108,8 +149,9 @@ def _encode_categorical(series, spec: ColumnSpec, missing: np.ndarray) -> np.nda
     if unknown.any():
         if spec.other is None:
             raise ValueError(
-                f"column {spec.name!r} row {int(np.flatnonzero(unknown)[0])} holds a value that is "
-                "not among its declared categories; add it or declare an 'other' category"
+                f"column {spec.name!r} row {offset + int(np.flatnonzero(unknown)[0])} holds a "
+                "value that is not among its declared categories; add it or declare an 'other' "
+                "category"
             )
         codes[unknown] = spec.levels.index(spec.other)  # the documented out-of-domain rule
     return codes

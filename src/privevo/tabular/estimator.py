@@ -1,21 +1,21 @@
 """``TabularPE``: a DataFrame in, a DP synthetic DataFrame out (Tab-PE on the privevo engine).
 
-The private rows are embedded (:class:`~privevo.tabular.encoding.TableEmbedding`)
-and vote in :class:`privevo.PrivateEvolution`'s noisy nearest-neighbour
-histogram, the run's only private access; rows come from
+The private table — in memory, a Parquet folder or a Dask DataFrame — is read
+block by block (:mod:`privevo.private.frames`) and encoded under public metadata
+(:func:`~privevo.tabular.encoding.encode_block`); every release counts it there
+(:mod:`privevo.private`), one block in memory at a time. Rows come from
 :class:`~privevo.tabular.apis.TabularRandomAPI` and
-:class:`~privevo.tabular.apis.TabularVariationAPI`, selection is
-Tab-PE's schedule (:class:`~privevo.tabular.apis.TabPESelection`) or any
-privevo selector. Noisy 1-way marginals (the same vote histogram, per
-column) seed the random API and calibrate the output. Everything after the
-votes is post-processing (docs/tabular.md)::
+:class:`~privevo.tabular.apis.TabularVariationAPI`, selection is Tab-PE's schedule
+(:class:`~privevo.tabular.apis.TabPESelection`) or any privevo selector. Everything
+after the releases is post-processing (docs/tabular.md)::
 
-    X   = embed(encode(df, metadata))          # per-row map under public metadata
-    q_j = noisy 1-way marginal of column j     # share of μ²: marginal_share
-    S_0 = rows drawn from the q_j
-    T rounds: noisy votes of X over S_{t-1} → select → parents + mutated children
-    pool = last candidates + rows drawn from the q_j, weights_ fitted (IPF) to the q_j and
-           to every round's votes per Voronoi cell
+    codes = encode(block) for every block       # per-row map under public metadata
+    q_j   = noisy 1-way marginal of column j    # cell counts (share: marginal_share)
+    F_j   = noisy tree levels of numeric j      # its values and noisy CDF (refine_share)
+    pairs = noisy scores → spanning tree → noisy 2-way tables → tree model (pair_share)
+    S_0   = rows from the tree model
+    T rounds: noisy votes of the embedded rows over S_{t-1} → select → parents + children
+    pool  = last candidates + tree-model rows, weights_ fitted (IPF) to every measurement
     sample(n) = n draws from the pool ∝ weights_ (PE's output is a multiset)
 """
 
@@ -36,11 +36,18 @@ from .._validation import (
 from ..adjacency import vote_sensitivity
 from ..evolution import PrivateEvolution
 from ..exceptions import PrivacyLeakWarning
-from ..private import Release
+from ..private import frame_source
 from ..report import privacy_report
 from ..selection import GAPE, Rank, Subsample
 from .apis import RoundTagged, TabPESelection, TabularRandomAPI, TabularVariationAPI
-from .encoding import TableEmbedding, decode_codes, encode_table
+from .encoding import (
+    TableEmbedding,
+    check_present,
+    decode_codes,
+    encode_block,
+    per_block,
+    present_columns,
+)
 from .fine import BRANCHING, FineColumn, level_cells, tree_levels
 from .marginals import cell_sampler, cells_of, fit_pool, noisy_marginals, probabilities, rake
 from .metadata import TableMetadata, metadata_from_data
@@ -189,30 +196,30 @@ class TabularPE:
     # -- public API ---------------------------------------------------------
 
     def fit(self, df, y=None) -> "TabularPE":
-        """Run T rounds against the private table ``df`` (a pandas DataFrame)."""
+        """Run T rounds against the private table ``df``: a pandas DataFrame, a Parquet file or
+        folder of them, or a Dask DataFrame. Every release counts the table block by block
+        (:mod:`privevo.private.frames`): one block in memory at a time, and the same output and
+        report as the table in memory."""
         metadata, delta = self._check_params()  # public inputs only: df is not read yet
         if self.accountant is not None:
             self.accountant.check(epsilon=self.epsilon, delta=delta, name="TabularPE")
+        rows = frame_source(df)
         if metadata is None:
-            metadata = metadata_from_data(df)
+            metadata = metadata_from_data(_in_memory(rows))
         self.shares_ = self._shares(metadata, delta)  # public inputs only
         self.marginal_share_ = self._share(metadata, delta)
         self.iterations_ = self._rounds(metadata, delta)
         rng = check_random_state(self.random_state)
         embedding = TableEmbedding(metadata)
-        codes = encode_table(df, metadata)
-        X = embedding.embed(codes)
-        marginals = self._marginals(X, embedding, delta, rng)
+        codes = _validated_codes(rows, metadata)
+        marginals = self._marginals(codes, embedding, delta, rng)
         delta = self._checked_delta(delta, marginals)
         fine = self._fine(codes, metadata, marginals, delta, rng)
         pairs = self._pairs(codes, metadata, marginals, fine, delta, rng)
-        pe_embedding = self._pe_embedding(metadata, fine)
-        X_pe = X if pe_embedding is None else pe_embedding.embed(codes)
-        engine = self._engine(
-            pe_embedding or embedding, metadata, delta, rng, marginals, fine, pairs
-        )
+        pe_embedding = self._pe_embedding(metadata, fine) or embedding
+        engine = self._engine(pe_embedding, metadata, delta, rng, marginals, fine, pairs)
         try:
-            engine.fit(X_pe)
+            engine.fit(per_block(codes, pe_embedding.embed, pe_embedding.dim))
         except ValueError:  # a defaulted δ refused after the first round: that round is charged
             if self.accountant is not None and getattr(engine, "releases_", None):
                 self.accountant.charge(list(engine.releases_), name="TabularPE")
@@ -362,16 +369,13 @@ class TabularPE:
         )
         return int(np.clip(mu_pe2 * n // ROUND_BUDGET, 1, MAX_ROUNDS))
 
-    def _marginals(
-        self, X: np.ndarray, embedding: TableEmbedding, delta: float, rng
-    ) -> dict | None:
+    def _marginals(self, codes, embedding: TableEmbedding, delta: float, rng) -> dict | None:
         """Noisy 1-way marginals with ``marginal_share`` of μ² (None if not measured)."""
         if not self._measures_marginals:
             return None
-        n_columns, sensitivity = len(embedding.metadata.columns), vote_sensitivity(self.adjacency)
-        sigma = self._marginal_sigma(delta, n_columns)
-        noisy = noisy_marginals(X, embedding, self.bins, sigma, rng)
-        release = Release("column_marginals", sigma, sensitivity, count=n_columns)
+        sigma = self._marginal_sigma(delta, len(embedding.metadata.columns))
+        release = noisy_marginals(codes, embedding, self.bins, sigma, rng, self.adjacency)
+        noisy = release.value
         return {"targets": [probabilities(h) for h in noisy], "release": release, "noisy": noisy}
 
     def _marginal_sigma(self, delta: float, n_columns: int) -> float:
@@ -401,16 +405,25 @@ class TabularPE:
         depth = {s.name: tree_levels(s, self.bins, self.levels) for _, s in numeric}
         if self.shares_["refinements"] == 0:
             depth = dict.fromkeys(depth, 0)
-        cells, sizes = [], []
-        for j, spec in numeric:
-            for level in range(1, depth[spec.name] + 1):
-                sizes.append(self.bins * BRANCHING**level)
-                cells.append(level_cells(codes[:, j], spec, sizes[-1]))
+        plan = [  # (column, spec, cells of the level), every refinement level of every numeric
+            (j, spec, self.bins * BRANCHING**level)
+            for j, spec in numeric
+            for level in range(1, depth[spec.name] + 1)
+        ]
         release, sigma = None, 0.0
-        if sizes:
-            sigma = self._sigma(delta, self.shares_["refinements"], len(sizes))
+        if plan:
+            sigma = self._sigma(delta, self.shares_["refinements"], len(plan))
+
+            def cells(block: np.ndarray) -> np.ndarray:
+                return np.column_stack([level_cells(block[:, j], s, n) for j, s, n in plan])
+
             release = noisy_cell_counts(
-                "numeric_refinements", np.column_stack(cells), sizes, sigma, rng, self.adjacency
+                "numeric_refinements",
+                per_block(codes, cells, len(plan), np.int64),
+                [size for _, _, size in plan],
+                sigma,
+                rng,
+                self.adjacency,
             )
         noisy = iter(release.value if release is not None else [])
         columns = {}
@@ -435,7 +448,11 @@ class TabularPE:
             for spec, q in zip(metadata.columns, marginals["targets"])
         ]
         sizes = [b.size for b in binnings]
-        cells = np.column_stack([b.cells(codes[:, j]) for j, b in enumerate(binnings)])
+
+        def pair_cells(block: np.ndarray) -> np.ndarray:
+            return np.column_stack([b.cells(block[:, j]) for j, b in enumerate(binnings)])
+
+        cells = per_block(codes, pair_cells, len(binnings), np.int64)
         n_hat = max(float(np.clip(marginals["noisy"][0], 0, None).sum()), 1.0)  # released
         candidates = all_pairs(len(binnings))
         expected = [
@@ -453,11 +470,15 @@ class TabularPE:
             self.adjacency,
         )
         edges = spanning_tree(scores.value, candidates, len(binnings))
-        joint_cells = np.column_stack([cells[:, a] * sizes[b] + cells[:, b] for a, b in edges])
+
+        def joint_cells(block: np.ndarray) -> np.ndarray:
+            pair = pair_cells(block)
+            return np.column_stack([pair[:, a] * sizes[b] + pair[:, b] for a, b in edges])
+
         sigma = self._sigma(delta, self.shares_["pairs"], len(edges))
         joints = noisy_cell_counts(
             "pair_marginals",
-            joint_cells,
+            per_block(codes, joint_cells, len(edges), np.int64),
             [sizes[a] * sizes[b] for a, b in edges],
             sigma,
             rng,
@@ -641,6 +662,32 @@ class TabularPE:
         if marginals is not None and self.rake:
             weights = rake(weights, cells_of(codes, embedding, self.bins), marginals["targets"])
         return codes, weights
+
+
+def _in_memory(rows):
+    """The whole table, for metadata read off the data (in-memory DataFrames only)."""
+    df = rows.in_memory()
+    if df is None:
+        raise ValueError(
+            "metadata=None reads the domains off the data, which needs the table in memory; "
+            "give public metadata for a Parquet folder or a Dask DataFrame"
+        )
+    return df
+
+
+def _validated_codes(rows, metadata: TableMetadata):
+    """The table's codes (a source of code blocks), after one pass that validates every block
+    and refuses a table without rows or a column without a value (before any release)."""
+    present, seen = np.zeros(len(metadata.columns), dtype=bool), False
+    for offset, frame in rows.frames():
+        present |= present_columns(encode_block(frame, metadata, offset), metadata)
+        seen = True
+    if not seen:
+        raise ValueError("the table has no rows; give a table with at least one row")
+    check_present(present, metadata)
+    return rows.map(
+        lambda frame, offset: encode_block(frame, metadata, offset), len(metadata.columns)
+    )
 
 
 def _check_mutation(mutation) -> tuple[float, float]:

@@ -1,18 +1,17 @@
-"""Noisy 1-way marginals as nearest-neighbour vote histograms, and raking to them.
+"""Noisy 1-way marginals as cell counts, and raking to them.
 
-A column's 1-way histogram is the engine's vote histogram in that column's
-embedding block (:class:`~privevo.tabular.encoding.TableEmbedding`) over
-public "cell" candidates, so it is released by
-:func:`privevo.private.noisy_nn_histogram`, the library's one private
-boundary:
+A column's 1-way histogram counts the rows in each of its public cells
+(:func:`cells_of`), released by :func:`privevo.private.noisy_cell_counts`,
+block by block for a table larger than memory:
 
-- categorical / boolean: the column's one-hot vectors (one cell per value,
-  missing included when nullable) — each row votes for its own value;
-- numeric: the centres (b + ½)/B of B equal-width bins of the public domain
-  (a nullable column adds the missing point (½, √3/2)) — each row votes for
-  its bin, ⌊u·B⌋ as in :func:`privevo.metrics.marginal_tvd` (the centres sit
-  10⁻⁷ below the midpoints so that a value on a bin edge goes to the upper
-  bin, as the floor does).
+- categorical / boolean: one cell per value (missing included when nullable);
+- numeric: B equal-width bins of the public domain, cell ⌊u·B⌋ as in
+  :func:`privevo.metrics.marginal_tvd` (a nullable column adds a missing cell).
+
+It is the nearest-neighbour vote histogram of the column's embedding block
+(:class:`~privevo.tabular.encoding.TableEmbedding`) over the cell candidates
+:func:`cell_candidates` (one-hot vectors; bin centres, 10⁻⁷ below the midpoints
+so that a value on a bin edge goes to the upper bin, as the floor does).
 
 One row changes one count of every column's histogram, so the C releases
 with noise σ compose to μ = √C·Δ/σ (Δ = 1 add/remove, √2 replace).
@@ -28,7 +27,7 @@ import math
 
 import numpy as np
 
-from .encoding import TableEmbedding
+from .encoding import TableEmbedding, per_block
 from .metadata import ColumnSpec
 
 __all__ = ["cell_candidates", "cells_of", "noisy_marginals", "rake", "cell_sampler"]
@@ -61,15 +60,21 @@ def cells_of(codes: np.ndarray, embedding: TableEmbedding, bins: int) -> np.ndar
 
 
 def noisy_marginals(
-    X: np.ndarray, embedding: TableEmbedding, bins: int, sigma: float, rng: np.random.Generator
-) -> list[np.ndarray]:
-    """Per column: the noisy vote counts of the embedded private rows ``X`` over its cells."""
-    from ..private import noisy_nn_histogram
+    codes,
+    embedding: TableEmbedding,
+    bins: int,
+    sigma: float,
+    rng: np.random.Generator,
+    adjacency: str = "add_remove",
+):
+    """The C noisy 1-way marginals of the private rows' ``codes`` (an array, or a source of
+    code blocks), one release (``value``: per column, its noisy counts over its cells)."""
+    from ..private import noisy_cell_counts
 
-    return [
-        noisy_nn_histogram(X[:, cols], cell_candidates(spec, bins), sigma, rng).value
-        for spec, cols in zip(embedding.metadata.columns, embedding.slices)
-    ]
+    columns = embedding.metadata.columns
+    cells = per_block(codes, lambda c: cells_of(c, embedding, bins), len(columns), np.int64)
+    sizes = [len(cell_candidates(spec, bins)) for spec in columns]
+    return noisy_cell_counts("column_marginals", cells, sizes, sigma, rng, adjacency)
 
 
 def probabilities(noisy: np.ndarray) -> np.ndarray:
