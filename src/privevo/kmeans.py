@@ -35,6 +35,10 @@ step off (the paper's PE-means; HDPE always has it).
 All releases — T histograms, the sums and the counts, and HDPE's second
 moment — are Gaussian and compose exactly under GDP:
 μ² = T/σ_h² + (R_s/σ_s)² + 1/σ_c² (+ 1/σ_m²).
+
+The default plan — T = ⌊4√d⌋ rounds (d' for HDPE-means), the budget shares and
+the number of recover steps — is the same at every ε: a larger ε lowers the σ
+of every release and changes nothing else (:func:`pe_means_iterations`).
 """
 
 from __future__ import annotations
@@ -94,7 +98,7 @@ except ImportError:  # pragma: no cover
 
 __all__ = [
     "DPKMeans",
-    "anchor_scale",
+    "anchor_scales",
     "paper_iterations",
     "paper_variations",
     "pca_basis",
@@ -110,7 +114,6 @@ PE_MEANS_RECOVER_SHARE = 0.4
 HDPE_RECOVER_SHARE = 0.55
 RECOVER_STEPS = 4  # the recover step's noisy Lloyd steps (benchmarks/kmeans_ablation.py)
 RECOVER_RADIUS = 1.0  # later recover steps clip offsets at this many nearest-anchor distances
-ROUNDS_EPSILON_CAP = 2.0  # PE-means' default T stops growing with ε here (pe_means_iterations)
 
 
 def paper_iterations(epsilon: float, dim: int) -> int:
@@ -119,31 +122,26 @@ def paper_iterations(epsilon: float, dim: int) -> int:
     return base if epsilon <= 1 else max(int(math.floor(epsilon * base)), 1)
 
 
-def pe_means_iterations(epsilon: float, dim: int) -> int:
-    """PE-means' default T: the paper's rule up to ε = 2, then fixed at ⌊2·⌊4√d⌋⌋.
+def pe_means_iterations(pe_dim: int) -> int:
+    """The default T = ⌊4√d⌋ at every ε, d the dimension PE runs in (d' for HDPE-means).
 
-    The paper's T = ⌊ε·⌊4√d⌋⌋ keeps adding rounds with ε, and rounds past a
-    few dozen do not sharpen the centres but give clusters more chances to merge:
-    on blobs k=16 d=16 in the public box [−1, 1]^16 (the data fill a quarter of
-    its ball), ε = 4 with the paper's T = 64 leaves 3–4 of the 16 clusters
-    without a centre (loss .058–.080) where T = 16 finds all 16 (.016). Above
-    ε = 2 the plan is therefore the same at every ε and the extra budget only
-    lowers the noise of every release (σ ∝ 1/μ), so the loss cannot rise with
-    ε there but by chance; below it the paper's rule (whose extra rounds do help
-    small data such as iris) already lowers the per-round σ = √T/μ as ε grows.
-    ``benchmarks/kmeans.py --rules`` measures both rules.
+    The paper's rule (:func:`paper_iterations`) for ε ≤ 1, kept above it: the
+    plan is then the same at every ε, and a larger ε only lowers the noise of
+    every release (σ ∝ 1/μ), so more budget buys less noise and nothing else.
+    The paper's T = ⌊ε·⌊4√d⌋⌋ adds rounds instead, and rounds past those that
+    find the cells do not sharpen the centres (the recover steps do) but give
+    close clusters more chances to merge: with T doubled from ε = 1 to 2 the
+    loss rose on letter (k = 26) and blobs k=64 d=16, and held at ε = 1's T it
+    fell (``benchmarks/kmeans.py --rules``; ``benchmarks/kmeans_hdpe.py`` for
+    HDPE-means). Small data gives up a little: iris at ε = 2 and 4, ball, 30
+    seeds, +.0049 ± .0031 and +.0018 ± .0018 against T = 16 and 32.
     """
-    return paper_iterations(min(epsilon, ROUNDS_EPSILON_CAP), dim)
+    return paper_iterations(1.0, pe_dim)
 
 
 def hdpe_projection_dim(dim: int) -> int:
     """d' = max(16, min(32, ⌊d/2⌋)): HDPE-means' projected dimension."""
     return max(16, min(32, dim // 2))
-
-
-def hdpe_iterations(pe_dim: int) -> int:
-    """T = ⌊4√d'⌋ at every ε: HDPE-means' PE rounds."""
-    return paper_iterations(1.0, pe_dim)
 
 
 def paper_variations(n: int, k: int) -> int:
@@ -198,14 +196,14 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
     method : {"auto", "pe-means", "hdpe-means"}
         ``"auto"`` is HDPE-means when d > 32.
     iterations : int or None
-        T, PE rounds; None → for PE-means ⌊4√d⌋ for ε ≤ 1, ⌊min(ε, 2)·⌊4√d⌋⌋
-        above (:func:`pe_means_iterations`; the paper's rule,
-        :func:`paper_iterations`, keeps growing past ε = 2, which can make the
-        loss rise with ε); for HDPE-means ⌊4√d'⌋ at every ε. With many clusters
-        the paper's rule makes HDPE's loss rise with ε (more rounds merge close
-        clusters): on blobs k=64 d=64 with d' = 16 the area under the loss
-        curve is .400 with it and .266 with T = ⌊4√d'⌋ (3 seeds,
-        ``benchmarks/kmeans_hdpe.py``).
+        T, PE rounds; None → ⌊4√d⌋ at every ε, d' in place of d for HDPE-means
+        (:func:`pe_means_iterations`). The paper's rule, T = ⌊ε·⌊4√d⌋⌋ above
+        ε = 1 (:func:`paper_iterations`), makes the loss rise with ε where there
+        are many clusters (more rounds merge close ones): at ε = 1 → 2, letter
+        1.121 → 1.182 and blobs k=64 d=16 1.839 → 2.447 with T doubled,
+        1.121 → 1.108 and 1.840 → 1.502 with T kept (normalised loss, 10 seeds,
+        ``benchmarks/kmeans_ablation.py``); HDPE on blobs k=64 d=64 with d' = 16:
+        area .400 with it and .266 with T = ⌊4√d'⌋ (``benchmarks/kmeans_hdpe.py``).
     population : int or None
         L, variations per centre (population k·(L+1)); None → max(⌊n/(5k)⌋, 4),
         at most 1000, with n exact under replace adjacency and a noisy count under
@@ -486,9 +484,9 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             pe_dim = min(
                 hdpe_projection_dim(d) if self.projection_dim is None else self.projection_dim, d
             )
-            default_T = hdpe_iterations(pe_dim)
         else:
-            pe_dim, default_T = d, min(pe_means_iterations(self.epsilon, d), MAX_ROUNDS)
+            pe_dim = d
+        default_T = min(pe_means_iterations(pe_dim), MAX_ROUNDS)
         share = _recover_share(self.recover_share, method)
         pca = method == "hdpe-means" and self.projection == "pca"
         projection_share = float(self.projection_share) if pca else 0.0
@@ -866,18 +864,21 @@ def shrunk_means(
     orthonormal ``basis`` (d, d') the blend is done apart in its span and in
     the orthogonal complement (d' and d − d' of the d noise dimensions), so
     anchors that are good in a subspace only (HDPE's lifted centres) keep that
-    part. A cluster whose noisy count is at most max(σ_s·√d, 1) keeps its
-    anchor. Results are projected into the unit ball, so exactly k centres
+    part. Results are projected into the unit ball, so exactly k centres
     always come back.
 
-    Low signal: the anchors are first scaled towards the public centre (the
-    origin of the unit ball) by :func:`anchor_scale`, so that where the noisy
-    sums say the anchors explain nothing, the centres fall back on the public
-    centre instead of on anchors the noise placed.
+    A cluster whose noisy count is at most max(σ_s·√d, 1) has no mean of its
+    own: its centre is its anchor scaled towards the public centre (the origin
+    of the unit ball) by its own released sum, α_j·a_j (:func:`anchor_scales`),
+    so that where that sum says the anchor explains nothing the centre falls
+    back on the public centre instead of on an anchor the noise placed. Each
+    cluster is judged on its own releases: a weak but real cluster (its sum
+    along its anchor above the noise) keeps its anchor whatever the others do.
     """
     d = sums.shape[1]
-    anchors = anchor_scale(sums, counts, anchors, sigma_sum) * anchors
     trusted = counts > max(sigma_sum * math.sqrt(d), 1.0)
+    scales = np.where(trusted, 1.0, anchor_scales(sums, counts, anchors, sigma_sum))
+    anchors = scales[:, None] * anchors
     safe = np.where(trusted, counts, 1.0)
     means = sums / safe[:, None]
     parts = [(means, anchors, d)] if basis is None else _split(means, anchors, basis)
@@ -890,31 +891,31 @@ def shrunk_means(
     return project_to_ball(out, 1.0)
 
 
-def anchor_scale(sums, counts, anchors, sigma_sum: float) -> float:
-    """α ∈ [0, 1]: how far the anchors a_j stand from the public centre, by the released sums.
+def anchor_scales(sums, counts, anchors, sigma_sum: float) -> np.ndarray:
+    """α_j ∈ [0, 1]: how far anchor a_j stands from the public centre, by cluster j's release.
 
-    Derivation. With the true cluster sums s_j = n_j·m_j, the scale α that
-    minimises the k-means cost of the centres α·a_j against the true means,
-    Σ_j n_j‖m_j − α·a_j‖² = Σ n_j‖m_j‖² − 2α·Σ⟨s_j, a_j⟩ + α²·Σ n_j‖a_j‖², is
-    α* = Σ⟨s_j, a_j⟩ / Σ n_j‖a_j‖². The anchors are fixed before the recover
-    step's noise is drawn, so N = Σ⟨ŝ_j, a_j⟩ estimates the numerator without
-    bias, with variance V = σ_s²·Σ‖a_j‖², and D = Σ max(ĉ_j, 0)·‖a_j‖² the
-    denominator. N is shrunk James–Stein-like by its noise-to-signal ratio,
-    N·(1 − V/N²)₊ (the positive-part factor of a one-dimensional estimate),
-    and α = clip(N·(1 − V/N²)₊ / D, 0, 1). Anchors that explain the sums give
-    α ≈ 1 (nothing changes); anchors placed by noise, or sums drowned in noise
-    (small data at small ε), give α ≈ 0: the centres start from the public
-    centre, the data-independent answer. Post-processing of released values only.
+    Derivation. With the true sum s_j = n_j·m_j, the scale that minimises
+    cluster j's k-means cost against its true mean, n_j‖m_j − α·a_j‖², is
+    α_j* = ⟨s_j, a_j⟩ / (n_j‖a_j‖²). The anchor is fixed before the recover
+    step's noise is drawn, so N_j = ⟨ŝ_j, a_j⟩ estimates the numerator without
+    bias, with variance V_j = σ_s²‖a_j‖² — one coordinate's noise, where the
+    mean ŝ_j/ĉ_j carries d: the sum along the anchor can show a cluster whose
+    count is still within the noise. N_j is shrunk James–Stein-like by its
+    noise-to-signal ratio, N_j·(1 − V_j/N_j²)₊ (the positive-part factor of a
+    one-dimensional estimate), and α_j = clip(N_j·(1 − V_j/N_j²)₊ / D_j, 0, 1)
+    with D_j = max(ĉ_j, 0)·‖a_j‖². An anchor that explains its sum gives α_j ≈ 1;
+    one placed by noise, or a sum drowned in noise (small data at small ε),
+    gives α_j ≈ 0: the public centre, the data-independent answer.
+    Post-processing of released values only.
     """
     weights = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
     norms = np.einsum("ij,ij->i", anchors, anchors)
-    numerator = float(np.einsum("ij,ij->", sums, anchors))
-    denominator = float(weights @ norms)
-    variance = sigma_sum**2 * float(norms.sum())
-    if numerator <= 0 or denominator <= 0:
-        return 0.0
-    shrunk = numerator * max(1.0 - variance / numerator**2, 0.0)
-    return float(min(shrunk / denominator, 1.0))
+    numerator = np.einsum("ij,ij->i", sums, anchors)
+    denominator = weights * norms
+    usable = (numerator > 0) & (denominator > 0)
+    safe = np.where(usable, numerator, 1.0)
+    shrunk = safe * np.maximum(1.0 - sigma_sum**2 * norms / safe**2, 0.0)
+    return np.where(usable, np.minimum(shrunk / np.where(usable, denominator, 1.0), 1.0), 0.0)
 
 
 def recover_radii(anchors: np.ndarray) -> np.ndarray:
