@@ -18,7 +18,7 @@ from .scenarios import (
     _single_release_arguments,
     canary_scenario,
 )
-from .statistics import AuditResult, threshold_audit
+from .statistics import AuditResult, audit_result
 
 
 def audit_release(
@@ -58,24 +58,16 @@ def audit_release(
         exact = np.asarray(histogram(data, sc.candidates))[watched]
         noisy = add_noise(np.repeat(exact[None, :], n_releases, axis=0), sigma, rng)
         scores.append(noisy @ v[watched])  # the LR statistic
-    test = threshold_audit(
-        scores[0],
-        scores[1],
-        delta,
-        alpha,
+    return audit_result(
+        scores,
         ["canary count" if len(watched) == 1 else "count difference"],
-    )
-    return AuditResult(
+        delta=delta,
+        alpha=alpha,
         setting="single release",
         noise=noise,
         adjacency=adjacency,
         claimed_epsilon=_claimed_epsilon(sigma, delta, 1, sensitivity, noise),
-        delta=delta,
         sigma=sigma,
-        steps=1,
-        n_samples=n_releases,
-        alpha=alpha,
-        **test,
     )
 
 
@@ -128,27 +120,19 @@ def audit_cluster_sums(
         return [llr, np.dot(r_counts, d_counts), np.sum(r_sums * off_diagonal)]
 
     scores = _release_statistics(sc, n_releases, statistics)
-    test = threshold_audit(
-        scores[0],
-        scores[1],
-        delta,
-        alpha,
-        ["likelihood ratio", "count residual", "sum residual off (1, …, 1)"],
-    )
     mu_claimed = np.sqrt(
         (noise["sum_sensitivity"] / s_sum) ** 2 + (noise["count_sensitivity"] / s_count) ** 2
     )
-    return AuditResult(
+    return audit_result(
+        scores,
+        ["likelihood ratio", "count residual", "sum residual off (1, …, 1)"],
+        delta=delta,
+        alpha=alpha,
         setting="recover step (cluster sums + counts)",
         noise="gaussian",
         adjacency=adjacency,
         claimed_epsilon=accounting.epsilon_of_mu(mu_claimed, delta),
-        delta=delta,
         sigma=s_sum,
-        steps=1,
-        n_samples=n_releases,
-        alpha=alpha,
-        **test,
     )
 
 
@@ -189,24 +173,16 @@ def audit_second_moment(
         return [r.sum(), r[on_diagonal].sum(), r[~on_diagonal].sum()]
 
     scores = _release_statistics(sc, n_releases, statistics)
-    test = threshold_audit(
-        scores[0],
-        scores[1],
-        delta,
-        alpha,
+    return audit_result(
+        scores,
         ["likelihood ratio", "diagonal residual", "off-diagonal residual"],
-    )
-    return AuditResult(
+        delta=delta,
+        alpha=alpha,
         setting="HDPE projection (second moment)",
         noise="gaussian",
         adjacency=adjacency,
         claimed_epsilon=accounting.epsilon_of_mu(sensitivity / sigma, delta),
-        delta=delta,
         sigma=sigma,
-        steps=1,
-        n_samples=n_releases,
-        alpha=alpha,
-        **test,
     )
 
 
@@ -238,18 +214,16 @@ def audit_count(
         np.array([[release(x, sigma, rng, noise)] for _ in range(n_releases)])
         for x in (sc.D, sc.D_prime)
     ]
-    test = threshold_audit(scores[0], scores[1], delta, alpha, ["noisy count"])
-    return AuditResult(
+    return audit_result(
+        scores,
+        ["noisy count"],
+        delta=delta,
+        alpha=alpha,
         setting="noisy row count",
         noise=noise,
         adjacency="add_remove",
         claimed_epsilon=_claimed_epsilon(sigma, delta, 1, 1.0, noise),
-        delta=delta,
         sigma=sigma,
-        steps=1,
-        n_samples=n_releases,
-        alpha=alpha,
-        **test,
     )
 
 
@@ -296,18 +270,16 @@ def audit_dplloyd(
         return [np.sum((sums - exact[0][0]) * d_sums), np.dot(counts - exact[0][1], d_counts)]
 
     scores = [np.array([statistics(x) for _ in range(n_releases)]) for x in (D, D_prime)]
-    test = threshold_audit(scores[0], scores[1], delta, alpha, ["sum residual", "count residual"])
-    return AuditResult(
+    return audit_result(
+        scores,
+        ["sum residual", "count residual"],
+        delta=delta,
+        alpha=alpha,
         setting="DPLloyd iteration (box without 0)",
         noise="laplace",
         adjacency="add_remove",
         claimed_epsilon=epsilon,
-        delta=delta,
         sigma=float(2.0 / split.feature_sum),
-        steps=1,
-        n_samples=n_releases,
-        alpha=alpha,
-        **test,
     )
 
 

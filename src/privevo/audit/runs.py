@@ -16,7 +16,7 @@ from .._validation import (
 )
 from ..adjacency import vote_sensitivity
 from .scenarios import CanaryScenario, _canary_vector, _reference_counts, canary_scenario
-from .statistics import AuditResult, threshold_audit
+from .statistics import AuditResult, audit_result, llr_statistics
 
 
 def default_model(
@@ -105,23 +105,19 @@ def audit_runs(
         llrs.append(_run_llrs(model, sc))
         bar.update(1)
     bar.close()
-    llrs = np.asarray(llrs)
-    scores = np.column_stack([llrs.sum(axis=1), llrs])
-    names = ["sum of LLRs"] + [f"LLR of round {t + 1}" for t in range(iterations)]
-    test = threshold_audit(scores[:n_runs], scores[n_runs:], delta, alpha, names)
-    report = model.privacy_report_
-    return AuditResult(
+    scores, names = llr_statistics(llrs, n_runs, [f"round {t + 1}" for t in range(iterations)])
+    return audit_result(
+        scores,
+        names,
+        delta=delta,
+        alpha=alpha,
+        steps=iterations,
         setting=f"PE run ({iterations} rounds)"
         + ("" if resume_after is None else f", resumed after round {resume_after}"),
         noise=noise,
         adjacency=adjacency,
-        claimed_epsilon=float(report["epsilon"]),
-        delta=delta,
+        claimed_epsilon=float(model.privacy_report_["epsilon"]),
         sigma=float(model.sigma_),
-        steps=iterations,
-        n_samples=n_runs,
-        alpha=alpha,
-        **test,
     )
 
 

@@ -117,3 +117,34 @@ def threshold_audit(
         "fpr": fp / len(c0),
         "fnr": fn / len(c1),
     }
+
+
+def audit_result(
+    scores: Sequence[np.ndarray],
+    names: Sequence[str],
+    *,
+    delta: float,
+    alpha: float,
+    steps: int = 1,
+    **setting,
+) -> AuditResult:
+    """The threshold test on (scores under D, scores under D′) as the result of one setting.
+
+    ``setting``: the :class:`AuditResult` fields that describe it (``setting``, ``noise``,
+    ``adjacency``, ``claimed_epsilon``, ``sigma``); ``n_samples`` is the number of samples
+    per data set.
+    """
+    test = threshold_audit(scores[0], scores[1], delta, alpha, names)
+    return AuditResult(
+        delta=delta, steps=steps, n_samples=len(scores[0]), alpha=alpha, **setting, **test
+    )
+
+
+def llr_statistics(llrs, n_runs: int, releases: Sequence[str]) -> tuple[list, list[str]]:
+    """Whole-run statistics from per-release log-likelihood ratios (rows: ``n_runs`` runs on D,
+    then as many on D′): their sum (the optimal test of the claimed mechanism) and each
+    release's alone, split by data set, with their names."""
+    llrs = np.asarray(llrs)
+    scores = np.column_stack([llrs.sum(axis=1), llrs])
+    names = ["sum of LLRs"] + [f"LLR of {release}" for release in releases]
+    return [scores[:n_runs], scores[n_runs:]], names

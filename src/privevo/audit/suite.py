@@ -34,48 +34,44 @@ def run_audit(
         raise ValueError(
             f"the number of runs must be an integer >= 0 (0 skips whole runs), got {n_runs!r}"
         )
-    results = []
+    results: list[AuditResult] = []
+    single = dict(delta=delta, alpha=alpha)  # every setting's δ and α, passed by keyword
     for noise in noises:
         for adjacency in adjacencies:
             runs = functools.partial(
                 audit_runs,
-                delta=delta,
                 noise=noise,
                 adjacency=adjacency,
                 n_runs=n_runs,
                 iterations=iterations,
-                alpha=alpha,
                 progress=progress,
+                **single,
             )
             for i, eps in enumerate(epsilons):
                 rs = [seed, i, len(results)]
-                results.append(
-                    audit_release(
-                        eps,
-                        delta,
-                        noise=noise,
-                        adjacency=adjacency,
-                        n_releases=n_releases,
-                        alpha=alpha,
-                        random_state=np.random.default_rng(rs),
-                    )
+                release = audit_release(
+                    eps,
+                    noise=noise,
+                    adjacency=adjacency,
+                    n_releases=n_releases,
+                    random_state=np.random.default_rng(rs),
+                    **single,
                 )
+                results.append(release)
                 if n_runs:
                     results.append(runs(eps, random_state=np.random.default_rng(rs + [1])))
             if adjacency != "add_remove":  # the noisy row count exists under add/remove only
                 continue
             for i, eps in enumerate(epsilons):
                 rs = [seed, i, len(results)]
-                results.append(
-                    audit_count(
-                        eps,
-                        delta,
-                        noise=noise,
-                        n_releases=n_releases,
-                        alpha=alpha,
-                        random_state=np.random.default_rng(rs),
-                    )
+                count = audit_count(
+                    eps,
+                    noise=noise,
+                    n_releases=n_releases,
+                    random_state=np.random.default_rng(rs),
+                    **single,
                 )
+                results.append(count)
                 if n_runs:  # runs stopped half-way and resumed from a checkpoint
                     rng = np.random.default_rng([seed, i, len(results), 2])
                     results.append(
@@ -83,25 +79,16 @@ def run_audit(
                     )
     for i, eps in enumerate(epsilons):  # one user of 4 rows added or removed, k = 1 and 3 votes
         for k in (1, 3):
+            rng = np.random.default_rng([seed, i, len(results)])
             results.append(
                 audit_user_votes(
-                    eps,
-                    delta,
-                    n_neighbors=k,
-                    n_releases=n_releases,
-                    alpha=alpha,
-                    random_state=np.random.default_rng([seed, i, len(results)]),
+                    eps, n_neighbors=k, n_releases=n_releases, random_state=rng, **single
                 )
             )
     for i, eps in enumerate(epsilons):  # a baseline (pure ε-DP, Laplace): in a box that excludes 0
+        rng = np.random.default_rng([seed, i, len(results)])
         results.append(
-            audit_dplloyd(
-                eps,
-                delta,
-                n_releases=max(4, n_releases // 20),
-                alpha=alpha,
-                random_state=np.random.default_rng([seed, i, len(results)]),
-            )
+            audit_dplloyd(eps, n_releases=max(4, n_releases // 20), random_state=rng, **single)
         )
     return results
 

@@ -13,7 +13,7 @@ from .._validation import (
     check_random_state,
 )
 from ..adjacency import vote_sensitivity
-from .statistics import AuditResult, threshold_audit
+from .statistics import AuditResult, audit_result, llr_statistics
 
 
 def _tabular_scenario(adjacency: str):
@@ -133,29 +133,18 @@ def audit_tabular(
             epsilon, delta, adjacency, metadata, np.random.default_rng(seeds[i])
         ).fit(data)
         llrs.append(_tabular_llrs(model, D, D_prime))
-    llrs = np.asarray(llrs)
-    rounds = llrs.shape[1] - 1
-    names = (
-        ["sum of LLRs"]
-        + [f"LLR of round {t + 1}" for t in range(rounds)]
-        + ["LLR of the marginals"]
-    )
-    test = threshold_audit(
-        np.column_stack([llrs.sum(1), llrs])[:n_runs],
-        np.column_stack([llrs.sum(1), llrs])[n_runs:],
-        delta,
-        alpha,
+    rounds = len(llrs[0]) - 1
+    releases = [f"round {t + 1}" for t in range(rounds)] + ["the marginals"]
+    scores, names = llr_statistics(llrs, n_runs, releases)
+    return audit_result(
+        scores,
         names,
-    )
-    return AuditResult(
+        delta=delta,
+        alpha=alpha,
+        steps=rounds + 1,
         setting=f"TabularPE fit ({rounds} rounds + 1-way marginals)",
         noise="gaussian",
         adjacency=adjacency,
         claimed_epsilon=float(model.privacy_report_["epsilon"]),
-        delta=delta,
         sigma=float(model.engine_.sigma_),
-        steps=rounds + 1,
-        n_samples=n_runs,
-        alpha=alpha,
-        **test,
     )

@@ -12,7 +12,7 @@ from .._validation import (
 )
 from ..adjacency import vote_sensitivity
 from .scenarios import _claimed_epsilon, _single_release_arguments, canary_scenario
-from .statistics import AuditResult, threshold_audit
+from .statistics import AuditResult, audit_result
 
 
 def audit_user_votes(
@@ -40,7 +40,7 @@ def audit_user_votes(
     (y − votes(D))·v, v = votes(D′) − votes(D) from the float64 reference
     :func:`privevo.private.reference_votes`.
     """
-    from ..private import nn_histogram, reference_votes, release_noise
+    from ..private import nn_histogram, reference_votes
 
     epsilon, delta, n_releases, rng = _single_release_arguments(
         epsilon, delta, n_releases, random_state
@@ -69,23 +69,18 @@ def audit_user_votes(
     sigma = accounting.calibrate(epsilon, delta, 1, sensitivity, "gaussian")
     exact0 = reference_votes(D, cands, n_neighbors, groups)
     v = reference_votes(D_prime, cands, n_neighbors, groups_prime) - exact0
-    scores = []
-    for data, g in ((D, groups), (D_prime, groups_prime)):
-        votes = np.asarray(histogram(data, cands, g), dtype=np.float64)
-        noisy = release_noise(np.repeat(votes[None, :], n_releases, axis=0), sigma, rng)
-        scores.append((noisy - exact0) @ v)
-    test = threshold_audit(scores[0], scores[1], delta, alpha, ["likelihood ratio"])
-    return AuditResult(
+    votes = [histogram(data, cands, g) for data, g in ((D, groups), (D_prime, groups_prime))]
+    scores = _noisy_llr_scores(votes, exact0, v, n_releases, sigma, rng)
+    return audit_result(
+        scores,
+        ["likelihood ratio"],
+        delta=delta,
+        alpha=alpha,
         setting=f"user-level votes (k = {n_neighbors}, {rows_per_user} rows per user)",
         noise="gaussian",
         adjacency=adjacency,
         claimed_epsilon=_claimed_epsilon(sigma, delta, 1, sensitivity, "gaussian"),
-        delta=delta,
         sigma=sigma,
-        steps=1,
-        n_samples=n_releases,
-        alpha=alpha,
-        **test,
     )
 
 
@@ -115,7 +110,7 @@ def audit_label_votes(
     computation. σ is calibrated for the unlabelled sensitivity (1, √2 under
     replace): the claim is that the restriction changes nothing.
     """
-    from ..private import nn_histogram, reference_assign, release_noise
+    from ..private import nn_histogram, reference_assign
     from ..text.labels import with_labels
 
     epsilon, delta, n_releases, rng = _single_release_arguments(
@@ -149,21 +144,29 @@ def audit_label_votes(
     sigma = accounting.calibrate(epsilon, delta, 1, sensitivity, noise)
     exact0 = reference(sc.D, labels)
     v = reference(sc.D_prime, labels_prime) - exact0
-    scores = []
-    for data, lab in ((sc.D, labels), (sc.D_prime, labels_prime)):
-        counts = np.asarray(histogram(data, lab, cands, cand_labels), dtype=np.float64)
-        noisy = release_noise(np.repeat(counts[None, :], n_releases, axis=0), sigma, rng, noise)
-        scores.append((noisy - exact0) @ v)
-    test = threshold_audit(scores[0], scores[1], delta, alpha, ["likelihood ratio"])
-    return AuditResult(
+    pairs = ((sc.D, labels), (sc.D_prime, labels_prime))
+    counts = [histogram(data, lab, cands, cand_labels) for data, lab in pairs]
+    scores = _noisy_llr_scores(counts, exact0, v, n_releases, sigma, rng, noise)
+    return audit_result(
+        scores,
+        ["likelihood ratio"],
+        delta=delta,
+        alpha=alpha,
         setting="label-restricted votes (2 labels)",
         noise=noise,
         adjacency=adjacency,
         claimed_epsilon=_claimed_epsilon(sigma, delta, 1, sensitivity, noise),
-        delta=delta,
         sigma=sigma,
-        steps=1,
-        n_samples=n_releases,
-        alpha=alpha,
-        **test,
     )
+
+
+def _noisy_llr_scores(counts, exact0, v, n_releases: int, sigma: float, rng, noise="gaussian"):
+    """For D, then D′ (``counts``: their exact votes): the likelihood-ratio statistic
+    (y − votes(D))·v of ``n_releases`` noisy releases of each."""
+    from ..private import release_noise
+
+    scores = []
+    for exact in counts:
+        repeated = np.repeat(np.asarray(exact, dtype=np.float64)[None, :], n_releases, axis=0)
+        scores.append((release_noise(repeated, sigma, rng, noise) - exact0) @ v)
+    return scores
