@@ -1,9 +1,9 @@
-# The two quick-start commands: `make demo` and `make test`.
+# The two quick-start commands: `make demo` and `make test` (`make test-fast` skips the slow tests).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint setup bench clean
+.PHONY: demo test test-fast lint setup bench clean
 
 $(BIN)/privevo: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,9 @@ demo: setup
 
 test: setup lint
 	$(BIN)/python -m pytest
+
+test-fast: setup  # every test but those marked slow (import isolation, audits, Dask clusters)
+	$(BIN)/python -m pytest -m "not slow"
 
 lint: setup  # house rules: ruff format + lint (line length 100); the boundary test runs in pytest
 	$(BIN)/ruff format --check src tests benchmarks setup.py

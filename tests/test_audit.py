@@ -32,6 +32,8 @@ from privevo.private import (
 )
 from privevo.private.release import _NOISES
 
+pytestmark = pytest.mark.slow  # each audit draws thousands of releases or runs
+
 DELTA = 1e-5
 
 

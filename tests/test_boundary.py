@@ -368,6 +368,7 @@ print(" ".join(failed))
 """
 
 
+@pytest.mark.slow
 def test_every_module_imports_alone_in_a_fresh_interpreter():
     """Each module in a process where no privevo module was imported before (a fork of one that
     imported only third-party libraries), so no module leans on another's import order."""

@@ -14,24 +14,17 @@ import pytest
 
 from privevo import accounting
 from privevo.cli import main
-from privevo.demo import mixture_2d
 
 SEED = 987654321  # a value no output may contain
-
-
-def run(argv, capsys) -> tuple[int, str, str]:
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exit_:
-        code = exit_.code
-    out, err = capsys.readouterr()
-    return code, out, err
+# a small audit: one ε, one noise, one adjacency, 2000 releases and 4 runs of 2 rounds
+SMALL_AUDIT = ["audit", "--epsilon", "1", "--noise", "gaussian", "--adjacency", "add_remove"]
+SMALL_AUDIT += ["--releases", "2000", "--runs", "4", "--iterations", "2"]
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory):
+def data(tmp_path_factory, mixture400):
     d = tmp_path_factory.mktemp("issues")
-    X = mixture_2d(400, np.random.default_rng(0))[0]
+    X = mixture400
     np.savetxt(d / "mix.csv", X, delimiter=",", header="x,y", comments="")
     np.savetxt(d / "huge.csv", X * 1e300, delimiter=",", header="x,y", comments="")
     (d / "numhead.csv").write_text("1,2\n" + (d / "mix.csv").read_text().split("\n", 1)[1])
@@ -82,18 +75,18 @@ def kmeans(d, *extra):
 # -- right sigma for a tiny delta; epsilon never above target --
 
 
-def test_account_tiny_delta_gives_the_gdp_sigma(capsys):
+def test_account_tiny_delta_gives_the_gdp_sigma(cli):
     # before: sigma = 3.16e8 beside "epsilon: 1.0"
     argv = ["account", "--epsilon", "1", "--delta", "1e-300", "--steps", "10", "--json"]
-    code, out, _ = run(argv, capsys)
+    code, out, _ = cli(argv)
     result = json.loads(out)
     assert code == 0 and result["sigma"] == pytest.approx(116.5789, abs=1e-3)
     assert 1 - 1e-9 <= result["epsilon"] <= 1.0
 
 
-def test_synth_tiny_delta_reports_the_target(data, tmp_path, capsys):
+def test_synth_tiny_delta_reports_the_target(data, tmp_path, cli):
     # before: synth ran with sigma = 3.16e8 and reported epsilon = 3.6e-7
-    code, _, err = run(synth(data, "--delta", "1e-300", "-o", tmp_path / "s.csv"), capsys)
+    code, _, err = cli(synth(data, "--delta", "1e-300", "-o", tmp_path / "s.csv"))
     assert code == 0, err
     report = json.loads((tmp_path / "s.privacy.json").read_text())
     assert 1 - 1e-6 <= report["epsilon"] <= 1.0
@@ -101,10 +94,10 @@ def test_synth_tiny_delta_reports_the_target(data, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("epsilon", ["0.3", "1", "7"])
-def test_reported_epsilon_never_exceeds_the_target(data, capsys, epsilon):
+def test_reported_epsilon_never_exceeds_the_target(data, cli, epsilon):
     for argv in (synth(data, "--json"), kmeans(data, "--json", "--delta", "1e-300")):
         argv = [a if a != "1" else epsilon for a in argv]  # --epsilon 1 -> epsilon
-        code, out, err = run(argv, capsys)
+        code, out, err = cli(argv)
         assert code == 0, err
         reported = json.loads(out)["privacy_report"]["epsilon"]
         assert float(epsilon) * (1 - 1e-6) <= reported <= float(epsilon)
@@ -113,9 +106,9 @@ def test_reported_epsilon_never_exceeds_the_target(data, capsys, epsilon):
 # -- huge finite values ---------------------------------------------------------------
 
 
-def test_huge_finite_values_are_clipped_not_zeroed(data, capsys):
+def test_huge_finite_values_are_clipped_not_zeroed(data, cli):
     # before: values near 1e300 overflowed while clipping: centres ~0, "guarantee_holds": true
-    code, out, err = run(
+    code, out, err = cli(
         [
             "kmeans",
             data / "huge.csv",
@@ -130,7 +123,6 @@ def test_huge_finite_values_are_clipped_not_zeroed(data, capsys):
             "--json",
             "-q",
         ],
-        capsys,
     )
     assert code == 0, err
     result = json.loads(out)
@@ -141,58 +133,29 @@ def test_huge_finite_values_are_clipped_not_zeroed(data, capsys):
     assert result["privacy_report"]["guarantee_holds"] is True
 
 
-def test_huge_finite_values_synth_agrees(data, capsys):
+# a seeded rank run in the public ball of radius 10, printed as JSON
+SYNTH_IN_BALL_10 = ["--m", "2", "--selector", "rank", "--epsilon", "4", "--radius", "10"]
+SYNTH_IN_BALL_10 += ["--iterations", "5", "--seed", "0", "--json", "-q"]
+
+
+def test_huge_finite_values_synth_agrees(data, cli):
     # before: synth called the values "NaN or infinite"
-    argv = [
-        "synth",
-        data / "huge.csv",
-        "--m",
-        "2",
-        "--selector",
-        "rank",
-        "--epsilon",
-        "4",
-        "--radius",
-        "10",
-        "--iterations",
-        "5",
-        "--seed",
-        "0",
-        "--json",
-        "-q",
-    ]
-    code, out, err = run(argv, capsys)
+    argv = ["synth", data / "huge.csv", *SYNTH_IN_BALL_10]
+    code, out, err = cli(argv)
     assert code == 0, err
     points = np.asarray(json.loads(out)["points"])
     assert np.isfinite(points).all() and np.all(np.linalg.norm(points, axis=1) <= 10 + 1e-9)
 
 
-def test_huge_finite_values_in_a_streamed_folder(tmp_path, capsys):
+def test_huge_finite_values_in_a_streamed_folder(tmp_path, cli, mixture400):
     # a folder with --radius and no --plot is streamed: its blocks are clipped as they are read
     parts = tmp_path / "parts"
     parts.mkdir()
-    X = mixture_2d(400, np.random.default_rng(0))[0] * 1e300
+    X = mixture400 * 1e300
     np.save(parts / "a.npy", X[:200])
     np.save(parts / "b.npy", X[200:])
-    argv = [
-        "synth",
-        parts,
-        "--m",
-        "2",
-        "--selector",
-        "rank",
-        "--epsilon",
-        "4",
-        "--radius",
-        "10",
-        "--iterations",
-        "5",
-        "--seed",
-        "0",
-        "--json",
-        "-q",
-    ]
-    code, out, err = run(argv, capsys)
+    argv = ["synth", parts, *SYNTH_IN_BALL_10]
+    code, out, err = cli(argv)
     assert code == 0, err
     points = np.asarray(json.loads(out)["points"])
     assert np.isfinite(points).all() and np.all(np.linalg.norm(points, axis=1) <= 10 + 1e-9)
@@ -202,7 +165,7 @@ def test_huge_finite_values_in_a_streamed_folder(tmp_path, capsys):
 # -- GAPE may deliver fewer than m points: say so, or --fill ---------------------------
 
 
-def test_gape_fewer_points_said_on_stderr_and_in_json(data, tmp_path, capsys):
+def test_gape_fewer_points_said_on_stderr_and_in_json(data, tmp_path, cli):
     argv = [
         "synth",
         data / "mix.csv",
@@ -218,7 +181,7 @@ def test_gape_fewer_points_said_on_stderr_and_in_json(data, tmp_path, capsys):
         "-o",
         tmp_path / "s.csv",
     ]
-    code, out, err = run(argv, capsys)
+    code, out, err = cli(argv)
     assert code == 0
     result = json.loads(out)
     rows = len(np.loadtxt(tmp_path / "s.csv", delimiter=",", skiprows=1, ndmin=2))
@@ -227,7 +190,7 @@ def test_gape_fewer_points_said_on_stderr_and_in_json(data, tmp_path, capsys):
         f"privevo synth: note: the gape selector delivered {rows} of the 200 points asked for (it "
         "keeps only points that pass its noise threshold); pass --fill to get exactly --m"
     ]
-    code, out, err = run(argv + ["--fill"], capsys)
+    code, out, err = cli(argv + ["--fill"])
     assert code == 0 and err == "" and json.loads(out)["m_delivered"] == 200
     assert len(np.loadtxt(tmp_path / "s.csv", delimiter=",", skiprows=1)) == 200
 
@@ -235,7 +198,7 @@ def test_gape_fewer_points_said_on_stderr_and_in_json(data, tmp_path, capsys):
 # -- header rule and the one-row file ---------------------------------------------------
 
 
-def test_numeric_header_is_data_unless_header_is_given(data, tmp_path, capsys):
+def test_numeric_header_is_data_unless_header_is_given(data, tmp_path, cli):
     for flag, names in (([], "0,1"), (["--header"], "1,2")):
         argv = [
             "synth",
@@ -255,13 +218,13 @@ def test_numeric_header_is_data_unless_header_is_given(data, tmp_path, capsys):
             tmp_path / "s.csv",
             *flag,
         ]
-        code, _, err = run(argv, capsys)
+        code, _, err = cli(argv)
         assert code == 0, err
         assert (tmp_path / "s.csv").read_text().splitlines()[0] == names
 
 
-def test_one_row_with_delta_runs(data, tmp_path, capsys):
-    code, _, err = run(
+def test_one_row_with_delta_runs(data, tmp_path, cli):
+    code, _, err = cli(
         [
             "synth",
             data / "one.csv",
@@ -281,9 +244,12 @@ def test_one_row_with_delta_runs(data, tmp_path, capsys):
             "-o",
             tmp_path / "s.csv",
         ],
-        capsys,
     )
     assert code == 0, err
+    points = np.loadtxt(tmp_path / "s.csv", delimiter=",", skiprows=1, ndmin=2)
+    report = json.loads((tmp_path / "s.privacy.json").read_text())
+    assert points.shape == (1, 2) and np.linalg.norm(points) <= 1 + 1e-9  # in the public ball
+    assert report["delta"] == 1e-6 and report["guarantee_holds"] is True
 
 
 # -- SIGTERM is handled like Ctrl-C: clean stop, resumable ----------------------------
@@ -317,7 +283,7 @@ def test_sigterm_stops_cleanly_and_the_rerun_resumes(data, tmp_path, capsys):
 # -- the seed's value is written nowhere ----------------------------------
 
 
-def test_the_seed_value_is_in_no_output(data, tmp_path, capsys, monkeypatch):
+def test_the_seed_value_is_in_no_output(data, tmp_path, cli, monkeypatch):
     import privevo.demo
 
     seen = []
@@ -326,31 +292,14 @@ def test_the_seed_value_is_in_no_output(data, tmp_path, capsys, monkeypatch):
         kmeans(data, "--seed", SEED, "--json"),
         synth(data, "--seed", SEED, "--plot", "-o", tmp_path / "s.csv"),
         synth(data, "--seed", SEED, "--json"),
-        [
-            "audit",
-            "--epsilon",
-            "1",
-            "--noise",
-            "gaussian",
-            "--adjacency",
-            "add_remove",
-            "--releases",
-            "2000",
-            "--runs",
-            "4",
-            "--iterations",
-            "2",
-            "--seed",
-            SEED,
-            "--json",
-        ],
+        [*SMALL_AUDIT, "--seed", SEED, "--json"],
     ):
-        code, out, err = run(argv, capsys)
+        code, out, err = cli(argv)
         assert code == 0, err
         seen.append(out + err)
     real = privevo.demo.run_demo
     monkeypatch.setattr(privevo.demo, "run_demo", lambda **kw: real(**kw, quick=True))
-    code, out, err = run(["demo", "--seed", SEED, "--json", "--out", tmp_path / "demo"], capsys)
+    code, out, err = cli(["demo", "--seed", SEED, "--json", "--out", tmp_path / "demo"])
     assert code == 0, err
     seen.append(out + err)
     assert not any(str(SEED) in text for text in seen)
@@ -362,31 +311,31 @@ def test_the_seed_value_is_in_no_output(data, tmp_path, capsys, monkeypatch):
     assert any("seed" in w and "secret" in w for w in report["warnings"])
 
 
-def test_summaries_never_carry_the_exact_n_under_add_remove(data, capsys):
+def test_summaries_never_carry_the_exact_n_under_add_remove(data, cli):
     for argv in (synth(data, "--json"), kmeans(data, "--json")):
-        code, out, _ = run(argv, capsys)
+        code, out, _ = cli(argv)
         assert code == 0
         result = json.loads(out)
         result.pop("privacy_report")
         result.pop("points")
         assert "400" not in json.dumps(result)
     for argv in (synth(data), kmeans(data)):  # the stderr summary's delta is not n^-1.1
-        code, _, err = run(argv, capsys)
+        code, _, err = cli(argv)
         assert code == 0 and "delta=1e-06 " in err and f"{400**-1.1:.3g}" not in err
 
 
 # -- --noise reaches the estimators --------------------------------------
 
 
-def test_synth_noise_option(data, capsys):
-    code, out, err = run(synth(data, "--noise", "discrete_gaussian", "--json"), capsys)
+def test_synth_noise_option(data, cli):
+    code, out, err = cli(synth(data, "--noise", "discrete_gaussian", "--json"))
     assert code == 0, err
     assert json.loads(out)["privacy_report"]["noise"] == "discrete_gaussian"
 
 
-def test_kmeans_noise_option(data, capsys):
+def test_kmeans_noise_option(data, cli):
 
-    code, out, err = run(kmeans(data, "--noise", "discrete_gaussian", "--json"), capsys)
+    code, out, err = cli(kmeans(data, "--noise", "discrete_gaussian", "--json"))
     assert code == 0, err
     report = json.loads(out)["privacy_report"]
     assert "discrete_gaussian" in json.dumps(report["releases"])
@@ -395,25 +344,8 @@ def test_kmeans_noise_option(data, capsys):
 # -- audit shows no progress bars when stderr is not a terminal --------------------
 
 
-def test_audit_no_progress_bars_off_a_terminal(capsys):
-    code, out, err = run(
-        [
-            "audit",
-            "--epsilon",
-            "1",
-            "--noise",
-            "gaussian",
-            "--adjacency",
-            "add_remove",
-            "--releases",
-            "2000",
-            "--runs",
-            "4",
-            "--iterations",
-            "2",
-        ],
-        capsys,
-    )
+def test_audit_no_progress_bars_off_a_terminal(cli):
+    code, out, err = cli(SMALL_AUDIT)
     assert code == 0 and err == "" and "claimed ε" in out
 
 
@@ -423,7 +355,7 @@ def test_audit_no_progress_bars_off_a_terminal(capsys):
 @pytest.mark.parametrize(
     "extra", [[], ["--plot", "-o", "{o}/s.csv"]], ids=["streamed", "in memory"]
 )
-def test_folder_errors_name_the_file(tmp_path, capsys, extra):
+def test_folder_errors_name_the_file(tmp_path, cli, extra):
     pa = pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq
 
@@ -442,7 +374,7 @@ def test_folder_errors_name_the_file(tmp_path, capsys, extra):
     extra = [a.format(o=tmp_path / "o") for a in extra]
     broken = f"{tmp_path}/broken/p1.parquet is not a readable Parquet file"
     for name, message in (("broken", broken), ("nan", f"{tmp_path}/nan: ")):
-        code, out, err = run(
+        code, out, err = cli(
             [
                 "synth",
                 tmp_path / name,
@@ -459,16 +391,15 @@ def test_folder_errors_name_the_file(tmp_path, capsys, extra):
                 "-q",
                 *extra,
             ],
-            capsys,
         )
         assert code == 2 and len(err.strip().splitlines()) == 1 and message in err, err
         assert "NaN or infinite" in err or name == "broken"
         assert list((tmp_path / "o").iterdir()) == [] and out == ""
 
 
-def test_summary_line_gives_the_pe_rounds(data, tmp_path, capsys):
+def test_summary_line_gives_the_pe_rounds(data, tmp_path, cli):
     # the report's first release may be a noisy count (T = 1): the line shows the PE rounds
-    code, out, _ = run(kmeans(data, "-o", tmp_path / "c.csv"), capsys)
+    code, out, _ = cli(kmeans(data, "-o", tmp_path / "c.csv"))
     report = json.loads((tmp_path / "c.privacy.json").read_text())
     rounds = next(r for r in report["releases"] if r["name"] == "nn_histogram")
     assert code == 0 and f"T={rounds['count']};" in out and f"sigma={rounds['sigma']:.4g} " in out
@@ -515,7 +446,7 @@ def test_delta_default_is_left_to_an_estimator_that_derives_it():
 
 
 @pytest.mark.parametrize("epsilon", ["1e-6", "1e6"])
-def test_the_ends_of_the_epsilon_range_run(data, capsys, epsilon):
+def test_the_ends_of_the_epsilon_range_run(data, cli, epsilon):
     # one rule: every command accepts [1e-6, 1e6]; kmeans runs with a T given with --iterations
     for argv in (
         synth(data, "--json"),
@@ -524,13 +455,13 @@ def test_the_ends_of_the_epsilon_range_run(data, capsys, epsilon):
         ["account", "--epsilon", "1", "--delta", "1e-100", "--steps", "3", "--json"],
     ):
         argv = [a if a != "1" else epsilon for a in argv]
-        code, out, err = run(argv, capsys)
+        code, out, err = cli(argv)
         assert code == 0, err
         reported = json.loads(out).get("privacy_report", json.loads(out))["epsilon"]
         assert float(epsilon) * (1 - 1e-6) <= reported <= float(epsilon)
 
 
-def test_a_long_run_off_a_terminal_is_never_silent(data, capsys, monkeypatch):
+def test_a_long_run_off_a_terminal_is_never_silent(data, cli, monkeypatch):
     # no progress bar off a terminal, but a line every _HEARTBEAT_SECONDS
     import privevo.cli.publishing
     import privevo.cli.synth
@@ -546,10 +477,10 @@ def test_a_long_run_off_a_terminal_is_never_silent(data, capsys, monkeypatch):
     monkeypatch.setattr(privevo.cli.synth, "_synth_model", slow_model)
     argv = synth(data, "-o", str(data.parent / "beat.csv"))
     argv[argv.index("--iterations") + 1] = "60"
-    code, _, err = run(argv, capsys)
+    code, _, err = cli(argv)
     assert code == 0
     lines = err.strip().splitlines()
     assert lines and all(line.startswith("privevo synth: running (") for line in lines)
     assert any(" of 60, " in line for line in lines)
-    code, _, err = run(argv + ["-q"], capsys)
+    code, _, err = cli(argv + ["-q"])
     assert code == 0 and err == ""

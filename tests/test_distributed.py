@@ -13,10 +13,10 @@ import distributed  # noqa: E402
 import psutil  # noqa: E402  (a dependency of distributed)
 
 from privevo import PrivateEvolution  # noqa: E402
-from privevo.private import NpySource, ParquetSource, dask_session, nn_histogram, noisy_nn_histogram  # noqa: E402  # noqa: E402
-from privevo.selection import Rank  # noqa: E402
-from privevo.variation.random_api import UniformBall  # noqa: E402
+from privevo.private import NpySource, ParquetSource, dask_session, nn_histogram, noisy_nn_histogram  # noqa: E402
 from privevo.variation.vector import GaussianVariation  # noqa: E402
+
+pytestmark = pytest.mark.slow  # each test starts a Dask cluster of worker processes
 
 
 @pytest.fixture(scope="module")
@@ -117,23 +117,12 @@ def test_errors_from_partitions_reach_the_caller(client):
             nn_histogram(da.from_array(np.zeros((10, 4)), chunks=(5, 4)), np.eye(3))
 
 
-def test_private_evolution_rank_end_to_end_on_dask(client):
+def test_private_evolution_rank_end_to_end_on_dask(client, rank_pe):
     rng = np.random.default_rng(4)
     X = np.vstack([rng.normal(c, 0.05, size=(1500, 2)) for c in ([0.5, 0.5], [-0.5, -0.3])])
 
     def run(backend, data):
-        pe = PrivateEvolution(
-            UniformBall(1.0),
-            GaussianVariation(0.1, per_point=2, radius=1.0),
-            Rank(),
-            n_synthetic=20,
-            iterations=4,
-            epsilon=2.0,
-            delta=1e-5,
-            random_state=11,
-            backend=backend,
-        )
-        return pe.fit(data)
+        return rank_pe(n_synthetic=20, iterations=4, random_state=11, backend=backend).fit(data)
 
     local = run("numpy", X)
     with dask_session(client):
@@ -250,21 +239,13 @@ def test_gape_run_on_dask_equals_local(client):
     )  # GAPE's threshold test ran on real counts
 
 
-def test_private_evolution_backend_dask_starts_one_cluster_for_the_whole_run(started_clusters):
+def test_private_evolution_backend_dask_starts_one_cluster_for_the_whole_run(
+    started_clusters, rank_pe
+):
     started = started_clusters
     rng = np.random.default_rng(9)
     X = rng.normal(0.3, 0.1, size=(1000, 2))
-    pe = PrivateEvolution(
-        UniformBall(1.0),
-        GaussianVariation(0.1, per_point=2, radius=1.0),
-        Rank(),
-        n_synthetic=5,
-        iterations=3,
-        epsilon=2.0,
-        delta=1e-5,
-        random_state=1,
-        backend="dask",
-    ).fit(X)
+    pe = rank_pe(n_synthetic=5, random_state=1, backend="dask").fit(X)
     assert len(pe.history_) == 3 and len(started) == 1 and started[0].status.name == "closed"
 
 

@@ -249,46 +249,15 @@ def test_gaussian_report_unchanged_and_unknown_noise_rejected():
         ).fit(X)
 
 
-def test_cli_account_discrete_gaussian(capsys):
+def test_cli_account_discrete_gaussian(cli):
     import json
 
-    from privevo.cli import main
-
-    assert (
-        main(
-            [
-                "account",
-                "--epsilon",
-                "1",
-                "--delta",
-                "1e-5",
-                "--steps",
-                "10",
-                "--noise",
-                "discrete_gaussian",
-                "--json",
-            ]
-        )
-        == 0
-    )
-    out = json.loads(capsys.readouterr().out)
+    tail = ["--delta", "1e-5", "--steps", "10", "--noise", "discrete_gaussian", "--json"]
+    code, out, err = cli(["account", "--epsilon", "1", *tail])
+    assert code == 0, err
+    out = json.loads(out)
     assert out["sigma"] == pytest.approx(accounting.discrete_gaussian_sigma(1.0, 1e-5, 10))
     assert out["rho"] == pytest.approx(10 / (2 * out["sigma"] ** 2)) and "mu" not in out
-    assert (
-        main(
-            [
-                "account",
-                "--sigma",
-                str(out["sigma"]),
-                "--delta",
-                "1e-5",
-                "--steps",
-                "10",
-                "--noise",
-                "discrete_gaussian",
-                "--json",
-            ]
-        )
-        == 0
-    )
-    assert json.loads(capsys.readouterr().out)["epsilon"] == pytest.approx(1.0, abs=1e-6)
+    code, back, err = cli(["account", "--sigma", str(out["sigma"]), *tail])
+    assert code == 0, err
+    assert json.loads(back)["epsilon"] == pytest.approx(1.0, abs=1e-6)

@@ -10,7 +10,7 @@ import dp_accounting
 import numpy as np
 import pytest
 
-from privevo import DPKMeans, PrivateEvolution, accounting
+from privevo import DPKMeans, accounting
 from privevo.private import (
     Release,
     noisy_cluster_sums,
@@ -20,8 +20,6 @@ from privevo.private import (
     noisy_statistic,
 )
 from privevo.report import group_releases, privacy_report
-from privevo.selection import Rank
-from privevo.variation import GaussianVariation, UniformBall
 
 DELTA = 1e-6
 
@@ -77,17 +75,8 @@ def test_pure_releases_report_their_epsilon():
     assert laplace.mu is None and laplace.rho is None
 
 
-def test_the_report_is_a_function_of_the_ledger():
-    model = PrivateEvolution(
-        UniformBall(1.0),
-        GaussianVariation(0.1, per_point=2, radius=1.0),
-        Rank(),
-        n_synthetic=5,
-        iterations=3,
-        epsilon=1.0,
-        delta=DELTA,
-        random_state=1,
-    ).fit(points())
+def test_the_report_is_a_function_of_the_ledger(rank_pe):
+    model = rank_pe(n_synthetic=5, epsilon=1.0, delta=DELTA, random_state=1).fit(points())
     assert len(model.releases_) == 3 and all(isinstance(r, Release) for r in model.releases_)
     again = privacy_report(
         epsilon_target=1.0, delta=DELTA, adjacency="add_remove", releases=model.releases_

@@ -7,11 +7,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from privevo import PrivateEvolution
 from privevo.private import NpySource, ParquetSource, nn_histogram, open_source
-from privevo.selection import Rank
-from privevo.variation.random_api import UniformBall
-from privevo.variation.vector import GaussianVariation
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -129,7 +125,7 @@ def test_peak_memory_is_one_block_not_the_data(tmp_path):
         assert peak < 5_000_000, f"{type(source).__name__} peak {peak} bytes"
 
 
-def test_private_evolution_on_a_parquet_folder_equals_in_memory(tmp_path):
+def test_private_evolution_on_a_parquet_folder_equals_in_memory(tmp_path, rank_pe):
     rng = np.random.default_rng(2)
     X = np.vstack([rng.normal(c, 0.05, size=(1000, 2)) for c in ([0.4, 0.4], [-0.5, 0.2])]).astype(
         np.float32
@@ -138,17 +134,7 @@ def test_private_evolution_on_a_parquet_folder_equals_in_memory(tmp_path):
         _write_parquet(tmp_path / f"p{i}.parquet", part, row_group_size=400)
 
     def run(data):
-        pe = PrivateEvolution(
-            UniformBall(1.0),
-            GaussianVariation(0.1, per_point=2, radius=1.0),
-            Rank(),
-            n_synthetic=10,
-            iterations=3,
-            epsilon=2.0,
-            delta=1e-5,
-            random_state=5,
-        )
-        return pe.fit(data)
+        return rank_pe().fit(data)  # m = 10, T = 3, ε = 2, seed 5
 
     streamed, local = run(str(tmp_path)), run(X)
     np.testing.assert_array_equal(streamed.synthetic_, local.synthetic_)
@@ -203,80 +189,18 @@ def test_cli_reads_a_parquet_folder(tmp_path):
             pa.table({"a": part[:, 0], "b": part[:, 1], "id": np.arange(len(part))}),
             tmp_path / "pq" / f"p{i}.parquet",
         )
-    synth = [
-        "--m",
-        "4",
-        "--selector",
-        "rank",
-        "--epsilon",
-        "2",
-        "--radius",
-        "1",
-        "--seed",
-        "1",
-        "--iterations",
-        "3",
-        "-q",
-    ]
-    assert main(["synth", str(tmp_path / "x.npy"), *synth, "-o", str(tmp_path / "a.csv")]) == 0
-    assert (
-        main(
-            [
-                "synth",
-                str(tmp_path / "pq"),
-                "--columns",
-                "a,b",
-                *synth,
-                "-o",
-                str(tmp_path / "b.csv"),
-            ]
-        )
-        == 0
-    )
-    np.testing.assert_array_equal(_cli_points(tmp_path / "b.csv"), _cli_points(tmp_path / "a.csv"))
-    kmeans = [
-        "--k",
-        "2",
-        "--epsilon",
-        "1",
-        "--radius",
-        "1",
-        "--seed",
-        "0",
-        "--iterations",
-        "3",
-        "-q",
-    ]
-    assert main(["kmeans", str(tmp_path / "x.npy"), *kmeans, "-o", str(tmp_path / "k1.csv")]) == 0
-    assert (
-        main(
-            [
-                "kmeans",
-                str(tmp_path / "pq"),
-                "--columns",
-                "a,b",
-                *kmeans,
-                "-o",
-                str(tmp_path / "k2.csv"),
-            ]
-        )
-        == 0
-    )
-    np.testing.assert_array_equal(
-        _cli_points(tmp_path / "k2.csv"), _cli_points(tmp_path / "k1.csv")
-    )
+    common = ["--epsilon", "2", "--radius", "1", "--iterations", "3", "-q"]
+    options = {
+        "synth": ["--m", "4", "--selector", "rank", "--seed", "1", *common],
+        "kmeans": ["--k", "2", "--seed", "0", *common],
+    }
+    folder = [str(tmp_path / "pq"), "--columns", "a,b"]
+    for command, flags in options.items():  # the folder's two feature columns = the .npy file
+        outputs = [tmp_path / f"{command}_{source}.csv" for source in ("npy", "pq")]
+        assert main([command, str(tmp_path / "x.npy"), *flags, "-o", str(outputs[0])]) == 0
+        assert main([command, *folder, *flags, "-o", str(outputs[1])]) == 0
+        np.testing.assert_array_equal(_cli_points(outputs[1]), _cli_points(outputs[0]))
+    synth = options["synth"]
     assert main(["synth", str(tmp_path / "pq"), "--columns", "zz", *synth]) == 2
-    assert (
-        main(
-            [
-                "synth",
-                str(tmp_path / "pq"),
-                *synth,
-                "--backend",
-                "numpy",
-                "--scheduler",
-                "tcp://127.0.0.1:1",
-            ]
-        )
-        == 2
-    )
+    scheduler = ["--backend", "numpy", "--scheduler", "tcp://127.0.0.1:1"]
+    assert main(["synth", str(tmp_path / "pq"), *synth, *scheduler]) == 2

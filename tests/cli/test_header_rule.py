@@ -13,7 +13,6 @@ import pytest
 from clitools import digests
 
 from neighbour import assert_neighbour_safe
-from privevo.cli import main
 
 SECRET = ("alice.smith@example.org", "HIV positive", "52000")
 SECRET_ROW = ",".join(SECRET)
@@ -23,12 +22,6 @@ DESCRIPTION = (
     "income: integer 0..99999\n"
 )
 BODY = "a@b,x,100\nc@d,y,200\na@b,y,300\nc@d,x,400\n"
-
-
-def _run(argv, capsys):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _quotes_a_secret(text: str) -> bool:
@@ -42,10 +35,10 @@ def desc(tmp_path):
     return path
 
 
-def test_metadata_description_first_row_of_data_is_not_quoted(tmp_path, desc, capsys):
+def test_metadata_description_first_row_of_data_is_not_quoted(tmp_path, desc, cli):
     data = tmp_path / "t.csv"
     data.write_text(SECRET_ROW + "\n" + BODY)
-    code, out, err = _run(["metadata", data, "--public-description", desc], capsys)
+    code, out, err = cli(["metadata", data, "--public-description", desc])
     assert code == 0 and not _quotes_a_secret(out + err)
     assert [c["name"] for c in __import__("json").loads(out)["columns"]] == [
         "email",
@@ -54,21 +47,21 @@ def test_metadata_description_first_row_of_data_is_not_quoted(tmp_path, desc, ca
     ]
 
 
-def test_metadata_description_wrong_width_is_refused_by_count(tmp_path, desc, capsys):
+def test_metadata_description_wrong_width_is_refused_by_count(tmp_path, desc, cli):
     data = tmp_path / "t.csv"
     data.write_text(SECRET_ROW + ",extra\n" + BODY.replace("\n", ",1\n"))
     before = digests(tmp_path)
-    code, out, err = _run(
-        ["metadata", data, "--public-description", desc, "-o", tmp_path / "m.json"], capsys
+    code, out, err = cli(
+        ["metadata", data, "--public-description", desc, "-o", tmp_path / "m.json"]
     )
     assert code == 2 and len(err.strip().splitlines()) == 1 and not _quotes_a_secret(out + err)
     assert "4 fields" in err and "3 columns" in err and digests(tmp_path) == before
 
 
-def test_metadata_header_with_an_undescribed_column_names_its_position(tmp_path, desc, capsys):
+def test_metadata_header_with_an_undescribed_column_names_its_position(tmp_path, desc, cli):
     data = tmp_path / "t.csv"
     data.write_text("email,status,income,HIV positive\n" + BODY.replace("\n", ",1\n"))
-    code, out, err = _run(["metadata", data, "--public-description", desc], capsys)
+    code, out, err = cli(["metadata", data, "--public-description", desc])
     assert code == 2 and "index 3" in err and "HIV" not in err
 
 
@@ -96,44 +89,38 @@ def _permuted(body: str) -> str:  # columns email,status,income as income,email,
         (SECRET_ROW, BODY),
     ],
 )
-def test_synth_table_metadata_first_row_never_quoted(tmp_path, desc, capsys, first, body):
+def test_synth_table_metadata_first_row_never_quoted(tmp_path, desc, cli, first, body):
     data, meta, out = tmp_path / "t.csv", tmp_path / "m.json", tmp_path / "s.csv"
     data.write_text(first + "\n" + body * 10)
-    assert (
-        _run(["metadata", tmp_path / "t.csv", "--public-description", desc, "-o", meta], capsys)[0]
-        == 0
-    )
-    code, printed, err = _run(
+    assert cli(["metadata", tmp_path / "t.csv", "--public-description", desc, "-o", meta])[0] == 0
+    code, printed, err = cli(
         ["synth-table", data, "--metadata", meta, "--epsilon", "2", "--population", "20"]
         + ["--iterations", "1", "--seed", "1", "-o", out],
-        capsys,
     )
     assert code == 0, err
     assert not _quotes_a_secret(printed + err + out.read_text())
     assert set(pd.read_csv(out).columns) == {"email", "status", "income"}
 
 
-def test_synth_table_metadata_other_width_refused_without_cells(tmp_path, desc, capsys):
+def test_synth_table_metadata_other_width_refused_without_cells(tmp_path, desc, cli):
     data, meta = tmp_path / "t.csv", tmp_path / "m.json"
     data.write_text("email,status,income\n" + BODY)
-    assert _run(["metadata", data, "--public-description", desc, "-o", meta], capsys)[0] == 0
+    assert cli(["metadata", data, "--public-description", desc, "-o", meta])[0] == 0
     data.write_text(SECRET_ROW + ",51.5073\n" + BODY.replace("\n", ",1\n"))
     before = digests(tmp_path)
-    code, printed, err = _run(
+    code, printed, err = cli(
         ["synth-table", data, "--metadata", meta, "--epsilon", "1", "-o", tmp_path / "s.csv"],
-        capsys,
     )
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert not _quotes_a_secret(printed + err) and digests(tmp_path) == before
 
 
-def test_synth_table_without_metadata_writes_no_first_row_as_header(tmp_path, capsys):
+def test_synth_table_without_metadata_writes_no_first_row_as_header(tmp_path, cli):
     data, out = tmp_path / "t.csv", tmp_path / "s.csv"
     data.write_text(SECRET_ROW + "\n" + BODY * 10)
-    code, printed, err = _run(
+    code, printed, err = cli(
         ["synth-table", data, "--epsilon", "2", "--population", "20", "--iterations", "1"]
         + ["--seed", "1", "-o", out],
-        capsys,
     )
     assert code == 0, err
     assert not _quotes_a_secret(printed + err + out.read_text())
@@ -141,30 +128,30 @@ def test_synth_table_without_metadata_writes_no_first_row_as_header(tmp_path, ca
     assert out.read_text().splitlines()[0] == "0,1,2" and "--header" in err
 
 
-def test_synth_table_header_flag_keeps_the_declared_names(tmp_path, capsys):
+def test_synth_table_header_flag_keeps_the_declared_names(tmp_path, cli):
     data, out = tmp_path / "t.csv", tmp_path / "s.csv"
     data.write_text("email,status,income\n" + BODY * 10)
     argv = ["synth-table", data, "--epsilon", "2", "--population", "20", "--iterations", "1"]
-    code, _, err = _run([*argv, "--header", "-o", out], capsys)
+    code, _, err = cli([*argv, "--header", "-o", out])
     assert code == 0, err
     assert out.read_text().splitlines()[0] == "email,status,income"
-    code, _, err = _run([*argv, "--no-header", "-o", out], capsys)
+    code, _, err = cli([*argv, "--no-header", "-o", out])
     assert code == 0 and out.read_text().splitlines()[0] == "0,1,2"
 
 
 @pytest.mark.parametrize("header", ["a,a,b", "a,,b"])
-def test_header_names_must_be_distinct_and_present(tmp_path, capsys, header):
+def test_header_names_must_be_distinct_and_present(tmp_path, cli, header):
     data = tmp_path / "t.csv"
     data.write_text(header + "\n1,2,3\n4,5,6\n")
-    code, _, err = _run(["metadata", data], capsys)
+    code, _, err = cli(["metadata", data])
     assert code == 2 and "column ind" in err and len(err.strip().splitlines()) == 1
 
 
-def test_synth_text_missing_column_quotes_no_text(tmp_path, capsys, no_model):
+def test_synth_text_missing_column_quotes_no_text(tmp_path, cli, no_model):
     data = tmp_path / "r.csv"
     data.write_text("I was diagnosed with cancer in 2019,52000\nfine,1\n")
     before = digests(tmp_path)
-    code, printed, err = _run(
+    code, printed, err = cli(
         [
             "synth-text",
             data,
@@ -177,27 +164,25 @@ def test_synth_text_missing_column_quotes_no_text(tmp_path, capsys, no_model):
             "-o",
             tmp_path / "o.csv",
         ],
-        capsys,
     )
     assert code == 2 and "no column 'review'" in err and len(err.strip().splitlines()) == 1
     assert not _quotes_a_secret(printed + err) and digests(tmp_path) == before
 
 
-def test_kmeans_named_columns_on_a_headerless_file_lists_no_cell(tmp_path, capsys):
+def test_kmeans_named_columns_on_a_headerless_file_lists_no_cell(tmp_path, cli):
     data = tmp_path / "p.csv"
     data.write_text("51.5073,-0.1276\n48.85,2.35\n40.71,-74.0\n")
-    code, printed, err = _run(
+    code, printed, err = cli(
         ["kmeans", data, "--columns", "lat,lon", "--k", "2", "--epsilon", "1", "--radius", "100"],
-        capsys,
     )
     assert code == 2 and "unknown column 'lat'" in err and "0..1" in err
     assert not _quotes_a_secret(printed + err)
 
 
-def test_kmeans_forced_header_of_numbers_is_named_by_position(tmp_path, capsys):
+def test_kmeans_forced_header_of_numbers_is_named_by_position(tmp_path, cli):
     data = tmp_path / "p.csv"
     data.write_text("51.5073,-0.1276\n48.85,x\n")
-    code, printed, err = _run(
-        ["kmeans", data, "--header", "--k", "2", "--epsilon", "1", "--radius", "100"], capsys
+    code, printed, err = cli(
+        ["kmeans", data, "--header", "--k", "2", "--epsilon", "1", "--radius", "100"]
     )
     assert code == 2 and "column index 1" in err and not _quotes_a_secret(printed + err)

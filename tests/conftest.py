@@ -1,0 +1,55 @@
+"""Helpers and fixtures shared by the test files: the in-process CLI runner, small PE runs,
+and the 2-D mixture most command-line tests read."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import pytest
+
+
+def run_cli(argv, capsys) -> tuple[int, str, str]:
+    """``privevo ARGV`` in this process: (exit status, stdout, stderr); argparse errors too."""
+    from privevo.cli import main
+
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exit_:  # argparse usage errors
+        code = exit_.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def cli(capsys) -> Callable[[list], tuple[int, str, str]]:
+    """``cli(argv)`` runs ``privevo ARGV`` in this process: (exit status, stdout, stderr)."""
+    return lambda argv: run_cli(argv, capsys)
+
+
+@pytest.fixture(scope="session")
+def mixture400() -> np.ndarray:
+    """400 rows of the demo's 2-D mixture (seed 0): the command-line tests' data."""
+    from privevo.demo import mixture_2d
+
+    return mixture_2d(400, np.random.default_rng(0))[0]
+
+
+@pytest.fixture
+def rank_pe() -> Callable[..., object]:
+    """A factory of small PE runs: uniform ball S₀, Gaussian variation, rank selection, all in
+    the unit ball; keyword arguments override the run's parameters."""
+    from privevo import PrivateEvolution
+    from privevo.selection import Rank
+    from privevo.variation import GaussianVariation, UniformBall
+
+    def make(**overrides):
+        params = dict(n_synthetic=10, iterations=3, epsilon=2.0, delta=1e-5, random_state=5)
+        return PrivateEvolution(
+            UniformBall(1.0),
+            GaussianVariation(0.1, per_point=2, radius=1.0),
+            Rank(),
+            **{**params, **overrides},
+        )
+
+    return make
