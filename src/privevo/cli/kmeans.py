@@ -13,8 +13,8 @@ def add_parser(sub) -> None:
         "kmeans",
         "DP k-means centres (PE-means)",
         "Differentially private k-means by PE-means; writes the k centres and a JSON privacy "
-        "report.\npe-means' default T grows with epsilon from 1 to 2 (T = floor(min(epsilon, 2) * "
-        "floor(4 sqrt(d)))),\ncapped at the largest --iterations allowed.",
+        "report.\nThe default T = floor(4 sqrt(d)) PE rounds at every epsilon (hdpe-means: its "
+        "projected d'),\ncapped at the largest --iterations allowed.",
         "  privevo kmeans data.csv --k 8 --epsilon 1 --radius 10 -o centers.csv\n"
         "  privevo kmeans digits.npy --k 10 --epsilon 2 --bounds 0 16 -o centers.npy --plot\n"
         "  privevo kmeans data.parquet --columns x,y,z --k 4 --epsilon 0.5 --radius 1 --json",
