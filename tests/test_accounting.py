@@ -157,13 +157,13 @@ def test_log_delta_matches_mpmath(eps, mu):
 
 
 def test_tiny_delta_gives_the_gdp_sigma():
-    # before: sigma = 3.16e8 beside "epsilon: 1.0" (the curve underflowed)
+    # guards against: sigma = 3.16e8 beside "epsilon: 1.0" (the curve underflowed)
     sigma = accounting.gaussian_sigma(1.0, 1e-300, 10)
     assert sigma == pytest.approx(116.5789, abs=1e-3)
 
 
 def test_target_one_is_never_exceeded():
-    # before: the root finder gave 1.0000000000000353 for target 1
+    # guards against: the root finder gave 1.0000000000000353 for target 1
     for steps in (1, 4, 10, 100):
         for delta in (1e-5, 1e-8):
             assert (
@@ -197,7 +197,7 @@ def test_outside_the_supported_range_one_rule(kwargs, match):
 
 @pytest.mark.parametrize("eps,delta", WIDE)
 def test_discrete_sigma_never_above_target_over_the_whole_range(eps, delta):
-    # before: tiny epsilon with delta <= 1e-100 failed in the root finder (rho below 1e-12)
+    # guards against: tiny epsilon with delta <= 1e-100 failed in the root finder (rho below 1e-12)
     sigma = accounting.discrete_gaussian_sigma(eps, delta, 10)
     reported = accounting.discrete_gaussian_epsilon(sigma, delta, 10)
     assert eps * (1 - 1e-6) <= reported <= eps

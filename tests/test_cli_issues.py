@@ -76,7 +76,7 @@ def kmeans(d, *extra):
 
 
 def test_account_tiny_delta_gives_the_gdp_sigma(cli):
-    # before: sigma = 3.16e8 beside "epsilon: 1.0"
+    # guards against: sigma = 3.16e8 beside "epsilon: 1.0"
     argv = ["account", "--epsilon", "1", "--delta", "1e-300", "--steps", "10", "--json"]
     code, out, _ = cli(argv)
     result = json.loads(out)
@@ -85,7 +85,7 @@ def test_account_tiny_delta_gives_the_gdp_sigma(cli):
 
 
 def test_synth_tiny_delta_reports_the_target(data, tmp_path, cli):
-    # before: synth ran with sigma = 3.16e8 and reported epsilon = 3.6e-7
+    # guards against: synth ran with sigma = 3.16e8 and reported epsilon = 3.6e-7
     code, _, err = cli(synth(data, "--delta", "1e-300", "-o", tmp_path / "s.csv"))
     assert code == 0, err
     report = json.loads((tmp_path / "s.privacy.json").read_text())
@@ -107,7 +107,7 @@ def test_reported_epsilon_never_exceeds_the_target(data, cli, epsilon):
 
 
 def test_huge_finite_values_are_clipped_not_zeroed(data, cli):
-    # before: values near 1e300 overflowed while clipping: centres ~0, "guarantee_holds": true
+    # guards against: values near 1e300 overflowing while clipping (centres ~0, guarantee "true")
     code, out, err = cli(
         [
             "kmeans",
@@ -139,7 +139,7 @@ SYNTH_IN_BALL_10 += ["--iterations", "5", "--seed", "0", "--json", "-q"]
 
 
 def test_huge_finite_values_synth_agrees(data, cli):
-    # before: synth called the values "NaN or infinite"
+    # guards against: synth called the values "NaN or infinite"
     argv = ["synth", data / "huge.csv", *SYNTH_IN_BALL_10]
     code, out, err = cli(argv)
     assert code == 0, err

@@ -10,7 +10,7 @@ from privevo.private.domain import clip_to_ball, row_norms
 
 
 def test_clip_huge_finite_rows_lands_on_the_ball():
-    # before: np.linalg.norm overflowed to inf and the rows became 0 (a wrong result, no error)
+    # guards against: np.linalg.norm overflowing to inf and the rows becoming 0 (no error)
     X = np.array([[3e300, 4e300], [-1e308, 1e308], [0.3, 0.4], [1e-310, 0.0]])
     out = clip_to_ball(X, 10.0)
     assert np.isfinite(out).all()
