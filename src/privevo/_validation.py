@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .exceptions import InvalidParameterError
+
 #: The ε range the accountant is tested over (against an independent high-precision
 #: computation): every entry point refuses an ε outside it.
 EPSILON_MIN, EPSILON_MAX = 1e-6, 1e6
@@ -127,10 +129,6 @@ def check_real(value, name: str) -> float:
 # constraint holds. A constraint is a type (``isinstance``, runtime-checkable Protocols
 # included), ``None``, ``"boolean"``, ``"array-like"`` or one of the classes below. The
 # message follows scikit-learn's wording so that both kinds of estimator read alike.
-
-
-class InvalidParameterError(ValueError, TypeError):
-    """A constructor parameter is outside its declared constraints (one line, what to fix)."""
 
 
 @dataclass(frozen=True)
