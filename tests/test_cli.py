@@ -8,11 +8,12 @@ import subprocess
 import sys
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from privevo import accounting
 from privevo.cli import main
-from privevo.demo import mixture_2d
 
 REPORT_KEYS = {
     "epsilon",
@@ -34,30 +35,10 @@ REPORT_KEYS = {
 }
 
 
-def has_dpkmeans() -> bool:
-    import privevo
-
-    return hasattr(privevo, "DPKMeans")
-
-
-needs_dpkmeans = pytest.mark.skipif(
-    not has_dpkmeans(), reason="privevo.DPKMeans is not available yet"
-)
-
-
-def run(argv, capsys) -> tuple[int, str, str]:
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exit_:  # argparse usage errors
-        code = exit_.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.fixture(scope="module")
-def files(tmp_path_factory):
+def files(tmp_path_factory, mixture400):
     d = tmp_path_factory.mktemp("data")
-    X = mixture_2d(400, np.random.default_rng(0))[0]
+    X = mixture400
     np.savetxt(d / "mix.csv", X, delimiter=",", header="x,y", comments="")
     np.save(d / "mix.npy", X)
     (d / "empty.csv").write_text("")
@@ -126,13 +107,7 @@ def files(tmp_path_factory):
     np.save(d / "parts" / "a.npy", X[:200])
     np.save(d / "parts" / "b.npy", X[200:])
     os.symlink(d / "mix.csv", d / "link.csv")
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        pq.write_table(pa.table({"0": X[200:, 0], "1": X[200:, 1]}), d / "mixed" / "b.parquet")
-    except ImportError:
-        np.save(d / "mixed" / "b.parquet", X[200:])  # the check looks at names only
+    pq.write_table(pa.table({"0": X[200:, 0], "1": X[200:, 1]}), d / "mixed" / "b.parquet")
     return d
 
 
@@ -381,7 +356,7 @@ BAD_INPUTS = [
 @pytest.mark.parametrize(
     "argv, message", [c[1:] for c in BAD_INPUTS], ids=[c[0] for c in BAD_INPUTS]
 )
-def test_bad_input_one_line_error_no_output(files, tmp_path, capsys, argv, message):
+def test_bad_input_one_line_error_no_output(files, tmp_path, cli, argv, message):
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     argv = [a.format(d=files, o=out_dir) for a in argv]
@@ -389,7 +364,7 @@ def test_bad_input_one_line_error_no_output(files, tmp_path, capsys, argv, messa
     if not {"-o", "--output", "--plot"} & set(argv) and argv[0] in ("synth", "kmeans"):
         argv += ["-o", str(out_dir / "result.csv")]
     before = snapshot(files)
-    code, out, err = run(argv, capsys)
+    code, out, err = cli(argv)
     assert code == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
@@ -405,14 +380,12 @@ def test_bad_input_table_has_at_least_20_cases():
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root can write to read-only folders")
-def test_unwritable_output_folder(files, tmp_path, capsys):
+def test_unwritable_output_folder(files, tmp_path, cli):
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(0o500)
     try:
-        code, _, err = run(
-            [a.format(d=files) for a in SYNTH] + ["-o", str(locked / "o.csv")], capsys
-        )
+        code, _, err = cli([a.format(d=files) for a in SYNTH] + ["-o", str(locked / "o.csv")])
     finally:
         locked.chmod(0o700)
     assert code != 0 and "cannot write to output folder" in err and list(locked.iterdir()) == []
@@ -442,13 +415,13 @@ def read_report(path) -> dict:
     return report
 
 
-def test_synth_writes_points_report_and_plot(files, tmp_path, capsys):
+def test_synth_writes_points_report_and_plot(files, tmp_path, cli):
     argv = [a.format(d=files) for a in swap(SYNTH, iterations="5", epsilon="2")] + [
         "-o",
         tmp_path / "syn.csv",
         "--plot",
     ]
-    code, out, err = run(argv, capsys)
+    code, out, err = cli(argv)
     assert code == 0 and err == ""  # not a terminal: no progress bars
     points = np.loadtxt(tmp_path / "syn.csv", delimiter=",", skiprows=1)
     assert points.shape == (3, 2)
@@ -463,14 +436,14 @@ def test_synth_writes_points_report_and_plot(files, tmp_path, capsys):
     assert "epsilon=2 " in out and "wrote" in out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["syn.csv", "syn.png", "syn.privacy.json"]
     # same seed, same points
-    code, _, _ = run(argv[:-3] + ["-o", tmp_path / "again.npy"], capsys)
+    code, _, _ = cli(argv[:-3] + ["-o", tmp_path / "again.npy"])
     np.testing.assert_array_equal(np.load(tmp_path / "again.npy"), points)
 
 
 @pytest.mark.parametrize("selector", ["gape", "gape_agg", "subsample", "weighted_kmeans"])
-def test_synth_selectors_and_json(files, capsys, selector):
+def test_synth_selectors_and_json(files, cli, selector):
     argv = [a.format(d=files) for a in swap(SYNTH, selector=selector)] + ["--json"]
-    code, out, err = run(argv, capsys)
+    code, out, err = cli(argv)
     assert code == 0, err
     result = json.loads(out)
     assert np.asarray(result["points"]).shape[1] == 2 and 1 <= len(result["points"]) <= 3
@@ -478,9 +451,9 @@ def test_synth_selectors_and_json(files, capsys, selector):
     assert result["selector"] == selector
 
 
-def test_synth_without_public_radius_warns_and_marks_report(files, tmp_path, capsys):
+def test_synth_without_public_radius_warns_and_marks_report(files, tmp_path, cli):
     argv = [a.format(d=files) for a in swap(SYNTH, radius=None)] + ["-o", tmp_path / "s.npy"]
-    code, _, err = run(argv, capsys)
+    code, _, err = cli(argv)
     assert code == 0
     assert (
         err.startswith("privevo: warning: PrivacyLeakWarning: ")
@@ -490,15 +463,15 @@ def test_synth_without_public_radius_warns_and_marks_report(files, tmp_path, cap
     assert report["guarantee_holds"] is False and "not DP" in report["warnings"][-1]
 
 
-def test_synth_checkpoint_resume_spends_nothing_more(files, tmp_path, capsys):
+def test_synth_checkpoint_resume_spends_nothing_more(files, tmp_path, cli):
     argv = [a.format(d=files) for a in swap(SYNTH, iterations="4")] + [
         "--checkpoint",
         tmp_path / "run.ckpt",
     ]
-    code, _, _ = run(argv + ["-o", tmp_path / "a.csv"], capsys)
+    code, _, _ = cli(argv + ["-o", tmp_path / "a.csv"])
     assert code == 0
     first = (tmp_path / "run.ckpt").read_bytes()
-    code, _, _ = run(argv + ["-o", tmp_path / "b.csv"], capsys)
+    code, _, _ = cli(argv + ["-o", tmp_path / "b.csv"])
     assert code == 0
     assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
     a, b = read_report(tmp_path / "a.privacy.json"), read_report(tmp_path / "b.privacy.json")
@@ -506,10 +479,9 @@ def test_synth_checkpoint_resume_spends_nothing_more(files, tmp_path, capsys):
     assert (tmp_path / "run.ckpt").read_bytes() == first  # finished: nothing released or rewritten
 
 
-@needs_dpkmeans
-def test_kmeans_writes_centers_and_report(files, tmp_path, capsys):
+def test_kmeans_writes_centers_and_report(files, tmp_path, cli):
     argv = [a.format(d=files) for a in KMEANS] + ["-o", tmp_path / "c.csv", "--plot"]
-    code, out, err = run(argv, capsys)
+    code, out, err = cli(argv)
     assert code == 0, err
     centers = np.loadtxt(tmp_path / "c.csv", delimiter=",", skiprows=1)
     assert centers.shape == (2, 2)
@@ -521,9 +493,8 @@ def test_kmeans_writes_centers_and_report(files, tmp_path, capsys):
     assert (tmp_path / "c.png").exists()
 
 
-@needs_dpkmeans
 @pytest.mark.parametrize("projection", ["pca", "random"])
-def test_kmeans_hdpe_projection_option(files, capsys, projection):
+def test_kmeans_hdpe_projection_option(files, cli, projection):
     argv = [a.format(d=files) for a in KMEANS] + [
         "--json",
         "--method",
@@ -531,7 +502,7 @@ def test_kmeans_hdpe_projection_option(files, capsys, projection):
         "--projection",
         projection,
     ]
-    code, out, err = run(argv, capsys)
+    code, out, err = cli(argv)
     assert code == 0, err
     report = json.loads(out)["privacy_report"]
     names = [r["name"] for r in report["releases"]]
@@ -540,36 +511,32 @@ def test_kmeans_hdpe_projection_option(files, capsys, projection):
     assert report["epsilon"] == pytest.approx(1.0, rel=1e-6)
 
 
-@needs_dpkmeans
-def test_kmeans_json_to_stdout_with_bounds(files, capsys):
+def test_kmeans_json_to_stdout_with_bounds(files, cli):
     argv = [a.format(d=files) for a in swap(swap(KMEANS, radius=None), bounds=["-2", "2"])] + [
         "--json",
         "--columns",
         "x,y",
     ]
-    code, out, err = run(argv, capsys)
+    code, out, err = cli(argv)
     assert code == 0, err
     result = json.loads(out)
     assert np.asarray(result["points"]).shape == (2, 2) and result["outputs"] == {}
     assert result["privacy_report"]["epsilon"] == pytest.approx(1.0, rel=1e-6)
 
 
-def test_account_both_directions(capsys):
-    code, out, _ = run(
-        ["account", "--epsilon", "1", "--delta", "1e-5", "--steps", "10", "--json"], capsys
-    )
+def test_account_both_directions(cli):
+    code, out, _ = cli(["account", "--epsilon", "1", "--delta", "1e-5", "--steps", "10", "--json"])
     forward = json.loads(out)
     assert code == 0 and forward["sigma"] == pytest.approx(accounting.gaussian_sigma(1.0, 1e-5, 10))
-    code, out, _ = run(
+    code, out, _ = cli(
         ["account", "--sigma", str(forward["sigma"]), "--delta", "1e-5", "--steps", "10", "--json"],
-        capsys,
     )
     assert json.loads(out)["epsilon"] == pytest.approx(1.0, rel=1e-9)
 
 
-def test_help_has_examples_for_every_command(capsys):
+def test_help_has_examples_for_every_command(cli):
     for command in ("kmeans", "synth", "account", "demo"):
-        code, out, _ = run([command, "--help"], capsys)
+        code, out, _ = cli([command, "--help"])
         assert code == 0 and "examples:" in out and f"privevo {command}" in out
 
 
@@ -629,11 +596,10 @@ def test_progress_bar_only_on_a_terminal(files, tmp_path):
     assert shown[True] == ""
 
 
-@needs_dpkmeans
-def test_kmeans_checkpoint_resumes(files, tmp_path, capsys):
+def test_kmeans_checkpoint_resumes(files, tmp_path, cli):
     argv = [a.format(d=files) for a in KMEANS] + ["--checkpoint", tmp_path / "km.ckpt"]
-    assert run(argv + ["-o", tmp_path / "a.csv"], capsys)[0] == 0
-    assert run(argv + ["-o", tmp_path / "b.csv"], capsys)[0] == 0
+    assert cli(argv + ["-o", tmp_path / "a.csv"])[0] == 0
+    assert cli(argv + ["-o", tmp_path / "b.csv"])[0] == 0
     assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
-    code, _, err = run(swap(argv, epsilon="2") + ["-o", tmp_path / "c.csv"], capsys)
+    code, _, err = cli(swap(argv, epsilon="2") + ["-o", tmp_path / "c.csv"])
     assert code == 2 and "belongs to another run" in err and not (tmp_path / "c.csv").exists()
