@@ -277,13 +277,16 @@ def sweep(
 
 
 def load_part(spec: str) -> dict:
-    """A saved part, ``path.pkl`` or ``path.pkl:method,method`` (keep only those methods)."""
+    """A saved part, ``path.pkl`` or ``path.pkl:method,method`` (keep only those methods);
+    ``method=name`` keeps a method under another name (``privevo [ball]=privevo`` reads
+    ``--rules``' unit-ball runs as the quality table's privevo)."""
     path, _, keep = spec.partition(":")
     part = pickle.loads(Path(path).read_bytes())
     if keep:
-        methods = keep.split(",")
+        names = dict(m.partition("=")[::2] for m in keep.split(","))
         part["losses"] = {
-            name: {m: a for m, a in e.items() if m in methods} for name, e in part["losses"].items()
+            name: {names[m] or m: a for m, a in e.items() if m in names}
+            for name, e in part["losses"].items()
         }
         part["command"] += f" (kept: {keep})"
     return part
