@@ -617,10 +617,17 @@ def main(argv=None) -> int:
             losses.update(
                 sweep(head, seeds, EPSILONS, args.methods, args.seed_offset, args.save, command)
             )
-        if args.part in ("all", "grid"):
+        if args.part in ("all", "grid"):  # saved along with the headline sets' losses
             losses.update(
                 sweep(
-                    rest, grid_seeds, EPSILONS, args.methods, args.seed_offset, args.save, command
+                    rest,
+                    grid_seeds,
+                    EPSILONS,
+                    args.methods,
+                    args.seed_offset,
+                    args.save,
+                    command,
+                    done=dict(losses),
                 )
             )
         sweep_s = time.perf_counter() - tic
