@@ -20,7 +20,8 @@ Methods: ``privevo`` (:class:`privevo.TabularPE`, defaults: budget split and rou
 from public inputs); its ablation, each the default with one part switched off:
 ``privevo_coarse`` (no tree levels, no pairs: the 1-way marginals and rounds only),
 ``privevo_nopairs`` (no pairs), ``privevo_nocdf`` (rounds in the linear space),
-``privevo_32`` (``privevo_coarse`` at 32 bins); ``independent``
+``privevo_32`` (``privevo_coarse`` at 32 bins), ``privevo_norounds`` (the PE rounds
+left out of the output, their budget still spent); ``independent``
 (each column's noisy 10-bin histogram with the whole budget, columns sampled
 independently), ``aim`` and ``mst`` (smartnoise-synth on the same 10 public
 bins: numeric columns enter as bin indices, missing values as a category of
@@ -61,6 +62,7 @@ from privevo.tabular import TableEmbedding, decode_codes, encode_table  # noqa: 
 from privevo.tabular.marginals import (  # noqa: E402
     cell_sampler,
     cells_of,
+    fit_pool,
     noisy_marginals,
     probabilities,
 )
@@ -74,6 +76,7 @@ METHODS = (
     "privevo_nopairs",
     "privevo_nocdf",
     "privevo_32",
+    "privevo_norounds",
     "mst",
     "aim",
     "mst32",
@@ -103,14 +106,25 @@ def independent(train, meta, epsilon, delta, seed):
     return decode_codes(codes, meta)
 
 
-def privevo(**options):
+def privevo(estimator=TabularPE, **options):
     """:class:`privevo.TabularPE` with its defaults, or with ``options`` (the ablation)."""
 
     def run(train, meta, epsilon, delta, seed):
-        model = TabularPE(epsilon, delta, meta, random_state=seed, **options)
+        model = estimator(epsilon, delta, meta, random_state=seed, **options)
         return model.fit(train).sample(len(train))
 
     return run
+
+
+class WithoutRounds(TabularPE):
+    """The default fit with its PE rounds left out of the output (their share of μ² still
+    spent): the pool is the tree model's rows alone, fitted to every measurement but the
+    rounds' votes. What the rounds' information buys."""
+
+    def _output(self, engine, embedding, marginals):
+        codes = engine.random_api.sample_codes(self.pool, engine.final_state_.rng)
+        extra = self._constraints(codes)
+        return codes, fit_pool(codes, embedding, self.bins, marginals["targets"], [], extra=extra)
 
 
 ABLATION = {  # what each part of the budget buys: the default with one part switched off
@@ -168,6 +182,7 @@ RUNNERS = {
     "independent": independent,
     "privevo": privevo(),
     **{name: privevo(**options) for name, options in ABLATION.items()},
+    "privevo_norounds": privevo(WithoutRounds),
     "mst": smartnoise("mst"),
     "aim": smartnoise("aim"),
     "mst32": smartnoise("mst", 32),
