@@ -260,6 +260,18 @@ def test_tabular_pe_parquet_folder(tmp_path, neighbour):
     assert_neighbour_safe(run, table(), TABLE_NEIGHBOURS[neighbour])
 
 
+def test_tabular_pe_dask_dataframe():
+    dd = pytest.importorskip("dask.dataframe")
+    meta = metadata_from_description(DESCRIPTION)
+
+    def run(df):
+        est = TabularPE(4.0, 1e-5, meta, n_synthetic=20, iterations=1, pool=200, random_state=0)
+        sample = est.fit(dd.from_pandas(df, npartitions=3)).sample(50, random_state=1)
+        return {"csv": sample.to_csv(index=False), "report": estimator_artefacts(est)}
+
+    assert_neighbour_safe(run, table(), TABLE_NEIGHBOURS["an extreme value"])
+
+
 def test_tabular_pe_default_delta_refusal():
     """The fixed default δ is refused from the marginals' noisy count, never from n."""
     meta = metadata_from_description("a: categorical x, y\nb: integer 0..9\n")
