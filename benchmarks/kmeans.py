@@ -747,7 +747,8 @@ def run_rules(args, data, boxes, seeds: int, grid_seeds: int, argv) -> int:
             + "; ".join(f"`{c}`" for c in [*commands, command])
             + ". Seeds per (set, ε): "
             + "/".join(map(str, n_seeds))
-            + f"; wall time {(time.perf_counter() - tic) / 60:.1f} min. Mean normalised "
+            + ("" if args.merge else f"; wall time {(time.perf_counter() - tic) / 60:.1f} min")
+            + ". Mean normalised "
             "loss ± standard error per ε; area = trapezoid over ε ∈ [0.25, 4] (the k-means "
             "table's).",
             rules_table(order, losses, list(EPSILONS), domains),
