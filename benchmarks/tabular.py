@@ -29,9 +29,10 @@ independently), ``aim`` and ``mst`` (smartnoise-synth on the same 10 public
 bins: numeric columns enter as bin indices, missing values as a category of
 their own, and their output bins are filled uniformly, as privevo's are;
 rows drawn i.i.d. with mbi's ``method="sample"``; AIM capped at 2 × columns
-rounds), ``aim32`` and ``mst32`` (the same at 32 bins), and ``real`` (the held-out
-rows themselves: the sampling floor). AIM/MST need smartnoise-synth (see
-benchmarks/README.md; it is not a privevo dependency). Results are appended
+rounds), ``aim32`` and ``mst32`` (the same at 32 bins), ``real`` (the held-out
+rows themselves) and ``resample`` (the private rows drawn with replacement, as many as
+there are: the sampling floor at the private table's size; neither is DP). AIM/MST need
+smartnoise-synth (see benchmarks/README.md; it is not a privevo dependency). Results are appended
 to ``--out`` (JSON lines) as each run finishes (a rerun of the same table,
 method, ε and seed replaces the earlier row in the table); ``--table-only``
 prints the Markdown table of a results file (mean over seeds, ± its standard
@@ -70,8 +71,10 @@ from privevo.tabular.marginals import (  # noqa: E402
 )
 
 BINS = 10
+NOT_DP = ("real", "resample")  # reference rows: no ε
 METHODS = (
     "real",
+    "resample",
     "independent",
     "privevo",
     "privevo_coarse",
@@ -184,7 +187,15 @@ def _fill_bins(cells: np.ndarray, meta, bins: int, seed: int):
     return decode_codes(codes, meta)
 
 
+def resample(train, meta, epsilon, delta, seed):
+    """The private rows themselves, drawn with replacement (not DP): every metric's sampling
+    floor at the private table's size."""
+    rng = np.random.default_rng(seed)
+    return train.iloc[rng.integers(0, len(train), len(train))].reset_index(drop=True)
+
+
 RUNNERS = {
+    "resample": resample,
     "independent": independent,
     "privevo": privevo(),
     **{name: privevo(**options) for name, options in ABLATION.items()},
@@ -236,7 +247,7 @@ def run(args) -> None:
         for table, (train, test, meta, target) in tables.items():
             delta = 1.0 / (len(train) * math.log(len(train)))
             for method in [m for m in args.methods if m not in skipped]:
-                for eps in [None] if method == "real" else args.epsilons:
+                for eps in [None] if method in NOT_DP else args.epsilons:
                     row = {
                         "table": table,
                         "rows": len(train),
