@@ -147,3 +147,22 @@ def test_labelled_jsonl_round_trip(tmp_path, fake_models):
     assert main(argv) == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 3 and all(set(r) == {"t", "y"} and r["y"] in ("0", "1") for r in rows)
+
+
+def test_summary_line_names_the_rules_that_fired_most_first():
+    from privevo.cli.text import validity_line
+
+    steps = [
+        {"generated": 10, "invalid": 3, "regenerated": 4, "fallback": 0, "reasons": {}},
+        {
+            "generated": 20,
+            "invalid": 4,
+            "regenerated": 5,
+            "fallback": 1,
+            "reasons": {"mask": 1, "echo": 2, "length": 1},
+        },
+    ]
+    assert validity_line(steps) == (
+        "invalid on first try: S_0 30.0% (4 regenerated); "
+        "round 1 20.0% (echo 2, length 1, mask 1, 5 regenerated, 1 fell back)"
+    )

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from privevo.text import LLMRandomAPI, LLMVariationAPI, TextPrivateEvolution
+from privevo.text.apis import FILL_PROMPT, instruction_of
 from privevo.text.labels import LABEL_SCALE, with_labels
 from privevo.text.validity import TextChecker, invalid_reason, repair
 from test_text_features import HashEmbedder
@@ -27,6 +28,16 @@ BAD = {
     "Here is the rewritten review with the blanks filled in the way you asked.": "echo",
     "Nice taste, a bit salty. That was the rewritten version of the review.": "echo",
     "Sure, I'd be happy to provide a warm and nostalgic dark chocolate review.": "echo",
+    # the assistant talking about the notes, the request or itself (SmolLM2's replies)
+    "Sure, in this note there is no meat listed and I replaced it by sweet treats.": "echo",
+    "I'm so sorry to speak up here regarding the topic you chose. The lamb was dry.": "echo",
+    "Can't find any relevant food reviews in the provided text - sorry.": "echo",
+    "I am an AI designed to provide suggestions and improve your writing.": "echo",
+    "Mmmm, I'm glad to have an AI-powered meal replacement, it is tasty.": "echo",
+    "Tasty dip, thanks to Smol's little suggestion of trying those recipes.": "echo",
+    "Baked, not roasted.\nHere's the review: I'm so glad to see a new place open.": "echo",
+    "Great chips. I apologize for any confusion in my earlier answer.": "echo",
+    "Dear Samantha, the staff here at Hugging Face love this coffee.": "echo",
     # empty or nearly so
     "": "empty",
     "   ": "empty",
@@ -40,6 +51,10 @@ GOOD = [
     "The original formula was better.\nNow it tastes like cardboard.",
     "My dog goes crazy for these treats! Five stars.",
     "Not bad, but a little too sweet for my taste.",
+    # real reviewers' phrasing that the echo rules must leave alone
+    "I'm sorry to say this coffee has gone downhill; notes of burnt toast now.",
+    "Here's the situation: two fussy dogs, and both eat this food happily.",
+    "The notes of cherry and cocoa are lovely in this dark roast.",
 ]
 
 
@@ -91,6 +106,30 @@ def test_length_far_outside_the_parents_range_is_invalid():
     assert invalid_reason(" ".join(["tasty"] * 30) + ".", reference_words=40) is None
     assert TextChecker().check("Nice snack overall.", reference=parent)[1] == "length"
     assert TextChecker().check("Nice snack, thanks.", reference="Good tea.")[1] is None
+
+
+def test_four_words_in_a_row_of_the_instruction_are_an_echo_three_are_not():
+    instruction = instruction_of(FILL_PROMPT, "food review")
+    echo = "The tea is fine. I write a food review from these notes, as they said."
+    assert TextChecker().check(echo, instruction=instruction)[1] == "echo"
+    fine = "A food review from me: this tea is calm and warm, and I drink it daily."
+    assert TextChecker().check(fine, instruction=instruction)[1] is None
+    # the fields of a template are content, not instruction: a topic may be repeated
+    topical = instruction_of("Write a short {kind} about {topic}. Reply with it only.", "review")
+    assert ("a", "short", "review", "about") in topical
+    assert not any("coffee" in gram for gram in topical)
+
+
+def test_the_rewrite_prompt_shows_the_kept_words_and_no_blank():
+    api = LLMVariationAPI(ScriptedLM([]), mask_fraction=0.5, kind="food review")
+    parent = "This coffee is smooth and rich and I drink it every single morning."
+    prompt = api.prompt_for(parent, np.random.default_rng(3))
+    assert "_" not in prompt and prompt.startswith("Notes: ")
+    notes = prompt.split("\n")[0].removeprefix("Notes: ").split()
+    words = parent.split()
+    assert 0 < len(notes) < len(words)
+    assert notes == [w for w in words if w in notes]  # kept in order
+    assert "Write a food review from these notes." in prompt
 
 
 def test_repair_never_cuts_a_plain_first_line():

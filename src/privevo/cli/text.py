@@ -727,15 +727,19 @@ def check_public_endpoint(api_base: str | None, public_input: bool) -> None:
 
 
 def validity_line(steps: list[dict]) -> str:
-    """Invalid share on the first try and regenerations per step (S_0, then each round)."""
+    """Invalid share on the first try, its reasons, and regenerations per step (S_0, then each
+    round)."""
     parts = []
     for t, counts in enumerate(steps):
         if not counts or not counts.get("generated"):
             continue
         name = "S_0" if t == 0 else f"round {t}"
         share = 100.0 * counts["invalid"] / counts["generated"]
+        reasons = sorted(counts.get("reasons", {}).items(), key=lambda kv: (-kv[1], kv[0]))
         parts.append(
-            f"{name} {share:.1f}% ({counts['regenerated']} regenerated"
+            f"{name} {share:.1f}% ("
+            + "".join(f"{reason} {n}, " for reason, n in reasons)
+            + f"{counts['regenerated']} regenerated"
             + (f", {counts['fallback']} fell back" if counts.get("fallback") else "")
             + ")"
         )

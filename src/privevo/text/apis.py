@@ -5,8 +5,11 @@
   ``{topic}`` filled from a public topic list for variety.
 - :class:`LLMVariationAPI` — Aug-PE's rewrite (Xie et al. 2024, §3): blank a
   share of a parent's words (each word independently with probability
-  ``mask_fraction``) and ask the LLM to fill the blanks and rewrite, at a
-  given temperature; ``mask_fraction=0`` asks for a plain paraphrase.
+  ``mask_fraction``) and ask the LLM to write the text again from the words
+  left, at a given temperature; ``mask_fraction=0`` asks for a plain
+  paraphrase. The blanks are not shown: a small model copies a ``_`` into its
+  reply (SmolLM2-135M left one in over half of its first tries), so the prompt
+  gives the kept words, in order, as notes.
 
 Both see only public text (prompts and selected synthetic candidates). Every
 draw — labels, topics, masks, LLM seeds — comes from the ``numpy.random.
@@ -15,13 +18,14 @@ Generator`` passed in.
 
 from __future__ import annotations
 
+import string
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from .._validation import check_positive_int
 from .llm import TextGenerator
-from .validity import TextChecker
+from .validity import TextChecker, instruction_ngrams
 
 __all__ = ["LLMRandomAPI", "LLMVariationAPI", "mask_words", "FOOD_TOPICS", "LABEL_PROMPT"]
 
@@ -31,13 +35,9 @@ RANDOM_PROMPT = "Write a short {kind} about {topic}. Reply with the {kind} only.
 LABEL_PROMPT = (
     'Write a short {kind} about {topic} that fits the label "{label}". Reply with the {kind} only.'
 )
-# the text first, then the instruction: a small model follows what it read last; it is asked for
-# the filled text only (no blanks left, no preamble)
-FILL_PROMPT = (
-    "{text}\n\nThe {kind} above has missing words, each shown as _. Write the whole {kind} "
-    "again with every _ replaced by fitting words. Reply with the finished {kind} only, "
-    "with no _ left."
-)
+# the parent's kept words first, then the instruction (a small model follows what it read last);
+# "notes", not "missing words" or "blanks": the reply then rarely talks about the task
+FILL_PROMPT = "Notes: {text}\n\nWrite a {kind} from these notes. Reply with the {kind} only."
 PARAPHRASE_PROMPT = "Rewrite this {kind} in your own words. Reply with the {kind} only.\n\n{text}"
 # Public domain knowledge for the food-review example (no private data involved).
 FOOD_TOPICS = (
@@ -72,6 +72,19 @@ def _seed(rng: np.random.Generator) -> int:
     return int(rng.integers(0, 2**31 - 1))
 
 
+def instruction_of(template: str, kind: str) -> frozenset[tuple[str, ...]]:
+    """The instruction's word runs in a prompt template (``{kind}`` filled; the other fields —
+    the text, topic, label — are content and split it), for the checker's echo rule."""
+    pieces = [""]
+    for literal, field, _, _ in string.Formatter().parse(template):
+        pieces[-1] += literal
+        if field == "kind":
+            pieces[-1] += kind
+        elif field is not None:
+            pieces.append("")
+    return instruction_ngrams(pieces)
+
+
 class _Validity:
     """Counts of one API call: texts written, invalid on first try, regenerations, fallbacks."""
 
@@ -99,14 +112,16 @@ def _checked_generate(
     temperature: float,
     max_new_tokens: int,
     references: Sequence[str] | None = None,
+    instructions: Sequence[frozenset] | None = None,
     stats: _Validity | None = None,
 ) -> tuple[list[str], list[bool]]:
     """``n`` texts from ``make_prompts(indices)``; invalid ones regenerated with a fresh seed.
 
     Every text is repaired and judged by ``checker`` (post-processing of public
     text); the failures are asked again — fresh prompts (new blanks) and a fresh
-    seed, all drawn from ``rng`` — up to ``checker.retries`` times. Returns the
-    texts and whether each is valid.
+    seed, all drawn from ``rng`` — up to ``checker.retries`` times.
+    ``instructions[i]``: the instruction of text i's prompt (:func:`instruction_of`).
+    Returns the texts and whether each is valid.
     """
     tokenizer = getattr(generator, "tokenizer", None)
     todo = list(range(n))
@@ -133,6 +148,7 @@ def _checked_generate(
                 max_new_tokens=max_new_tokens,
                 reference=None if references is None else references[i],
                 tokenizer=tokenizer,
+                instruction=frozenset() if instructions is None else instructions[i],
             )
             if reason is None or not out[i]:
                 out[i] = fixed
@@ -210,6 +226,7 @@ class LLMRandomAPI:
             t.format(kind=self.kind, topic=topic, label=label)
             for t, topic, label in zip(templates, topics, labels)
         ]
+        echoes = {t: instruction_of(t, self.kind) for t in set(templates)}
         stats = _Validity()
         texts, valid = _checked_generate(
             self.generator,
@@ -219,6 +236,7 @@ class LLMRandomAPI:
             rng,
             temperature=self.temperature,
             max_new_tokens=self.max_new_tokens,
+            instructions=[echoes[t] for t in templates],
             stats=stats,
         )
         for i in np.flatnonzero(~np.asarray(valid, dtype=bool)):  # fall back to a valid text
@@ -329,6 +347,7 @@ class LLMVariationAPI:
                 temperature=float(temp),
                 max_new_tokens=self.max_new_tokens,
                 references=sub,
+                instructions=[self.instruction] * len(sub),
                 stats=stats,
             )
             for i, text, ok in zip(idx, texts_t, valid):
@@ -337,9 +356,19 @@ class LLMVariationAPI:
         self.validity = stats.as_dict()
         return out
 
+    @property
+    def template(self) -> str:
+        return FILL_PROMPT if self.mask_fraction > 0 else PARAPHRASE_PROMPT
+
+    @property
+    def instruction(self) -> frozenset:
+        """The prompt's instruction word runs (a reply repeating one is an echo)."""
+        return instruction_of(self.template, self.kind)
+
     def prompt_for(self, text: str, rng: np.random.Generator) -> str:
+        """The rewrite prompt of ``text``: its words left after blanking, as notes (or the whole
+        text, to paraphrase)."""
         if self.mask_fraction > 0:
-            return FILL_PROMPT.format(
-                kind=self.kind, text=mask_words(text, self.mask_fraction, rng)
-            )
-        return PARAPHRASE_PROMPT.format(kind=self.kind, text=text)
+            kept = mask_words(text, self.mask_fraction, rng).split()
+            text = " ".join(w for w in kept if w != MASK)
+        return self.template.format(kind=self.kind, text=text)

@@ -9,7 +9,10 @@ sentence is trimmed to its last complete sentence), then *judges* the rest:
 - ``mask``: a leftover blank — a lone ``_``, a word holding ``_`` (``_post``,
   ``[the_ item]``) or a bracketed placeholder (``[product name]``, ``[blank]``);
 - ``echo``: the instruction or the prompt in the reply (``"fill in the
-  blanks"``, ``"reply with the review only"``, ``"Rewrite this review"``, ...);
+  blanks"``, ``"reply with the review only"``, ``"Rewrite this review"``, ...),
+  any four words in a row of the instruction it answers, or the assistant
+  talking about itself or the request (``"Here's a short review:"``, ``"as an
+  AI"``, ``"sorry for the confusion"``);
 - ``empty``: fewer than ``min_words`` words (or no letters at all);
 - ``truncated``: stopped by the token cap mid sentence with no complete
   sentence of ``min_words`` words to keep;
@@ -25,8 +28,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
-__all__ = ["TextChecker", "INVALID_REASONS", "invalid_reason", "repair"]
+__all__ = ["TextChecker", "INVALID_REASONS", "invalid_reason", "instruction_ngrams", "repair"]
 
 INVALID_REASONS = ("mask", "echo", "empty", "truncated", "length")
 
@@ -36,19 +40,35 @@ _MASK = re.compile(r"_|\[[^\]\n]{0,40}\]|\{[^}\n]{0,40}\}|<(?:blank|mask)>", re.
 _ECHO_ANYWHERE = re.compile(
     r"fill(?:ed|ing)? in the blanks?|the blanks\b|reply with the|"
     r"in your own words|rewrite (?:this|the) (?:sentence|text|review|paragraph|following)|"
-    r"write (?:it )?out as one complete|(?:here is|here's) (?:the|a|my|your) "
+    r"write (?:it )?out as one complete|\b(?:here is|here's) (?:the|a|my|your) "
     r"(?:rewritten|revised|completed|filled|new|rephrased|paraphrased)|"
     r"\b(?:rewritten|revised|completed|filled-in|paraphrased) (?:version|text|review|sentence)\b|"
     r"as an ai\b|i'm sorry, but|i cannot (?:fill|rewrite|complete)|"
-    r"\bi'?d be (?:happy|glad) to\b|\bhappy to help\b",
+    r"\bi'?d be (?:happy|glad) to\b|\bhappy to (?:help|assist)\b|"
+    # the assistant announcing a text, apologising, or talking about itself or the request
+    r"\bhere(?:'s| is| are) (?:the|a|an|my|your)\b[^\n.!?:]{0,40}\b(?:review|text|version|"
+    r"summary|description|example|sample|edit|answer|response|paragraph|sentence|note)s?\b|"
+    r"\bhere(?:'s| is) your\b|"
+    r"\b(?:sorry|apologi[sz]e) (?:for|about) (?:any|the|my) "
+    r"(?:confusion|misunderstanding|inconvenience|mistake|error)|"
+    r"\b(?:your|this) (?:request|prompt|conversation)\b|\bhow can i (?:help|assist)\b|"
+    r"\blet me know if\b|\bsmol|hugging ?face|\bai (?:assistant|model)\b|"
+    r"\blanguage model\b|(?-i:\bAI\b)|"
+    # the prompt's notes, text or topic referred to ("in this note", "the topic you chose")
+    r"\b(?:this|these|the|your|my) notes?\b(?!\s+of\b)|\bthe (?:provided|given|following|above) "
+    r"(?:text|notes?|words|review|information)\b|\bprovided (?:text|notes?)\b|"
+    r"\btopic you\b|\byou (?:chose|asked for|provided|gave me)\b|"
+    r"\bi'?m (?:so |very )?sorry\b(?!,? (?:to say|to report|but\b))|\bmy apologies\b|"
+    r"\bi apologi[sz]e\b",
     re.IGNORECASE,
 )
+_ECHO_NGRAM = 4  # a reply repeating this many words in a row of its instruction echoes it
 # a leading clause ending in ":" (or a first line) that announces the text rather than being it
 _LEAD_COLON = re.compile(r"^\s*([^\n:]{0,80}?)\s*:\s*")
 _LEAD_LINE = re.compile(r"^\s*([^\n]{0,80}?)\s*\n\s*")
 _ANNOUNCE = (
     r"rewrite|rewritten|rephrase|rephrased|paraphrase|paraphrased|fill|filled|blanks?|"
-    r"completed?|revised|version|here is|here's|sure|certainly|okay"
+    r"completed?|revised|version|sure|certainly|okay"
 )
 _LEAD_WORDS = re.compile(
     rf"\b(?:{_ANNOUNCE}|sentence|answer|output|reply|response|text|review|result|input)\b",
@@ -95,6 +115,17 @@ def _ends_sentence(text: str) -> bool:
     return bool(tail) and (tail[-1] in ".!?…" or not tail[-1].isalnum())
 
 
+def _ngrams(text: str, n: int = _ECHO_NGRAM) -> set[tuple[str, ...]]:
+    words = [w.lower() for w in _WORD.findall(text)]
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+def instruction_ngrams(instruction: Sequence[str]) -> frozenset[tuple[str, ...]]:
+    """The 4-word runs of an instruction's pieces (each piece a stretch of the prompt that is
+    instruction, not content: a template's text between its ``{text}``/``{topic}`` fields)."""
+    return frozenset().union(*(_ngrams(piece) for piece in instruction))
+
+
 def invalid_reason(
     text: str,
     *,
@@ -103,17 +134,19 @@ def invalid_reason(
     min_words: int = 3,
     min_ratio: float = 0.25,
     max_ratio: float = 4.0,
+    instruction: frozenset[tuple[str, ...]] = frozenset(),
 ) -> str | None:
     """Why ``text`` is not publishable (one of :data:`INVALID_REASONS`), or None if it is.
 
     ``reference_words``: words of the text being rewritten (its requested
-    length); ``capped``: the text reached the token cap.
+    length); ``capped``: the text reached the token cap; ``instruction``: the
+    :func:`instruction_ngrams` of the prompt it answers (a shared one is an echo).
     """
     if _MASK.search(text):
         return "mask"
     if not text or not text.strip() or _words(text) < min_words:
         return "empty"
-    if _ECHO_ANYWHERE.search(text):
+    if _ECHO_ANYWHERE.search(text) or (instruction and not instruction.isdisjoint(_ngrams(text))):
         return "echo"
     if capped and not _ends_sentence(text):
         return "truncated"
@@ -164,8 +197,10 @@ class TextChecker:
         max_new_tokens: int = 64,
         reference: str | None = None,
         tokenizer=None,
+        instruction: frozenset[tuple[str, ...]] = frozenset(),
     ) -> tuple[str, str | None]:
-        """(repaired text, reason it is invalid or None); ``reference``: the text it rewrites."""
+        """(repaired text, reason it is invalid or None); ``reference``: the text it rewrites;
+        ``instruction``: :func:`instruction_ngrams` of the prompt's instruction."""
         capped = self.capped(text, max_new_tokens, tokenizer)
         fixed = repair(text, capped=capped, min_words=self.min_words)
         reason = invalid_reason(
@@ -175,5 +210,6 @@ class TextChecker:
             min_words=self.min_words,
             min_ratio=self.min_ratio,
             max_ratio=self.max_ratio,
+            instruction=instruction,
         )
         return fixed, reason

