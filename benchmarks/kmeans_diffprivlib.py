@@ -92,6 +92,51 @@ def fit_loss(method: str, X: np.ndarray, k: int, eps: float, seed: int) -> float
     return kmeans_loss(X, model.cluster_centers_)
 
 
+def _mean_se(values) -> tuple[float, float]:
+    a = np.asarray(values, dtype=float)
+    return a.mean(), (a.std(ddof=1) / np.sqrt(len(a)) if len(a) > 1 else 0.0)
+
+
+def pivot(cells: dict[str, list[float]]) -> str:
+    """One row per set, one column per ε, cells "privevo / diffprivlib" (mean normalised loss),
+    then the cells where privevo's mean is above diffprivlib's and privevo's steps ε → next ε
+    whose mean rises by more than 2 standard errors of the difference."""
+    sets, epsilons = [], []
+    for key in cells:
+        name, eps = key.split("|")[:2]
+        sets += [name] if name not in sets else []
+        epsilons += [eps] if eps not in epsilons else []
+    epsilons.sort(key=float)
+    lines = ["| set | " + " | ".join(f"ε = {e}" for e in epsilons) + " |"]
+    lines.append("|---|" + "---|" * len(epsilons))
+    worse, compared, rises = [], 0, []
+    for name in sets:
+        row = []
+        for eps in epsilons:
+            means = {
+                m: _mean_se(cells[f"{name}|{eps}|{m}"])[0]
+                for m in ("privevo", "diffprivlib")
+                if f"{name}|{eps}|{m}" in cells
+            }
+            row.append(" / ".join(f"{v:.3f}" for v in means.values()) or "—")
+            if len(means) == 2:
+                compared += 1
+                worse += [f"{name} ε = {eps}"] if means["privevo"] > means["diffprivlib"] else []
+        lines.append(f"| {name} | " + " | ".join(row) + " |")
+        ours = [cells.get(f"{name}|{eps}|privevo") for eps in epsilons]
+        for (a, x), (b, y) in zip(zip(epsilons, ours), zip(epsilons[1:], ours[1:])):
+            if x and y:
+                (m1, s1), (m2, s2) = _mean_se(x), _mean_se(y)
+                rises += [f"{name} {a} → {b}"] if m2 > m1 + 2 * np.hypot(s1, s2) else []
+    lines.append(
+        f"\ncells where privevo's mean is above diffprivlib's: {len(worse)} of {compared}"
+        + (f" ({', '.join(worse)})" if worse else "")
+        + "; privevo's steps ε → next ε rising by more than 2 se: "
+        + (", ".join(rises) or "none")
+    )
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="+", default=None, help="default: all 18")
@@ -105,7 +150,6 @@ def main(argv=None) -> int:
     cells: dict[str, list[float]] = {}
     for path in args.load:
         cells.update(json.loads(Path(path).read_text()))
-    order = []
     if args.methods and not (args.load and args.save is None and not args.sets):
         names = args.sets or list(datasets(quick=False))
         data = raw_sets(names)
@@ -122,31 +166,9 @@ def main(argv=None) -> int:
                     )
                     saved.update({key: v for key, v in cells.items() if key.startswith(name + "|")})
                     Path(args.save).write_text(json.dumps(saved))
-    for key in cells:
-        name, eps = key.split("|")[:2]
-        if (name, eps) not in order:
-            order.append((name, eps))
-    print("| set | ε | privevo | diffprivlib |\n|---|---|---|---|")
-    worse, compared = 0, 0
-    for name, eps in order:
-        row = f"| {name} | {eps} "
-        means = {}
-        for m in ("privevo", "diffprivlib"):
-            a = np.array(cells.get(f"{name}|{eps}|{m}", []))
-            if a.size == 0:
-                row += "| — "
-                continue
-            se = a.std(ddof=1) / np.sqrt(len(a)) if len(a) > 1 else 0.0
-            means[m] = a.mean()
-            row += f"| {a.mean():.3f} ± {se:.3f} ({len(a)}) "
-        if len(means) == 2:
-            compared += 1
-            worse += means["privevo"] > means["diffprivlib"]
-        print(row + "|", flush=True)
-    print(
-        f"\ncells where privevo's mean is above diffprivlib's: {worse} of {compared}; "
-        f"(n) = seeds; wall {(time.perf_counter() - tic) / 60:.1f} min"
-    )
+    print(pivot(cells))
+    seeds = "/".join(map(str, sorted({len(v) for v in cells.values()})))
+    print(f"\nseeds per cell: {seeds}; wall {(time.perf_counter() - tic) / 60:.1f} min")
     return 0
 
 
