@@ -4,7 +4,7 @@
    set) and whole PE runs (10³ per data set, T rounds, every round observed),
    Gaussian and discrete Gaussian noise, add/remove and replace adjacency,
    ε ∈ {0.5, 1, 4}, δ = 1e-5: the 95% lower bound must stay ≤ the claim.
-2. Planted bugs (test doubles, as in tests/test_audit.py) at the same sizes:
+2. Planted bugs (test doubles, as in tests/audit/test_mechanism_audits.py) at the same sizes:
    σ/4, noise skipped on round 2, a canary that votes twice: the bound should
    exceed the claim.
 3. Speed of the exact discrete Gaussian samplers beside numpy's float normal.

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from clitools import digests
 
+from helpers.cli import SYNTH, digests, fill, swap
 from neighbour import assert_neighbour_safe
 
 SECRET = ("alice.smith@example.org", "HIV positive", "52000")
@@ -186,3 +186,11 @@ def test_kmeans_forced_header_of_numbers_is_named_by_position(tmp_path, cli):
         ["kmeans", data, "--header", "--k", "2", "--epsilon", "1", "--radius", "100"]
     )
     assert code == 2 and "column index 1" in err and not _quotes_a_secret(printed + err)
+
+
+def test_synth_numeric_first_line_is_data_unless_header_is_given(files, tmp_path, cli):
+    for flag, names in (([], "0,1"), (["--header"], "1,2")):
+        argv = fill(swap(SYNTH, data="{d}/numhead.csv", m=2, iterations=2), files)
+        code, _, err = cli([*argv, "-q", "-o", tmp_path / "s.csv", *flag])
+        assert code == 0, err
+        assert (tmp_path / "s.csv").read_text().splitlines()[0] == names

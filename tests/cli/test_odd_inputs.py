@@ -19,8 +19,8 @@ import os
 
 import numpy as np
 import pytest
-from clitools import digests
 
+from helpers.cli import digests
 from privevo.cli import main
 
 NUM = "31337.2718"  # planted numeric cell

@@ -9,8 +9,8 @@ import stat
 
 import numpy as np
 import pytest
-from clitools import digests
 
+from helpers.cli import digests
 from privevo.checkpoint import _MAGIC
 from privevo.cli import main
 

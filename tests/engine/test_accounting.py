@@ -1,3 +1,8 @@
+"""Gaussian (GDP/PLD) and discrete Gaussian (zCDP) accounting against dp_accounting and
+closed forms; the δ default."""
+
+from __future__ import annotations
+
 import math
 
 import dp_accounting
@@ -106,8 +111,6 @@ def test_epsilon_of_bad_sigma():
     with pytest.raises(ValueError, match="sigma"):
         accounting.epsilon_of(-2.0, 1e-5, 3)
 
-
-# -- the whole accepted range, against an independent high-precision computation --------------
 
 mpmath = pytest.importorskip("mpmath")
 
@@ -226,3 +229,39 @@ def test_a_noisy_size_that_is_mostly_noise_never_refuses_the_default_delta():
     accounting.check_default_delta(default, 5e6, noise_sd=2e6)  # 5e6 − 3·2e6 < 0: could be tiny
     with pytest.raises(ValueError, match="too large"):
         accounting.check_default_delta(default, 5e6, noise_sd=1e5)  # ≥ 4.7e6 units, surely
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 4.0])
+@pytest.mark.parametrize("steps", [1, 10])
+@pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
+def test_zcdp_accounting_against_dp_accounting(epsilon, steps, adjacency):
+    """Ours = dp_accounting's RDP accountant on the ZCDpEvent (minus its order grid), and ≥ the
+    tight PLD of the discrete Gaussian itself (so the bound is sound)."""
+    import dp_accounting
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    delta, sens = 1e-5, (1.0 if adjacency == "add_remove" else math.sqrt(2))
+    sigma = accounting.discrete_gaussian_sigma(epsilon, delta, steps, sens)
+    ours = accounting.discrete_gaussian_epsilon(sigma, delta, steps, sens)
+    assert epsilon - 1e-6 <= ours <= epsilon
+    rdp = dp_accounting.rdp.RdpAccountant()
+    rdp.compose(accounting.discrete_gaussian_dp_event(sigma, steps, sens))
+    assert ours <= rdp.get_epsilon(delta) + 1e-9
+    assert rdp.get_epsilon(delta) <= ours * 1.001
+    # replace: the count vector moves by (+1, −1): two unit-sensitivity coordinates
+    tight = pld.from_discrete_gaussian_mechanism(sigma, sensitivity=1).self_compose(
+        steps * (1 if sens == 1 else 2)
+    )
+    assert tight.get_epsilon_for_delta(delta) <= ours
+    # the discrete Gaussian needs a little more σ than the continuous one under this bound
+    assert 1.0 < sigma / accounting.gaussian_sigma(epsilon, delta, steps, sens) < 1.12
+
+
+def test_zcdp_conversion_closed_form():
+    rho, delta = 0.05, 1e-6
+    alphas = np.linspace(1.01, 200, 200_000)
+    brute = (
+        alphas * rho + np.log1p(-1 / alphas) - (np.log(delta) + np.log(alphas)) / (alphas - 1)
+    ).min()
+    assert accounting.epsilon_of_rho(rho, delta) == pytest.approx(brute, rel=1e-6)
+    assert accounting.zcdp_rho(4.0, 8, math.sqrt(2)) == pytest.approx(8 * 2 / 32)

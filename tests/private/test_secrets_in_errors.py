@@ -17,9 +17,14 @@ from privevo import DPKMeans, PrivateEvolution, TabularPE, accounting
 from privevo.selection import Rank
 from privevo.tabular import metadata_from_description
 from privevo.text import TextPrivateEvolution
-from privevo.variation import GaussianVariation, UniformBall
+from privevo.variation import (
+    GaussianVariation,
+    UniformBall,
+)
 
 SEED = 987_654_321
+
+
 CELLS = ("123.456789", "7.654321", "078-05-1120", "3.14159")
 
 
@@ -113,3 +118,16 @@ def test_a_refusal_names_no_cell_and_no_seed(case):
         for cell in CELLS:
             assert cell not in text, text
     assert len(str(refused.value).splitlines()) == 1, str(refused.value)
+
+
+def test_size_mismatch_errors_never_print_the_private_row_count():
+    from privevo.baselines import DPLloyd
+    from privevo.private import nn_histogram
+
+    X = np.random.default_rng(0).normal(size=(437, 2))
+    with pytest.raises(ValueError) as groups_error:
+        nn_histogram(X, X[:5], groups=np.zeros(3))
+    with pytest.raises(ValueError) as k_error:
+        DPLloyd(500, bounds=(-5, 5)).fit(X)
+    for err in (groups_error, k_error):
+        assert "437" not in str(err.value)

@@ -1,7 +1,9 @@
-"""Checkpoint and resume: no release is made twice, resumed = uninterrupted."""
+"""Checkpoint and resume: no release is made twice, resumed = uninterrupted, a checkpoint binds
+to its run and data and keeps the digest and seed inside."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -15,8 +17,11 @@ import pytest
 from privevo import PrivateEvolution
 from privevo.checkpoint import load_checkpoint, rng_from_state, rng_state
 from privevo.demo import MIXTURE_START, mixture_2d
-from privevo.selection import Rank, Subsample
-from privevo.variation import GaussianVariation
+from privevo.selection import GAPE, Rank, Subsample
+from privevo.variation import (
+    GaussianVariation,
+    MultiScaleVariation,
+)
 
 
 @pytest.mark.parametrize("now", [None, 8])
@@ -225,44 +230,55 @@ def test_sigkill_mid_run_then_resume_matches_uninterrupted(tmp_path, reference):
         np.testing.assert_array_equal(entry.arrays["counts"], record.noisy_counts)
 
 
-@pytest.mark.parametrize("method, d", [("pe-means", 2), ("hdpe-means", 40)])
-def test_dpkmeans_checkpoint_resume(tmp_path, monkeypatch, method, d):
-    import privevo
-    from privevo.evolution import PrivateEvolution as PE
+def test_digest_and_seed_stay_inside_the_checkpoint(tmp_path, data):
+    path = tmp_path / "run.ckpt"
+    model = make_pe(checkpoint=path, iterations=4, random_state=918273645).fit(data)
+    header, _ = load_checkpoint(path)
+    report = json.dumps(model.privacy_report_)
+    assert header["digest"] not in report and "918273645" not in report
+    assert oct(path.stat().st_mode)[-3:] == "600"
 
-    if not hasattr(privevo, "DPKMeans"):
-        pytest.skip("privevo.DPKMeans is not available yet")
-    rng = np.random.default_rng(1)
-    X = np.vstack([rng.normal(c, 0.05, (300, d)) for c in (-0.5, 0.5)])
-    params = dict(
-        n_clusters=2,
-        epsilon=1.0,
-        radius=2.0 * np.sqrt(d),
-        method=method,
-        iterations=6,
-        random_state=3,
-    )
-    reference = privevo.DPKMeans(**params).fit(X)
-    path = tmp_path / "km.ckpt"
-    step, calls = PE.step, []
 
-    def crashing_step(self, X_, state):
-        if len(calls) == 3:
-            raise Stop
-        calls.append(state.completed)
-        return step(self, X_, state)
+def test_a_second_run_on_an_open_checkpoint_is_refused(tmp_path, data):
+    from privevo.checkpoint import Checkpoint
+    from privevo.private import data_digest
 
-    monkeypatch.setattr(PE, "step", crashing_step)
-    with pytest.raises(Stop):
-        privevo.DPKMeans(**params, checkpoint=path).fit(X)
-    monkeypatch.setattr(PE, "step", step)
-    assert len(rounds_of(path)) == 3
-    resumed = privevo.DPKMeans(**params, checkpoint=path).fit(X)
-    assert resumed.evolution_.resumed_from_ == 3
-    np.testing.assert_array_equal(resumed.cluster_centers_, reference.cluster_centers_)
-    assert resumed.privacy_report_["epsilon"] == reference.privacy_report_["epsilon"]
-    assert resumed.privacy_report_["releases"] == reference.privacy_report_["releases"]
+    path = tmp_path / "run.ckpt"
+    model = make_pe(checkpoint=path)
+    model._validate_params()
+    with Checkpoint.open(path, fingerprint=model.fingerprint(2), digest=data_digest(data)):
+        with pytest.raises(ValueError, match="in use by another run"):
+            make_pe(checkpoint=path).fit(data)
+
+
+def test_a_torn_last_record_is_dropped(tmp_path, data):
+    path = tmp_path / "run.ckpt"
+    reference = make_pe(iterations=4).fit(data)
+    make_pe(checkpoint=path, iterations=4).fit(data)
+    whole = path.read_bytes()
+    path.write_bytes(whole[:-100])  # a crash in the middle of writing round 3
+    resumed = make_pe(checkpoint=path, iterations=4).fit(data)
+    assert resumed.resumed_from_ == 3
+    np.testing.assert_array_equal(resumed.synthetic_, reference.synthetic_)
+    assert path.read_bytes() == whole
+
+
+def test_resume_after_changing_gape_agg_radius_is_refused(tmp_path, data):
+    path = tmp_path / "run.ckpt"
+
+    def make(gape):
+        return PrivateEvolution(
+            MIXTURE_START,
+            MultiScaleVariation(2.0, max_level=4),
+            gape,
+            n_synthetic=3,
+            iterations=2,
+            epsilon=2.0,
+            delta=1e-5,
+            random_state=1,
+            checkpoint=path,
+        )
+
+    make(GAPE(R=2.0)).fit(data)
     with pytest.raises(ValueError, match="belongs to another run"):
-        privevo.DPKMeans(**{**params, "random_state": 4}, checkpoint=path).fit(X)
-    with pytest.raises(ValueError, match=r"belongs to another run \(radius is "):
-        privevo.DPKMeans(**{**params, "radius": 3.0 * np.sqrt(d)}, checkpoint=path).fit(X)
+        make(GAPE(R=2.0, agg_radius=0.5)).fit(data)

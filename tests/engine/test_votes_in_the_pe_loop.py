@@ -1,6 +1,8 @@
 """k-neighbour and user-level votes through the PE loop: the report names the unit, the
 checkpoint binds the user ids, discrete noise is refused."""
 
+from __future__ import annotations
+
 import numpy as np
 import pytest
 
@@ -59,41 +61,3 @@ def test_checkpoint_binds_the_user_ids(tmp_path, data):
     other[:8] = other[8]  # the first two users' rows given to a third
     with pytest.raises(ValueError, match="made on other data"):
         make(checkpoint=path).fit(X, groups=other)
-
-
-def test_cli_user_column_and_neighbors(tmp_path, capsys, data):
-    import json
-
-    from privevo.cli import main
-
-    X, users = data
-    path = tmp_path / "rows.csv"
-    np.savetxt(path, np.column_stack([X, users]), delimiter=",", header="x,y,user", comments="")
-    before = path.read_bytes()
-    argv = [
-        "synth",
-        str(path),
-        "--m",
-        "3",
-        "--selector",
-        "rank",
-        "--epsilon",
-        "2",
-        "--radius",
-        "3",
-        "--iterations",
-        "3",
-        "--user-column",
-        "user",
-        "--neighbors",
-        "2",
-        "--json",
-        "-q",
-    ]
-    assert main(argv) == 0
-    out = json.loads(capsys.readouterr().out)
-    assert out["privacy_report"]["unit"] == "user"
-    assert np.asarray(out["points"]).shape == (3, 2)  # the user column is not a feature
-    assert main(argv[:-4] + ["--user-column", "owner", "--json", "-q"]) == 2
-    assert "--user-column owner is not a column" in capsys.readouterr().err
-    assert path.read_bytes() == before

@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import re
 import shlex
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from helpers import REPO_ROOT
 from privevo.cli import _parser, main
 
-ROOT = Path(__file__).resolve().parents[1]
 # commands whose defaults take minutes (audit: 10^5 releases and 10^3 PE runs per setting) or load
 # language models (text PE: tests/test_text.py runs them): here checked by the parser only
 PARSE_ONLY = {"audit", "synth-text", "intrinsic-dim"}
 
 
 def readme_commands() -> list[str]:
-    text = (ROOT / "README.md").read_text()
+    text = (REPO_ROOT / "README.md").read_text()
     block = re.search(r"## Command line\s+```bash\n(.*?)```", text, re.S).group(1)
     return [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
 
@@ -77,7 +76,7 @@ def check(command: str, capsys, monkeypatch) -> None:
     if argv[0] in PARSE_ONLY:
         _parser().parse_args(argv)
         return
-    if argv[0] == "demo":  # the demo's computation (10-35 s) is tested in test_cli.py; options here
+    if argv[0] == "demo":  # its computation is tested in test_help_and_demo.py; options here
         import privevo.demo
 
         table = {"title": "t", "rows": [{"method": "m", "loss": 1.0}], "note": "n"}

@@ -10,6 +10,8 @@ import pytest
 from privevo.private import NpySource, ParquetSource, nn_histogram, open_source
 
 pa = pytest.importorskip("pyarrow")
+
+
 pq = pytest.importorskip("pyarrow.parquet")
 
 
@@ -171,36 +173,3 @@ def test_npy_folder_of_row_partitions(tmp_path):
     np.save(tmp_path / "part9.npy", X[:10, :4])
     with pytest.raises(ValueError, match="differ in columns"):
         NpySource(tmp_path)
-
-
-def _cli_points(path) -> np.ndarray:
-    return np.loadtxt(path, delimiter=",", skiprows=1)
-
-
-def test_cli_reads_a_parquet_folder(tmp_path):
-    from privevo.cli import main
-
-    rng = np.random.default_rng(3)
-    X = np.vstack([rng.normal(c, 0.1, size=(600, 2)) for c in ([0.5, 0.5], [-0.5, 0.0])])
-    np.save(tmp_path / "x.npy", X)
-    (tmp_path / "pq").mkdir()
-    for i, part in enumerate(np.array_split(X, 3)):
-        pq.write_table(
-            pa.table({"a": part[:, 0], "b": part[:, 1], "id": np.arange(len(part))}),
-            tmp_path / "pq" / f"p{i}.parquet",
-        )
-    common = ["--epsilon", "2", "--radius", "1", "--iterations", "3", "-q"]
-    options = {
-        "synth": ["--m", "4", "--selector", "rank", "--seed", "1", *common],
-        "kmeans": ["--k", "2", "--seed", "0", *common],
-    }
-    folder = [str(tmp_path / "pq"), "--columns", "a,b"]
-    for command, flags in options.items():  # the folder's two feature columns = the .npy file
-        outputs = [tmp_path / f"{command}_{source}.csv" for source in ("npy", "pq")]
-        assert main([command, str(tmp_path / "x.npy"), *flags, "-o", str(outputs[0])]) == 0
-        assert main([command, *folder, *flags, "-o", str(outputs[1])]) == 0
-        np.testing.assert_array_equal(_cli_points(outputs[1]), _cli_points(outputs[0]))
-    synth = options["synth"]
-    assert main(["synth", str(tmp_path / "pq"), "--columns", "zz", *synth]) == 2
-    scheduler = ["--backend", "numpy", "--scheduler", "tcp://127.0.0.1:1"]
-    assert main(["synth", str(tmp_path / "pq"), *synth, *scheduler]) == 2

@@ -1,17 +1,28 @@
+"""The vote histogram's kernels (numpy, faiss, the fused low-d kernel and its tree): counts
+equal the float64 brute force, ties go to the lowest index, chunks and threads change nothing."""
+
+from __future__ import annotations
+
 import numpy as np
 import pytest
 
-from privevo.private import flat, nn_histogram, noisy_nn_histogram, reference_assign
+from privevo.private import flat, nn_histogram, reference_assign
 from privevo.private import kernel as histogram
 from privevo.private import lowd as _lowd_kernel
 
 BACKENDS = histogram.available_backends()
+
+
 LOCAL = [b for b in BACKENDS if b in ("numpy", "faiss", "lowd")]
+
+
 ISAS = (
     ["scalar", "avx2", "avx512"][: _lowd_kernel._ISAS.index(_lowd_kernel.isa()) + 1]
     if _lowd_kernel.available()
     else []
 )
+
+
 needs_lowd = pytest.mark.skipif(not _lowd_kernel.available(), reason="compiled kernel not built")
 
 
@@ -93,23 +104,6 @@ def test_cosine_metric_uses_angles():
         nn_histogram(np.zeros((1, 2)), C, metric="cosine")
 
 
-def test_noisy_release_is_counts_plus_seeded_gaussian():
-    X, C = clustered(np.random.default_rng(4), 3000, 20, 3)
-    counts = nn_histogram(X, C)
-    a = noisy_nn_histogram(X, C, 5.0, np.random.default_rng(7)).value
-    b = noisy_nn_histogram(X, C, 5.0, np.random.default_rng(7)).value
-    np.testing.assert_array_equal(a, b)
-    noise = a - counts
-    np.testing.assert_allclose(noise, np.random.default_rng(7).normal(0, 5.0, 20))
-
-
-def test_noise_scale_statistics():
-    X, C = np.zeros((10, 1)), np.arange(2000.0).reshape(-1, 1)
-    noisy = noisy_nn_histogram(X, C, 3.0, np.random.default_rng(0)).value
-    noise = noisy - nn_histogram(X, C)
-    assert abs(noise.mean()) < 0.3 and 2.8 < noise.std() < 3.2
-
-
 @pytest.mark.parametrize(
     "private,candidates,match",
     [
@@ -128,28 +122,11 @@ def test_bad_input(private, candidates, match):
         nn_histogram(private, candidates)
 
 
-def test_bad_release_arguments():
-    X = np.zeros((3, 2))
-    with pytest.raises(ValueError, match="rng"):
-        noisy_nn_histogram(X, X, 1.0, rng=0).value
-    with pytest.raises(ValueError, match="sigma"):
-        noisy_nn_histogram(X, X, 0.0, np.random.default_rng(0)).value
-    with pytest.raises(ValueError, match="noise"):
-        noisy_nn_histogram(X, X, 1.0, np.random.default_rng(0), noise="laplace-ish").value
-    with pytest.raises(ValueError, match="backend"):
-        nn_histogram(X, X, backend="gpu9000")
-    with pytest.raises(ValueError, match="metric"):
-        nn_histogram(X, X, metric="manhattan")
-
-
 def test_map_reduce_equals_whole():
     X, C = clustered(np.random.default_rng(5), 3000, 25, 6)
     prepared = histogram.prepare_candidates(C)
     parts = [histogram.partial_counts(block, prepared) for block in np.array_split(X, 7)]
     np.testing.assert_array_equal(histogram.expand_counts(prepared, sum(parts)), nn_histogram(X, C))
-
-
-# ---------------------------------------------------------------- the fused low-d kernel
 
 
 @needs_lowd

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import privevo.audit.suite as audit
+from helpers import REPO_ROOT
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+README = (REPO_ROOT / "README.md").read_text()
 
 
 def _default_audit_settings(monkeypatch) -> int:

@@ -1,5 +1,5 @@
-"""Releases as objects: each mechanism returns a frozen Release whose cost dp_accounting
-confirms."""
+"""Releases as objects: each mechanism returns a frozen Release (noise drawn from the seeded
+generator on the exact statistic) whose cost dp_accounting confirms."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ import dp_accounting
 import numpy as np
 import pytest
 
-from privevo import DPKMeans, accounting
+from privevo import accounting
 from privevo.private import (
     Release,
+    nn_histogram,
     noisy_cluster_sums,
     noisy_count,
     noisy_nn_histogram,
@@ -75,33 +76,6 @@ def test_pure_releases_report_their_epsilon():
     assert laplace.mu is None and laplace.rho is None
 
 
-def test_the_report_is_a_function_of_the_ledger(rank_pe):
-    model = rank_pe(n_synthetic=5, epsilon=1.0, delta=DELTA, random_state=1).fit(points())
-    assert len(model.releases_) == 3 and all(isinstance(r, Release) for r in model.releases_)
-    again = privacy_report(
-        epsilon_target=1.0, delta=DELTA, adjacency="add_remove", releases=model.releases_
-    )
-    assert again["epsilon"] == model.privacy_report_["epsilon"]
-    assert (
-        again["releases"]
-        == model.privacy_report_["releases"]
-        == [{"name": "nn_histogram", "sigma": model.sigma_, "count": 3, "sensitivity": 1.0}]
-    )
-    np.testing.assert_array_equal(model.releases_[-1].value, model.history_[-1].noisy_counts)
-
-
-def test_dpkmeans_ledger_names_every_release_and_rebuilds_from_its_checkpoint(tmp_path):
-    X = points(400, 4)
-    path = tmp_path / "run.ckpt"
-    model = DPKMeans(3, epsilon=1.0, radius=1.0, random_state=0, checkpoint=path).fit(X)
-    names = [r["name"] for r in model.privacy_report_["releases"]]
-    assert names == ["count", "nn_histogram", "cluster_sums", "cluster_counts"]
-    replayed = DPKMeans(3, epsilon=1.0, radius=1.0, random_state=0, checkpoint=path).fit(X)
-    np.testing.assert_array_equal(replayed.cluster_centers_, model.cluster_centers_)
-    assert replayed.privacy_report_["releases"] == model.privacy_report_["releases"]
-    assert "not differentially private" in model.privacy_report_["evaluation"]
-
-
 def test_group_releases_counts_every_entry():
     r = Release("nn_histogram", 2.0, 1.0)
     grouped = group_releases([r, r, r.entry(), dataclasses.replace(r, sigma=3.0)])
@@ -113,10 +87,32 @@ def test_noisy_count_is_an_add_remove_release():
     assert (release.name, release.sensitivity, release.adjacency) == ("count", 1.0, "add_remove")
 
 
-def test_the_cli_choices_are_the_library_s():
-    """The parser keeps its own copies (building it imports no numpy); they must not drift."""
-    from privevo.adjacency import ADJACENCIES
-    from privevo.cli import options
-    from privevo.private import NOISES
+def test_noisy_release_is_counts_plus_seeded_gaussian():
+    X, C = points(3000), points(20, seed=4)
+    counts = nn_histogram(X, C)
+    a = noisy_nn_histogram(X, C, 5.0, np.random.default_rng(7)).value
+    b = noisy_nn_histogram(X, C, 5.0, np.random.default_rng(7)).value
+    np.testing.assert_array_equal(a, b)
+    noise = a - counts
+    np.testing.assert_allclose(noise, np.random.default_rng(7).normal(0, 5.0, 20))
 
-    assert options.NOISES == NOISES and options.ADJACENCIES == ADJACENCIES
+
+def test_noise_scale_statistics():
+    X, C = np.zeros((10, 1)), np.arange(2000.0).reshape(-1, 1)
+    noisy = noisy_nn_histogram(X, C, 3.0, np.random.default_rng(0)).value
+    noise = noisy - nn_histogram(X, C)
+    assert abs(noise.mean()) < 0.3 and 2.8 < noise.std() < 3.2
+
+
+def test_bad_release_arguments():
+    X = np.zeros((3, 2))
+    with pytest.raises(ValueError, match="rng"):
+        noisy_nn_histogram(X, X, 1.0, rng=0).value
+    with pytest.raises(ValueError, match="sigma"):
+        noisy_nn_histogram(X, X, 0.0, np.random.default_rng(0)).value
+    with pytest.raises(ValueError, match="noise"):
+        noisy_nn_histogram(X, X, 1.0, np.random.default_rng(0), noise="laplace-ish").value
+    with pytest.raises(ValueError, match="backend"):
+        nn_histogram(X, X, backend="gpu9000")
+    with pytest.raises(ValueError, match="metric"):
+        nn_histogram(X, X, metric="manhattan")

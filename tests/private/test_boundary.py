@@ -42,7 +42,9 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+from helpers import REPO_ROOT
+
+SRC = REPO_ROOT / "src"
 PRIVATE_NAMES = {  # parameters that hold private rows, ids or labels wherever they appear
     *("X", "Z", "private", "texts", "groups", "df", "data", "frame", "rows", "table"),
     *("y", "labels", "sample_weight"),

@@ -1,5 +1,5 @@
 """Exact discrete Gaussian noise: certified bounds, both samplers against the exact PMF,
-random sources, the histogram release, and the zCDP accounting against dp_accounting."""
+random sources and the integer-valued histogram release."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from privevo import PrivateEvolution, accounting
 from privevo.private import nn_histogram, noise, noisy_nn_histogram
 from privevo.private.noise import (
     DiscreteGaussianSampler,
@@ -21,8 +20,6 @@ from privevo.private.noise import (
     discrete_gaussian_pmf,
     exp_neg_bounds,
 )
-from privevo.selection import Rank
-from privevo.variation import GaussianVariation, UniformBall
 
 GAMMAS = [
     Fraction(1, 3),
@@ -32,9 +29,6 @@ GAMMAS = [
     Fraction(25, 7) ** 2,
     Fraction(2**70 + 1, 2**69),
 ]
-
-
-# ---------------------------------------------------------------- certified bounds
 
 
 @pytest.mark.parametrize("gamma", GAMMAS)
@@ -66,9 +60,6 @@ def test_lazy_refinement_matches_the_conditional_probability():
         p = float(min(max(mpmath.exp(-mpmath.mpf(1) / 3) * mpmath.mpf(2) ** 63 - k, 0), 1))
         hits = sum(_resolve_exp_bernoulli(gamma, k, source) for _ in range(2000))
         assert abs(hits - 2000 * p) <= 5 * math.sqrt(2000 * p * (1 - p)) + 1
-
-
-# ---------------------------------------------------------------- samplers vs the exact PMF
 
 
 def _chi2_pvalue(samples: np.ndarray, sigma: float) -> float:
@@ -149,9 +140,6 @@ def test_bad_sigma_is_rejected(sigma):
         discrete_gaussian(sigma, 3, np.random.default_rng(0))
 
 
-# ---------------------------------------------------------------- the release
-
-
 @pytest.mark.parametrize("name", ["discrete_gaussian", "discrete_gaussian_secure"])
 def test_histogram_release_is_integer_valued(name):
     rng = np.random.default_rng(0)
@@ -163,101 +151,3 @@ def test_histogram_release_is_integer_valued(name):
         np.testing.assert_array_equal(
             noisy - exact, discrete_gaussian(4.0, 7, np.random.default_rng(1))
         )
-
-
-# ---------------------------------------------------------------- accounting
-
-
-@pytest.mark.parametrize("epsilon", [0.5, 1.0, 4.0])
-@pytest.mark.parametrize("steps", [1, 10])
-@pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
-def test_zcdp_accounting_against_dp_accounting(epsilon, steps, adjacency):
-    """Ours = dp_accounting's RDP accountant on the ZCDpEvent (minus its order grid), and ≥ the
-    tight PLD of the discrete Gaussian itself (so the bound is sound)."""
-    import dp_accounting
-    from dp_accounting.pld import privacy_loss_distribution as pld
-
-    delta, sens = 1e-5, (1.0 if adjacency == "add_remove" else math.sqrt(2))
-    sigma = accounting.discrete_gaussian_sigma(epsilon, delta, steps, sens)
-    ours = accounting.discrete_gaussian_epsilon(sigma, delta, steps, sens)
-    assert epsilon - 1e-6 <= ours <= epsilon
-    rdp = dp_accounting.rdp.RdpAccountant()
-    rdp.compose(accounting.discrete_gaussian_dp_event(sigma, steps, sens))
-    assert ours <= rdp.get_epsilon(delta) + 1e-9
-    assert rdp.get_epsilon(delta) <= ours * 1.001
-    # replace: the count vector moves by (+1, −1): two unit-sensitivity coordinates
-    tight = pld.from_discrete_gaussian_mechanism(sigma, sensitivity=1).self_compose(
-        steps * (1 if sens == 1 else 2)
-    )
-    assert tight.get_epsilon_for_delta(delta) <= ours
-    # the discrete Gaussian needs a little more σ than the continuous one under this bound
-    assert 1.0 < sigma / accounting.gaussian_sigma(epsilon, delta, steps, sens) < 1.12
-
-
-def test_zcdp_conversion_closed_form():
-    rho, delta = 0.05, 1e-6
-    alphas = np.linspace(1.01, 200, 200_000)
-    brute = (
-        alphas * rho + np.log1p(-1 / alphas) - (np.log(delta) + np.log(alphas)) / (alphas - 1)
-    ).min()
-    assert accounting.epsilon_of_rho(rho, delta) == pytest.approx(brute, rel=1e-6)
-    assert accounting.zcdp_rho(4.0, 8, math.sqrt(2)) == pytest.approx(8 * 2 / 32)
-
-
-@pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
-def test_private_evolution_discrete_gaussian_report(adjacency):
-    X = np.random.default_rng(0).normal(size=(200, 2))
-    pe = PrivateEvolution(
-        UniformBall(3.0),
-        GaussianVariation(0.2, 2, radius=3.0),
-        Rank(),
-        n_synthetic=5,
-        iterations=4,
-        epsilon=1.0,
-        delta=1e-5,
-        adjacency=adjacency,
-        noise="discrete_gaussian",
-        random_state=0,
-    ).fit(X)
-    rep = pe.privacy_report_
-    sens2 = 1.0 if adjacency == "add_remove" else 2.0
-    assert rep["accountant"] == "zcdp" and rep["mu"] is None and rep["noise"] == "discrete_gaussian"
-    assert rep["rho"] == pytest.approx(4 * sens2 / (2 * pe.sigma_**2), rel=1e-12)
-    assert rep["epsilon"] == pytest.approx(1.0, abs=1e-6) and rep["epsilon"] <= 1.0
-    assert pe.sigma_ == pytest.approx(
-        accounting.discrete_gaussian_sigma(1.0, 1e-5, 4, math.sqrt(sens2))
-    )
-    assert rep["dp_event"]["event"]["type"] == "ZCDpEvent" and rep["dp_event"]["count"] == 4
-    assert rep["releases"][0]["noise"] == "discrete_gaussian"
-    for record in pe.history_:
-        assert np.array_equal(record.noisy_counts, np.round(record.noisy_counts))
-
-
-def test_gaussian_report_unchanged_and_unknown_noise_rejected():
-    X = np.random.default_rng(0).normal(size=(50, 2))
-    args = (UniformBall(3.0), GaussianVariation(0.2, 2, radius=3.0), Rank())
-    pe = PrivateEvolution(
-        *args, n_synthetic=3, iterations=2, epsilon=1.0, delta=1e-5, random_state=0
-    ).fit(X)
-    assert pe.privacy_report_["accountant"] == "gdp" and pe.privacy_report_["rho"] is None
-    assert "noise" not in pe.privacy_report_["releases"][0]
-    with pytest.raises(
-        ValueError, match="The 'noise' parameter of PrivateEvolution must be a str among"
-    ):
-        PrivateEvolution(
-            *args, n_synthetic=3, iterations=2, epsilon=1.0, delta=1e-5, noise="laplace"
-        ).fit(X)
-
-
-def test_cli_account_discrete_gaussian(cli):
-    import json
-
-    tail = ["--delta", "1e-5", "--steps", "10", "--noise", "discrete_gaussian", "--json"]
-    code, out, err = cli(["account", "--epsilon", "1", *tail])
-    assert code == 0, err
-    out = json.loads(out)
-    assert out["sigma"] == pytest.approx(accounting.discrete_gaussian_sigma(1.0, 1e-5, 10))
-    assert out["rho"] == pytest.approx(10 / (2 * out["sigma"] ** 2)) and "mu" not in out
-    code, back, err = cli(["account", "--sigma", str(out["sigma"]), *tail])
-    assert code == 0, err
-    assert json.loads(back)["epsilon"] == pytest.approx(1.0, abs=1e-6)

@@ -1,9 +1,10 @@
-"""k-neighbour votes (``n_neighbors``) and user-level votes (``groups``): exactness, API, audit."""
+"""k-neighbour votes (``n_neighbors``) and user-level votes (``groups``): exactness and API."""
+
+from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from privevo.audit import audit_user_votes
 from privevo.private import NpySource, nn_histogram, noisy_nn_histogram
 from privevo.private import lowd as _lowd_kernel
 from privevo.private import votes as _votes
@@ -138,20 +139,3 @@ def test_unit_and_sensitivity_helpers():
     assert _votes.vote_sensitivity("replace") == pytest.approx(np.sqrt(2))
     with pytest.raises(ValueError, match="adjacency"):
         _votes.vote_sensitivity("swap")
-
-
-@pytest.mark.parametrize("k,adjacency", [(1, "add_remove"), (3, "add_remove"), (2, "replace")])
-def test_user_level_audit_lower_bound_stays_below_the_claim(k, adjacency):
-    r = audit_user_votes(1.0, n_neighbors=k, adjacency=adjacency, n_releases=20_000, random_state=0)
-    assert r.consistent and r.claimed_epsilon == pytest.approx(1.0)
-
-
-def test_user_level_audit_catches_row_level_votes_for_a_multi_row_user():
-    broken = audit_user_votes(
-        1.0,
-        rows_per_user=4,
-        n_releases=20_000,
-        random_state=0,
-        histogram=lambda x, c, g: nn_histogram(x, c),
-    )  # groups ignored
-    assert not broken.consistent and broken.epsilon_lower > 1.5

@@ -9,7 +9,6 @@ a fixed seed.
 from __future__ import annotations
 
 import dataclasses
-import math
 from functools import partial
 
 import numpy as np
@@ -18,9 +17,11 @@ import pytest
 from privevo import PrivateEvolution, audit
 from privevo.audit import (
     audit_cluster_sums,
+    audit_dplloyd,
     audit_release,
     audit_runs,
     audit_second_moment,
+    audit_user_votes,
     default_model,
 )
 from privevo.private import (
@@ -34,46 +35,8 @@ from privevo.private.release import _NOISES
 
 pytestmark = pytest.mark.slow  # each audit draws thousands of releases or runs
 
+
 DELTA = 1e-5
-
-
-# ---------------------------------------------------------------- statistics
-
-
-def test_clopper_pearson_upper_matches_closed_forms():
-    # k = 0: the (1 − α) upper bound solves (1 − p)^n = α
-    assert audit.clopper_pearson_upper(0, 200, 0.025) == pytest.approx(
-        1 - 0.025 ** (1 / 200), rel=1e-9
-    )
-    # k = n − 1: it solves P[X ≤ n − 1] = 1 − p^n = α; k = n: 1
-    assert audit.clopper_pearson_upper(199, 200, 0.025) == pytest.approx(
-        0.975 ** (1 / 200), rel=1e-9
-    )
-    assert audit.clopper_pearson_upper(200, 200, 0.025) == 1.0
-    up = audit.clopper_pearson_upper(50, 1000, 0.025)
-    assert 0.05 < up < 0.05 + 3 * math.sqrt(0.05 * 0.95 / 1000)
-
-
-def test_epsilon_lower_bound_from_perfect_separation():
-    u = 1 - 0.025 ** (1 / 100)
-    got = audit.epsilon_lower_bound(0, 100, 0, 100, DELTA, 0.05)
-    assert got == pytest.approx(math.log((1 - DELTA - u) / u), rel=1e-9)
-    assert (
-        audit.epsilon_lower_bound(50, 100, 50, 100, DELTA, 0.05) == 0.0
-    )  # a coin flip proves nothing
-
-
-def test_threshold_is_chosen_on_the_first_half_only():
-    rng = np.random.default_rng(0)
-    s0, s1 = rng.normal(0, 1, 4000), rng.normal(0, 1, 4000)
-    s1[2000:] += 5  # only the certifying half separates: the chosen test cannot know
-    no_signal = audit.threshold_audit(s0, s1, DELTA)
-    s1[:2000] += 5  # now both halves separate
-    signal = audit.threshold_audit(s0, s1, DELTA)
-    assert signal["epsilon_lower"] > 5 * max(no_signal["epsilon_lower"], 0.3)
-
-
-# ---------------------------------------------------------------- the mechanism the audit runs
 
 
 @pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
@@ -93,9 +56,6 @@ def test_scenario_neighbours_differ_by_one_canary_vote(adjacency):
     expected = {"add_remove": [1], "replace": [-1, 1]}[adjacency]
     assert sorted(diff[diff != 0].tolist()) == expected
     assert diff[0] == 1  # the canary votes for candidate 0
-
-
-# ---------------------------------------------------------------- correct mechanisms
 
 
 @pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
@@ -120,9 +80,6 @@ def test_whole_runs_lower_bound_below_claim(noise):
 def test_whole_runs_replace_adjacency_below_claim():
     r = audit_runs(2.0, DELTA, adjacency="replace", n_runs=200, iterations=2, random_state=4)
     assert r.epsilon_lower <= r.claimed_epsilon
-
-
-# ---------------------------------------------------------------- planted bugs (test doubles)
 
 
 def _quarter_sigma(noise):
@@ -195,98 +152,6 @@ def test_noise_missing_on_one_round_is_caught(noise):
     assert r.statistic == "LLR of round 2"
 
 
-# ---------------------------------------------------------------- command line
-
-
-def test_cli_audit_json(capsys):
-    import json
-
-    from privevo.cli import main
-
-    code = main(
-        [
-            "audit",
-            "--epsilon",
-            "1",
-            "--releases",
-            "4000",
-            "--runs",
-            "0",
-            "--noise",
-            "gaussian",
-            "--adjacency",
-            "add_remove",
-            "--seed",
-            "2",
-            "--json",
-        ]
-    )
-    rows = json.loads(capsys.readouterr().out)
-    assert code == 0
-    settings = [r["setting"] for r in rows]
-    assert settings == [
-        "single release",
-        "noisy row count",
-        "user-level votes (k = 1, 4 rows per user)",
-        "user-level votes (k = 3, 4 rows per user)",
-        "DPLloyd iteration (box without 0)",
-    ]
-    for row in rows:
-        assert row["epsilon_lower"] <= row["claimed_epsilon"] == pytest.approx(1.0)
-
-
-def test_cli_audit_table_and_failing_exit_status(capsys, monkeypatch):
-    from privevo.cli import main
-
-    code = main(
-        [
-            "audit",
-            "--epsilon",
-            "4",
-            "--releases",
-            "4000",
-            "--runs",
-            "0",
-            "--noise",
-            "discrete_gaussian",
-            "--adjacency",
-            "replace",
-            "-q",
-        ]
-    )
-    out = capsys.readouterr().out
-    assert code == 0
-    assert "| single release | discrete_gaussian | replace |" in out and "4 of 4 settings" in out
-
-    broken = audit_release(
-        1.0, DELTA, n_releases=20_000, random_state=1, add_noise=_quarter_sigma("gaussian")
-    )
-    monkeypatch.setattr(audit, "run_audit", lambda **kwargs: [broken])
-    assert main(["audit", "--runs", "0", "-q"]) == 1
-    assert "VIOLATED in 1" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize(
-    "argv, message",
-    [
-        (["--alpha", "1.5"], "alpha must be in (0, 1)"),
-        (["--runs", "-1"], "runs must be an integer >= 0"),
-        (["--releases", "2"], "n_releases"),
-        (["--epsilon", "0"], "epsilon"),
-    ],
-)
-def test_cli_audit_bad_input_one_line(argv, message, capsys):
-    from privevo.cli import main
-
-    assert main(["audit", "--releases", "100", "--runs", "0", *argv]) == 2
-    err = capsys.readouterr().err.strip()
-    assert message in err and "\n" not in err
-
-
-# ---------------------------------------------------------------- the recover step (noisy cluster
-# sums)
-
-
 @pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
 def test_cluster_sums_release_lower_bound_below_claim(adjacency):
     r = audit_cluster_sums(2.0, DELTA, adjacency=adjacency, n_releases=3000, random_state=0)
@@ -321,10 +186,6 @@ def test_quarter_sigma_on_cluster_sums_is_caught():
     assert r.epsilon_lower > r.claimed_epsilon
 
 
-# ---------------------------------------------------------------- HDPE's projection (noisy second
-# moment)
-
-
 @pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
 def test_second_moment_release_lower_bound_below_claim(adjacency):
     r = audit_second_moment(2.0, DELTA, adjacency=adjacency, n_releases=3000, random_state=0)
@@ -349,9 +210,6 @@ def test_runs_resumed_from_a_checkpoint_spend_what_they_claim():
     result = audit_runs(1.0, n_runs=40, iterations=3, random_state=5, resume_after=1)
     assert result.setting == "PE run (3 rounds), resumed after round 1"
     assert result.epsilon_lower <= result.claimed_epsilon <= 1.0
-
-
-# -- label-restricted votes (text PE with labels) ----------------------------------------------
 
 
 @pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
@@ -379,3 +237,38 @@ def test_class_balanced_label_votes_are_caught():
 
     r = audit.audit_label_votes(1.0, n_releases=20_000, random_state=0, histogram=balanced)
     assert not r.consistent and r.epsilon_lower > 1.5
+
+
+@pytest.mark.parametrize("k,adjacency", [(1, "add_remove"), (3, "add_remove"), (2, "replace")])
+def test_user_level_audit_lower_bound_stays_below_the_claim(k, adjacency):
+    r = audit_user_votes(1.0, n_neighbors=k, adjacency=adjacency, n_releases=20_000, random_state=0)
+    assert r.consistent and r.claimed_epsilon == pytest.approx(1.0)
+
+
+def test_user_level_audit_catches_row_level_votes_for_a_multi_row_user():
+    broken = audit_user_votes(
+        1.0,
+        rows_per_user=4,
+        n_releases=20_000,
+        random_state=0,
+        histogram=lambda x, c, g: nn_histogram(x, c),
+    )  # groups ignored
+    assert not broken.consistent and broken.epsilon_lower > 1.5
+
+
+def _raw_sum_release(X, centers, lo, hi, split, rng):
+    """The old DPLloyd: raw sums with the range as Laplace scale (overspends when 0 is not in the
+    box)."""
+    from privevo.private import cluster_statistics, release_noise
+
+    sums, counts = cluster_statistics(X, centers)
+    noisy_counts = release_noise(counts, 1.0 / split.count, rng, "geometric")
+    noisy = sums + rng.laplace(0.0, (hi - lo) / split.feature_sum, size=sums.shape)
+    return noisy, noisy_counts
+
+
+def test_dplloyd_audit_in_a_box_without_zero():
+    fixed = audit_dplloyd(1.0, n_releases=3000, random_state=0)
+    assert fixed.epsilon_lower <= fixed.claimed_epsilon
+    old = audit_dplloyd(1.0, n_releases=3000, random_state=0, release=_raw_sum_release)
+    assert old.epsilon_lower > old.claimed_epsilon  # the attack on the old code succeeds

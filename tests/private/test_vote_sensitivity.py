@@ -14,7 +14,7 @@ purpose, and chunks are tiny so rows cross chunk boundaries.
 
 The Dask backend is not exercised here: every call needs a distributed
 cluster (seconds to start), and it runs the same ``partial_counts`` kernel as
-``numpy``; tests/test_distributed.py checks its counts equal the local ones.
+``numpy``; tests/private/test_dask_backend.py checks its counts equal the local ones.
 """
 
 from __future__ import annotations

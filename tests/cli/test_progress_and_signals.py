@@ -1,0 +1,104 @@
+"""What a command shows while it runs: a progress bar on a terminal only, a heartbeat line off
+one, no bars from the audit; SIGTERM stops it cleanly and a rerun resumes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from helpers.cli import SMALL_AUDIT, SYNTH, fill, swap
+from privevo.cli import main
+
+
+def test_progress_bar_only_on_a_terminal(files, tmp_path):
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    argv = [sys.executable, "-m", "privevo.cli", *fill(swap(SYNTH, iterations=30), files)]
+    shown = {}
+    for quiet in (False, True):
+        leader, follower = pty.openpty()
+        winsize = struct.pack("HHHH", 24, 100, 0, 0)  # a 100-column terminal
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, winsize)
+        done = subprocess.run(
+            argv + ["-o", str(tmp_path / f"s{quiet}.csv")] + (["-q"] if quiet else []),
+            stderr=follower,
+            stdout=subprocess.PIPE,
+            timeout=120,
+        )
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(leader)
+        assert done.returncode == 0
+        shown[quiet] = b"".join(chunks).decode(errors="replace")
+    assert "PE rounds:" in shown[False] and "/30 [" in shown[False]
+    assert shown[True] == ""
+
+
+def test_a_long_run_off_a_terminal_is_never_silent(files, tmp_path, cli, monkeypatch):
+    # no progress bar off a terminal, but a line every _HEARTBEAT_SECONDS
+    import privevo.cli.publishing
+    import privevo.cli.synth
+
+    monkeypatch.setattr(privevo.cli.publishing, "_HEARTBEAT_SECONDS", 0.05)
+    real = privevo.cli.synth._synth_model
+
+    def slow_model(*args, **kwargs):  # every round takes at least 20 ms: the run lasts >= 1.2 s
+        pe = real(*args, **kwargs)
+        pe.callbacks = [lambda record: time.sleep(0.02)]
+        return pe
+
+    monkeypatch.setattr(privevo.cli.synth, "_synth_model", slow_model)
+    argv = fill(swap(SYNTH, iterations=60), files) + ["-o", tmp_path / "beat.csv"]
+    code, _, err = cli(argv)
+    assert code == 0
+    lines = err.strip().splitlines()
+    assert lines and all(line.startswith("privevo synth: running (") for line in lines)
+    assert any(" of 60, " in line for line in lines)
+    code, _, err = cli(argv + ["-q"])
+    assert code == 0 and err == ""
+
+
+def test_audit_no_progress_bars_off_a_terminal(cli):
+    code, out, err = cli(SMALL_AUDIT)
+    assert code == 0 and err == "" and "claimed ε" in out
+
+
+def test_sigterm_stops_cleanly_and_the_rerun_resumes(files, tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    command = fill(swap(SYNTH, iterations=150), files) + ["-q"]
+    argv = [sys.executable, "-m", "privevo.cli", *command]
+    resumable = argv + ["--checkpoint", str(out / "c.ckpt"), "-o", str(out / "s.csv")]
+    proc = subprocess.Popen(resumable, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (out / "c.ckpt").exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    if proc.returncode == 0:
+        pytest.skip("the run finished before SIGTERM arrived (a very fast machine)")
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines() == [
+        "privevo synth: terminated (SIGTERM); rerun the same command to resume from the checkpoint"
+    ]
+    assert sorted(p.name for p in out.iterdir()) == ["c.ckpt"]  # no hidden temporary, no output
+    done = subprocess.run(resumable, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert main(command + ["-o", str(tmp_path / "whole.csv")]) == 0  # uninterrupted
+    assert (out / "s.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
