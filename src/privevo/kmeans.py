@@ -241,10 +241,11 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         anchor j to its nearest other anchor (:func:`recover_radii`), clipped to
         the unit ball — still sensitivity 1, but the centre's noise is r_j
         times smaller (:func:`centred_means`). At ε = 1 on the [−1, 1]^d boxes
-        of optdigits, satimage, penbased and letter (5 seeds,
-        ``benchmarks/kmeans_ablation.py --rows none --param ...``) one step
-        with the old shares gave excess loss .178/.417/.067/.214; four steps
-        with recover_share 0.4 (PE-means) / 0.55 (HDPE) give .096/.199/.052/.119.
+        of optdigits, satimage, penbased and letter (10 seeds,
+        ``benchmarks/kmeans_ablation.py --rows none``) one step with
+        recover_share 0.5 gave excess loss .178/.417/.067/.214; the defaults,
+        four steps with recover_share 0.4 (PE-means) / 0.55 (HDPE), give
+        .117/.192/.049/.121.
     backend : histogram backend (see :func:`privevo.private.nn_histogram`).
     progress : show a progress bar over the PE rounds.
     checkpoint : path of a checkpoint file (:mod:`privevo.checkpoint`), an
