@@ -21,7 +21,7 @@ from public inputs); its ablation, each the default with one part switched off:
 ``privevo_coarse`` (no tree levels, no pairs: the 1-way marginals and rounds only),
 ``privevo_nopairs`` (no pairs), ``privevo_nocdf`` (rounds in the linear space),
 ``privevo_32`` (``privevo_coarse`` at 32 bins), ``privevo_norounds`` (the PE rounds
-left out of the output, their budget still spent), ``privevo_lv2`` (trees 2 levels deep),
+left out of the output, their budget still spent), ``privevo_lv4`` (trees 4 levels deep),
 ``privevo_m30`` (1-way marginals at 30 % of what refinements and pairs leave, the rounds
 the other 70 %); ``independent``
 (each column's noisy 10-bin histogram with the whole budget, columns sampled
@@ -82,7 +82,7 @@ METHODS = (
     "privevo_nocdf",
     "privevo_32",
     "privevo_norounds",
-    "privevo_lv2",
+    "privevo_lv4",
     "privevo_m30",
     "mst",
     "aim",
@@ -139,7 +139,7 @@ ABLATION = {  # what each part of the budget buys: the default with one part swi
     "privevo_nopairs": {"pair_share": 0.0},  # + the numeric tree levels and their CDF
     "privevo_nocdf": {"cdf": False},  # all releases, rounds in the linear space
     "privevo_32": {"refine_share": 0.0, "pair_share": 0.0, "bins": 32},  # the old 32-bin run
-    "privevo_lv2": {"levels": 2},  # trees 2 levels deep (640 leaves), the previous default
+    "privevo_lv4": {"levels": 4},  # trees 4 levels deep (40 960 leaves), not 2
     "privevo_m30": {"marginal_share": 0.3},  # the rounds get 70 % of the rest, not 50 %+
 }
 

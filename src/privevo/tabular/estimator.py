@@ -156,7 +156,7 @@ class TabularPE:
         target: str | None = None,
         bins: int = 10,
         refine_share: float = 0.15,
-        levels: int = 4,
+        levels: int = 2,
         cdf: bool = True,
         pair_share: float = 0.3,
         pair_bins: int = 10,

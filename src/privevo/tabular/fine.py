@@ -3,9 +3,8 @@
 Level 0 of a numeric column's tree is its public 1-way marginal, B equal-width
 bins of ``[lower, upper]`` (:mod:`.marginals`); level l = 1 … k splits every bin
 into 8, i.e. B·8^l equal-width bins, cell ⌊u·B·8^l⌋ of u = (x − lower)/(upper −
-lower). k is public: ``levels`` (default 4: B·8⁴ = 40 960 leaves at B = 10, so
-that integer-valued data in a numeric column keep their steps), or for an integer
-column the least k with B·8^k ≥ its number of integers if that is fewer (its
+lower). k is public: ``levels`` (default 2: B·8² = 640 leaves at B = 10), or for
+an integer column the least k with B·8^k ≥ its number of integers if that is fewer (its
 leaves then hold one integer each: an integer column with a small domain, e.g.
 ≤ 64 values, is ordinal, one cell per value). Each level is one noisy histogram
 of the present values (:func:`privevo.private.noisy_cell_counts`); a row is in
@@ -40,7 +39,7 @@ __all__ = ["BRANCHING", "tree_levels", "level_cells", "FineColumn"]
 BRANCHING = 8
 
 
-def tree_levels(spec: ColumnSpec, bins: int, levels: int = 4) -> int:
+def tree_levels(spec: ColumnSpec, bins: int, levels: int = 2) -> int:
     """k, the public number of refinement levels of a numeric column (0 for categoricals)."""
     if not spec.is_numeric:
         return 0
