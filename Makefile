@@ -21,7 +21,7 @@ demo: setup
 test: setup lint
 	$(BIN)/python -m pytest
 
-test-fast: setup  # every test but those marked slow (import isolation, audits, Dask clusters)
+test-fast: setup  # every test but those marked slow (real processes, whole-run audits, Dask, demo, big grids)
 	$(BIN)/python -m pytest -m "not slow"
 
 lint: setup  # house rules: ruff format + lint (line length 100); the boundary test runs in pytest

@@ -3,10 +3,17 @@ and the 2-D mixture most command-line tests read."""
 
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 import numpy as np
 import pytest
+
+# One OpenMP thread per process unless the caller says otherwise: on a shared 2-core machine the
+# OpenMP runtimes of scikit-learn, faiss and torch spin-wait for busy cores, and a 1-second fit
+# (HistGradientBoostingClassifier in metrics.downstream_accuracy) took minutes. Read when each
+# runtime loads, i.e. on the first import of those libraries, after this file.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def run_cli(argv, capsys) -> tuple[int, str, str]:

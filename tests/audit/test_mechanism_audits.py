@@ -33,9 +33,6 @@ from privevo.private import (
 )
 from privevo.private.release import _NOISES
 
-pytestmark = pytest.mark.slow  # each audit draws thousands of releases or runs
-
-
 DELTA = 1e-5
 
 
@@ -69,6 +66,7 @@ def test_single_release_lower_bound_below_claim(noise, adjacency):
     assert r.epsilon_lower > 0.25  # and the audit has power: the test does distinguish D from D′
 
 
+@pytest.mark.slow  # whole PE runs
 @pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
 def test_whole_runs_lower_bound_below_claim(noise):
     r = audit_runs(2.0, DELTA, noise=noise, n_runs=300, iterations=2, random_state=3)
@@ -77,6 +75,7 @@ def test_whole_runs_lower_bound_below_claim(noise):
     assert r.steps == 2 and r.n_samples == 300
 
 
+@pytest.mark.slow  # whole PE runs
 def test_whole_runs_replace_adjacency_below_claim():
     r = audit_runs(2.0, DELTA, adjacency="replace", n_runs=200, iterations=2, random_state=4)
     assert r.epsilon_lower <= r.claimed_epsilon
@@ -136,12 +135,14 @@ class _SkipsNoiseOnRound2PE(PrivateEvolution):
         return release
 
 
+@pytest.mark.slow  # whole PE runs
 def test_sigma_over_four_whole_runs_is_caught():
     model = partial(default_model, cls=_QuarterSigmaPE)
     r = audit_runs(2.0, DELTA, n_runs=1000, iterations=2, random_state=0, make_model=model)
     assert r.epsilon_lower > r.claimed_epsilon
 
 
+@pytest.mark.slow  # whole PE runs
 @pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
 def test_noise_missing_on_one_round_is_caught(noise):
     model = partial(default_model, cls=_SkipsNoiseOnRound2PE)
@@ -152,6 +153,7 @@ def test_noise_missing_on_one_round_is_caught(noise):
     assert r.statistic == "LLR of round 2"
 
 
+@pytest.mark.slow  # thousands of cluster-sum releases
 @pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
 def test_cluster_sums_release_lower_bound_below_claim(adjacency):
     r = audit_cluster_sums(2.0, DELTA, adjacency=adjacency, n_releases=3000, random_state=0)
@@ -174,6 +176,7 @@ def _quarter_sigma_sums(private, centers, sigma_sum, sigma_count, rng):
     )
 
 
+@pytest.mark.slow  # thousands of cluster-sum releases
 def test_scalar_noise_on_cluster_sums_is_caught():
     r = audit_cluster_sums(
         1.0, DELTA, n_releases=2000, random_state=1, release=_scalar_noise_on_sums
@@ -181,11 +184,13 @@ def test_scalar_noise_on_cluster_sums_is_caught():
     assert r.epsilon_lower > 3 * r.claimed_epsilon and r.statistic == "sum residual off (1, …, 1)"
 
 
+@pytest.mark.slow  # thousands of cluster-sum releases
 def test_quarter_sigma_on_cluster_sums_is_caught():
     r = audit_cluster_sums(1.0, DELTA, n_releases=2000, random_state=1, release=_quarter_sigma_sums)
     assert r.epsilon_lower > r.claimed_epsilon
 
 
+@pytest.mark.slow  # thousands of second-moment releases
 @pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
 def test_second_moment_release_lower_bound_below_claim(adjacency):
     r = audit_second_moment(2.0, DELTA, adjacency=adjacency, n_releases=3000, random_state=0)
@@ -197,6 +202,7 @@ def _quarter_sigma_moment(private, sigma, rng):
     return noisy_second_moment(private, sigma / 4, rng).value
 
 
+@pytest.mark.slow  # thousands of second-moment releases
 def test_quarter_sigma_on_second_moment_is_caught():
     r = audit_second_moment(
         1.0, DELTA, n_releases=2000, random_state=1, release=_quarter_sigma_moment
@@ -204,6 +210,7 @@ def test_quarter_sigma_on_second_moment_is_caught():
     assert r.epsilon_lower > r.claimed_epsilon
 
 
+@pytest.mark.slow  # whole PE runs, resumed
 def test_runs_resumed_from_a_checkpoint_spend_what_they_claim():
     from privevo.audit import audit_runs
 
@@ -267,6 +274,7 @@ def _raw_sum_release(X, centers, lo, hi, split, rng):
     return noisy, noisy_counts
 
 
+@pytest.mark.slow  # thousands of DPLloyd iterations
 def test_dplloyd_audit_in_a_box_without_zero():
     fixed = audit_dplloyd(1.0, n_releases=3000, random_state=0)
     assert fixed.epsilon_lower <= fixed.claimed_epsilon

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from helpers import slow_unless
 from helpers.cli import KMEANS, SYNTH, fill, swap
 
 BAD_INPUTS = [
@@ -244,11 +245,14 @@ def test_unwritable_output_folder(files, tmp_path, cli):
 
 @pytest.mark.parametrize(
     "argv",
-    [
-        ["synth", "{d}/nope.csv", "--m", "3", "--epsilon", "1"],
-        ["kmeans", "{d}/mix.csv", "--k", "0", "--epsilon", "1"],
-        ["synth", "{d}/mix.csv", "--m", "3", "--epsilon", "1", "--selector", "x"],
-    ],
+    slow_unless(  # test-fast: one real process
+        lambda argv: argv[1] == "{d}/nope.csv",
+        [
+            ["synth", "{d}/nope.csv", "--m", "3", "--epsilon", "1"],
+            ["kmeans", "{d}/mix.csv", "--k", "0", "--epsilon", "1"],
+            ["synth", "{d}/mix.csv", "--m", "3", "--epsilon", "1", "--selector", "x"],
+        ],
+    ),
 )
 def test_real_process_exit_code_and_no_traceback(files, argv):
     argv = fill(argv, files)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 
 def test_help_has_examples_for_every_command(cli):
     for command in ("kmeans", "synth", "account", "demo"):
@@ -11,6 +13,7 @@ def test_help_has_examples_for_every_command(cli):
         assert code == 0 and "examples:" in out and f"privevo {command}" in out
 
 
+@pytest.mark.slow  # the demo's quick run fits every method at two epsilons
 def test_demo_quick_writes_tables_and_plots(tmp_path):
     from privevo.demo import run_demo
 

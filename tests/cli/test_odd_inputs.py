@@ -20,6 +20,7 @@ import os
 import numpy as np
 import pytest
 
+from helpers import slow_unless
 from helpers.cli import digests
 from privevo.cli import main
 
@@ -239,7 +240,12 @@ def _outputs(argv: list[str]) -> set[str]:
     return named
 
 
-@pytest.mark.parametrize("name, argv, data", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    "name, argv, data",
+    # test-fast: every third case, so each family of cases is sampled; make test: all of them
+    slow_unless(lambda name, argv, data: CASES.index((name, argv, data)) % 3 == 0, CASES),
+    ids=[c[0] for c in CASES],
+)
 def test_odd_input(tmp_path, capsys, no_model, name, argv, data):
     d = tmp_path
     _zoo(d)

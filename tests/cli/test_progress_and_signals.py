@@ -15,6 +15,7 @@ from helpers.cli import SMALL_AUDIT, SYNTH, fill, swap
 from privevo.cli import main
 
 
+@pytest.mark.slow  # two real processes on a pseudo-terminal
 def test_progress_bar_only_on_a_terminal(files, tmp_path):
     import fcntl
     import pty
@@ -58,18 +59,18 @@ def test_a_long_run_off_a_terminal_is_never_silent(files, tmp_path, cli, monkeyp
     monkeypatch.setattr(privevo.cli.publishing, "_HEARTBEAT_SECONDS", 0.05)
     real = privevo.cli.synth._synth_model
 
-    def slow_model(*args, **kwargs):  # every round takes at least 20 ms: the run lasts >= 1.2 s
+    def slow_model(*args, **kwargs):  # every round takes at least 20 ms: the run lasts >= 0.4 s
         pe = real(*args, **kwargs)
         pe.callbacks = [lambda record: time.sleep(0.02)]
         return pe
 
     monkeypatch.setattr(privevo.cli.synth, "_synth_model", slow_model)
-    argv = fill(swap(SYNTH, iterations=60), files) + ["-o", tmp_path / "beat.csv"]
+    argv = fill(swap(SYNTH, iterations=20), files) + ["-o", tmp_path / "beat.csv"]
     code, _, err = cli(argv)
     assert code == 0
     lines = err.strip().splitlines()
     assert lines and all(line.startswith("privevo synth: running (") for line in lines)
-    assert any(" of 60, " in line for line in lines)
+    assert any(" of 20, " in line for line in lines)
     code, _, err = cli(argv + ["-q"])
     assert code == 0 and err == ""
 
@@ -79,6 +80,7 @@ def test_audit_no_progress_bars_off_a_terminal(cli):
     assert code == 0 and err == "" and "claimed ε" in out
 
 
+@pytest.mark.slow  # three runs, two of them real processes
 def test_sigterm_stops_cleanly_and_the_rerun_resumes(files, tmp_path):
     out = tmp_path / "run"
     out.mkdir()

@@ -192,6 +192,7 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # a real process killed mid-run, then resumed
 def test_sigkill_mid_run_then_resume_matches_uninterrupted(tmp_path, reference):
     script = tmp_path / "child.py"
     script.write_text(CHILD)

@@ -103,12 +103,10 @@ def extensions(root: Path = SRC) -> set[str]:
     }
 
 
-def imports_of(name: str, path: Path, known: dict[str, Path]) -> set[str]:
-    """The privevo modules ``name`` imports (``from . import x`` counts x when it is a module)."""
+def imports_of(name: str, path: Path, known: dict[str, Path], leaves: set[str]) -> set[str]:
+    """The privevo modules ``name`` imports (``from . import x`` counts x when it is a module or
+    one of the compiled ``leaves``)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    leaves = extensions(
-        path.parents[len(name.split(".")) - (0 if path.name == "__init__.py" else 1)]
-    )
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
@@ -128,8 +126,8 @@ def imports_of(name: str, path: Path, known: dict[str, Path]) -> set[str]:
 
 
 def import_graph(root: Path = SRC) -> dict[str, set[str]]:
-    known = modules(root)
-    return {name: imports_of(name, path, known) for name, path in known.items()}
+    known, leaves = modules(root), extensions(root)
+    return {name: imports_of(name, path, known, leaves) for name, path in known.items()}
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
