@@ -8,11 +8,6 @@ import json
 import sys
 from pathlib import Path
 
-SEED_WARNING = (
-    "seeded run (--seed): private only while the seed is secret (anyone with the seed can rerun "
-    "the command on neighbouring data); its value is recorded nowhere"
-)
-
 
 def plan_paths(args) -> dict[str, Path]:
     """Checked output paths (data, report beside it, PNG beside it if --plot) and the
@@ -168,7 +163,10 @@ _SECRET_KEYS = ("seed", "random_state")
 
 
 def publishable(report: dict, args, table) -> dict:
-    """The report as published: the CLI's parameters added, any seed value removed."""
+    """The report as published: the CLI's parameters added, any seed value removed, the seed
+    warning (:data:`privevo.report.SEED_WARNING`) added where the estimator's report lacks one."""
+    from ..report import SEED_WARNING
+
     report = _without_secrets(report)
     public = dict(report.get("public_parameters", {}))
     report["public_parameters"] = {**public, "cli": _cli_parameters(args, table)}
