@@ -19,13 +19,16 @@ Downstream score: a logistic regression on the embeddings, trained on
 - the real private training texts (the non-private ceiling),
 
 and tested on the real held-out reviews (accuracy, and balanced accuracy since
-the classes are 65 / 35). Beside it: the share of final texts the checker calls
-invalid, the first-try invalid share and regenerations over the run, the
-distinct-4-gram ratio of the synthetic set, kNN recall (k = 3) and debiased
-Sinkhorn W1 against the private embeddings (evaluation only, not DP). GAPE's R
-is public: 3 × the median nearest-neighbour distance among S_0's embeddings.
+the classes are 65 / 35). Beside it: the share of final texts with a mask token
+or an echoed instruction by ``text_validity.py``'s own audit (not privevo's
+checker), the first-try invalid share (privevo's checker) and regenerations over
+the run, the distinct-4-gram ratio of the synthetic set, kNN recall (k = 3) and
+debiased Sinkhorn W1 against the private embeddings (evaluation only, not DP).
+GAPE's R is public: 3 × the median nearest-neighbour distance among S_0's
+embeddings. With several ``--seeds`` every seed draws its own S_0 and runs; the
+table gives the mean ± standard error over seeds.
 
-    python benchmarks/text.py                                  # m=200, T=3, eps 1 4 inf
+    python benchmarks/text.py --seeds 0 1 2                    # m=200, T=3, eps 1 4 inf
     python benchmarks/text.py --m 50 --iterations 2 --n-private 500   # what 2 busy cores allow
     python benchmarks/text.py --quick                          # a smoke run
 """
@@ -85,13 +88,12 @@ def distinct_ngram_ratio(texts, n: int = 4) -> float:
     return len(set(grams)) / len(grams) if grams else 0.0
 
 
-def invalid_share(texts, max_new_tokens: int) -> float:
-    from privevo.text.validity import TextChecker
+def invalid_share(texts) -> float:
+    """Share with a mask token or an echoed instruction, by ``text_validity.py``'s audit."""
+    from text_validity import audit
 
-    checker = TextChecker()
-    return float(
-        np.mean([checker.check(t, max_new_tokens=max_new_tokens)[1] is not None for t in texts])
-    )
+    prompts = tuple(t.format(kind="food review", topic="") for t in LABEL_PROMPTS.values())
+    return float(np.mean([audit(t, prompts) is not None for t in texts]))
 
 
 def validity_totals(steps: list[dict]) -> tuple[float, int]:
@@ -118,22 +120,14 @@ def main(argv=None) -> None:
     p.add_argument("--eps", type=float, nargs="+", default=[1.0, 4.0, math.inf])
     p.add_argument("--selectors", nargs="+", default=["rank", "gape_agg"])
     p.add_argument("--mask-fraction", type=float, default=0.5)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--samples", type=int, default=3, help="sample texts printed per run")
     p.add_argument("--quick", action="store_true", help="m=8, T=1, 24 tokens, 200 private")
     args = p.parse_args(argv)
     if args.quick:
         args.m, args.iterations, args.max_tokens, args.n_private, args.n_test = 8, 1, 24, 200, 200
 
-    from privevo import metrics
-    from privevo.text import (
-        FOOD_TOPICS,
-        LLMRandomAPI,
-        LLMVariationAPI,
-        SentenceEmbedder,
-        TextPrivateEvolution,
-        smollm2,
-    )
+    from privevo.text import SentenceEmbedder, smollm2
 
     t0 = time.perf_counter()
     texts, y = load_reviews("training_data", args.n_private)
@@ -141,43 +135,86 @@ def main(argv=None) -> None:
     lm, embedder = smollm2(), SentenceEmbedder()
     X = embedder.embed(texts, cache=False)
     X_test = embedder.embed(test_texts, cache=False)
-    n, delta = len(texts), 1e-6  # a fixed delta: no parameter read from the data
-    log(f"{n} private + {len(test_texts)} test reviews embedded: {time.perf_counter() - t0:.0f}s")
+    data = {"X": X, "y": y, "X_test": X_test, "test_y": test_y}
+    log(
+        f"{len(texts)} private + {len(test_texts)} test reviews embedded: "
+        f"{time.perf_counter() - t0:.0f}s"
+    )
+    rows = [row(data, "real training texts (non-private)", "-", texts, y, X, 0.0, [])]
+    samples = {}
+    for seed in args.seeds:
+        rows += one_seed(args, seed, lm, embedder, data, samples)
+    print(
+        f"\nprivate n={len(texts)} (training_data), test {len(test_texts)} (testing_data), "
+        f"m={args.m}, T={args.iterations}, delta={DELTA:.0e}, max_new_tokens={args.max_tokens}, "
+        f"mask_fraction={args.mask_fraction}, seeds {args.seeds} (mean ± se over seeds); "
+        f"test share of 'great' {np.mean(np.asarray(test_y) == 'great'):.3f}\n"
+    )
+    print(table(aggregate(rows)))
+    print(f"\ntotal {time.perf_counter() - t0:.0f}s\n")
+    for (label, selector), pairs in samples.items():
+        print(f"{selector}, eps={label}:")
+        for lab, t in pairs:
+            print(f"  - [{lab}] {' '.join(t.split())}")
+
+
+DELTA = 1e-6  # a fixed delta: no parameter read from the data
+
+
+def row(data, method, eps, syn_texts, syn_labels, syn_X, seconds, steps) -> dict:
+    """One classifier / validity / fidelity row of a synthetic (or real) labelled set."""
+    from privevo import metrics
+
+    first_try, regenerated = validity_totals(steps)
+    precision, recall = metrics.knn_precision_recall(data["X"], syn_X, k=3)
+    return {
+        "method": method,
+        "eps": eps,
+        "n_syn": len(syn_texts),
+        **downstream(syn_X, syn_labels, data["X_test"], data["test_y"]),
+        "invalid": invalid_share(syn_texts),
+        "first_try": first_try,
+        "regenerated": regenerated,
+        "distinct4": distinct_ngram_ratio(syn_texts),
+        "recall": recall,
+        "w1": metrics.sinkhorn_w1(data["X"], syn_X),
+        "seconds": seconds,
+    }
+
+
+def one_seed(args, seed: int, lm, embedder, data: dict, samples: dict) -> list[dict]:
+    """S_0 (2m public texts) and every (ε, selector) run of one seed."""
+    from privevo.text import (
+        FOOD_TOPICS,
+        LLMRandomAPI,
+        LLMVariationAPI,
+        TextPrivateEvolution,
+    )
 
     kw = dict(kind="food review", max_new_tokens=args.max_tokens)
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng(seed)
     tic = time.perf_counter()
     random_api = LLMRandomAPI(lm, LABEL_PROMPTS, label_weights=[0.5, 0.5], topics=FOOD_TOPICS, **kw)
     initial, initial_labels = random_api.sample_texts(2 * args.m, rng)
-    s0_validity = random_api.validity
     S0 = embedder.embed(initial)
     R = 3.0 * median_nn_distance(S0)
     s0_seconds = time.perf_counter() - tic
-    log(f"S_0: {len(initial)} public texts in {s0_seconds:.0f}s; gape R = {R:.3f}; {s0_validity}")
-
-    def row(method, eps, syn_texts, syn_labels, syn_X, seconds, steps):
-        first_try, regenerated = validity_totals(steps)
-        precision, recall = metrics.knn_precision_recall(X, syn_X, k=3)
-        return {
-            "method": method,
-            "eps": eps,
-            "n_syn": len(syn_texts),
-            **downstream(syn_X, syn_labels, X_test, test_y),
-            "invalid": invalid_share(syn_texts, args.max_tokens),
-            "first_try": first_try,
-            "regenerated": regenerated,
-            "distinct4": distinct_ngram_ratio(syn_texts),
-            "recall": recall,
-            "w1": metrics.sinkhorn_w1(X, syn_X),
-            "seconds": seconds,
-        }
-
+    log(
+        f"seed {seed}: S_0 {len(initial)} texts in {s0_seconds:.0f}s; gape R = {R:.3f}; "
+        f"{random_api.validity}"
+    )
     rows = [
-        row("real training texts (non-private)", "-", texts, y, X, 0.0, []),
-        row("S_0 alone (public)", "-", initial, initial_labels, S0, s0_seconds, [s0_validity]),
+        row(
+            data,
+            "S_0 alone (public)",
+            "-",
+            initial,
+            initial_labels,
+            S0,
+            s0_seconds,
+            [random_api.validity],
+        )
     ]
-    log(f"{rows[0]}\n{rows[1]}")
-    samples = {}
     for eps in args.eps:
         for selector in args.selectors:
             tic = time.perf_counter()
@@ -189,62 +226,86 @@ def main(argv=None) -> None:
                     n_synthetic=args.m,
                     iterations=args.iterations,
                     epsilon=eps,
-                    delta=delta,
+                    delta=DELTA,
                     selector=selector,
                     gape_R=R,
                     fill=True,
                     random_api=list(initial),
                     initial_labels=list(initial_labels),
                     label_names=list(LABELS),
-                    random_state=args.seed + 1,
+                    random_state=seed + 1,
                     variation_api=LLMVariationAPI(lm, mask_fraction=args.mask_fraction, **kw),
                     kind="food review",
-                ).fit(embeddings=X, labels=y)
-            seconds = time.perf_counter() - tic
+                ).fit(embeddings=data["X"], labels=data["y"])
             report = model.privacy_report_
             label = "inf (non-private)" if report["epsilon"] is None else f"{report['epsilon']:.3g}"
             rows.append(
                 row(
+                    data,
                     selector,
                     label,
                     model.synthetic_texts_,
                     model.synthetic_labels_,
                     model.synthetic_,
-                    seconds,
+                    time.perf_counter() - tic,
                     model.validity_[1:],
                 )
             )
-            samples[(label, selector)] = list(zip(model.synthetic_labels_, model.synthetic_texts_))[
-                : args.samples
-            ]
-            log(f"{selector} eps={label}: {rows[-1]}")
+            samples.setdefault((label, selector), []).extend(
+                list(zip(model.synthetic_labels_, model.synthetic_texts_))[: args.samples]
+            )
+            log(f"seed {seed} {selector} eps={label}: {rows[-1]}")
+    return rows
 
-    print(
-        f"\nprivate n={n} (training_data), test {len(test_texts)} (testing_data), m={args.m}, "
-        f"T={args.iterations}, delta={delta:.0e}, max_new_tokens={args.max_tokens}, "
-        f"mask_fraction={args.mask_fraction}, gape R={R:.3f} (public), seed={args.seed}; "
-        f"test share of 'great' {np.mean(np.asarray(test_y) == 'great'):.3f}\n"
-    )
-    print(table(rows))
-    print(f"\ntotal {time.perf_counter() - t0:.0f}s\n")
-    for (label, selector), pairs in samples.items():
-        print(f"{selector}, eps={label}:")
-        for lab, t in pairs:
-            print(f"  - [{lab}] {' '.join(t.split())}")
+
+NUMBERS = (
+    "accuracy",
+    "balanced",
+    "invalid",
+    "first_try",
+    "regenerated",
+    "distinct4",
+    "recall",
+    "w1",
+    "seconds",
+)
+
+
+def aggregate(rows: list[dict]) -> list[dict]:
+    """Rows of one (method, ε) over seeds: the mean and standard error of every number."""
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault((r["method"], r["eps"]), []).append(r)
+    out = []
+    for (method, eps), group in groups.items():
+        agg = {"method": method, "eps": eps, "n_syn": group[0]["n_syn"], "seeds": len(group)}
+        for key in NUMBERS:
+            values = np.array([g[key] for g in group], dtype=float)
+            se = values.std(ddof=1) / math.sqrt(len(values)) if len(values) > 1 else 0.0
+            agg[key] = (float(values.mean()), float(se))
+        out.append(agg)
+    return out
 
 
 def table(rows: list[dict]) -> str:
     head = (
-        "| trained on | ε | texts | test accuracy | balanced acc. | invalid (final) | "
+        "| trained on | ε | texts | seeds | test accuracy | balanced acc. | mask or echo (final) | "
         "invalid first try | regenerated | distinct 4-grams | kNN recall | Sinkhorn W1 | seconds |"
     )
-    lines = [head, "|" + "---|" * 12]
+    lines = [head, "|" + "---|" * 13]
+
+    def pm(value, digits=3, scale=1.0, suffix=""):
+        mean, se = value
+        text = f"{scale * mean:.{digits}f}{suffix}"
+        return text + (f" ± {scale * se:.{digits}f}" if se else "")
+
     for r in rows:
         lines.append(
-            f"| {r['method']} | {r['eps']} | {r['n_syn']} | {r['accuracy']:.3f} | "
-            f"{r['balanced']:.3f} | {100 * r['invalid']:.1f}% | {100 * r['first_try']:.1f}% | "
-            f"{r['regenerated']} | {r['distinct4']:.3f} | {r['recall']:.3f} | {r['w1']:.4f} | "
-            f"{r['seconds']:.0f} |"
+            f"| {r['method']} | {r['eps']} | {r['n_syn']} | {r['seeds']} | {pm(r['accuracy'])} | "
+            f"{pm(r['balanced'])} | {pm(r['invalid'], 1, 100, '%')} | "
+            f"{pm(r['first_try'], 1, 100, '%')} | {pm(r['regenerated'], 0)} | "
+            f"{pm(r['distinct4'])} | {pm(r['recall'])} | {pm(r['w1'], 4)} | "
+            f"{pm(r['seconds'], 0)} |"
         )
     return "\n".join(lines)
 

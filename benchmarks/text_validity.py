@@ -14,11 +14,15 @@ checker):
 - ``mask``: a ``_`` or a bracketed placeholder (``[name]``, ``{dish}``);
 - ``echo``: words about the task rather than the food — blanks, missing words,
   rewriting, notes, the prompt, the request, the assistant itself — or three
-  words in a row of any instruction privevo's prompts use (listed below, old
-  and new);
+  words in a row (at most one of them a common word like "the") of any
+  instruction privevo's prompts use (listed below, old and new);
 
 then "valid texts per CPU-second": the texts that pass both rules, over the
-run's CPU seconds. Every flagged text is printed, so the counts can be read.
+run's CPU seconds. Every flagged text is printed, so the counts can be read,
+and so are the "suspects" of a broader rule (a reply that may address the
+reader or mention a review, notes, words, help): those are not counted, but
+are worth reading, as the rules cannot catch every way a model talks about
+its task.
 
     python benchmarks/text_validity.py --old /tmp/old            # README run, old vs this
     python benchmarks/text_validity.py --m 50                     # smaller, this checkout only
@@ -59,10 +63,23 @@ TASK_WORDS = re.compile(
     r"\bi'?d (?:be )?(?:happy|glad) to\b|\bhappy to (?:help|assist)\b|\bas an ai\b|(?-i:\bAI\b)|"
     r"\bassistant\b|\bsmol|\bhugging ?face|\b(?:your|this) (?:request|prompt|conversation)\b|"
     r"\btopic you\b|\byou (?:chose|asked for|provided)\b|\bsorry (?:for|about) (?:any|the)\b|"
-    r"\bi'?m (?:so )?sorry\b(?!,? (?:to say|but\b))|\bapologi[sz]e\b|\bmy apologies\b",
+    r"\bi'?m (?:so )?sorry\b(?!,? (?:to say|but\b))|\bapologi[sz]e\b|\bmy apologies\b|"
+    # describing the text, or promising to write it, instead of being it
+    r"\b(?:this|the) (?:food )?(?:review|text|post|sentence) (?:is|was|highlights|describes|"
+    r"mentions|focuses)\b|\bi(?:'ll| will| can| am going to) (?:just )?(?:write|provide|give|"
+    r"rewrite|create|help)\b|\bsentences?\b|\b(?:write|say) it again\b",
+    re.IGNORECASE,
+)
+# broader: worth reading, not counted (a reply that may talk to the reader or about itself)
+SUSPECT = re.compile(
+    r"\b(?:this|the|my|your|a) (?:food )?review\b|\bnotes?\b|\bwords?\b|\bhelp\b|\bsorry\b|"
+    r"^\s*(?:dear|hi|hello|hey)\b|\blet me\b|\byour (?:choice|recipe|food|meal)\b",
     re.IGNORECASE,
 )
 WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+
+
+COMMON = set("a an the with of to in on for and or by it is was be as at from this that no".split())
 
 
 def _trigrams(text: str) -> set[tuple[str, ...]]:
@@ -70,16 +87,27 @@ def _trigrams(text: str) -> set[tuple[str, ...]]:
     return {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
 
 
-PROMPT_TRIGRAMS = set().union(*(_trigrams(t) for t in INSTRUCTIONS)) - {("a", "food", "review")}
+def _prompt_trigrams(text: str) -> set[tuple[str, ...]]:
+    """A prompt's word triples with at most one common word ("with the food" is no echo)."""
+    grams = {g for g in _trigrams(text) if sum(w in COMMON for w in g) <= 1}
+    return grams - {("a", "food", "review")}
 
 
-def audit(text: str) -> str | None:
-    """``"mask"``, ``"echo"`` or None, by this script's rules (independent of privevo's)."""
+PROMPT_TRIGRAMS = set().union(*(_prompt_trigrams(t) for t in INSTRUCTIONS))
+
+
+def audit(text: str, prompts: tuple[str, ...] = ()) -> str | None:
+    """``"mask"``, ``"echo"``, ``"suspect"`` (to read; not counted as invalid) or None, by this
+    script's rules (independent of privevo's);
+    ``prompts``: more instructions the texts answered (their word triples are echoes too)."""
     if MASK.search(text):
         return "mask"
-    if TASK_WORDS.search(text) or _trigrams(text) & PROMPT_TRIGRAMS:
+    grams = _trigrams(text)
+    if TASK_WORDS.search(text) or grams & PROMPT_TRIGRAMS:
         return "echo"
-    return None
+    if any(grams & _prompt_trigrams(prompt) for prompt in prompts):
+        return "echo"
+    return "suspect" if SUSPECT.search(text) else None
 
 
 def read_texts(path: str, column: str) -> list[str]:
@@ -134,12 +162,15 @@ def run_side_by_side(args, folder: Path) -> list[dict]:
         log = open(folder / f"log-{len(runs)}.txt", "w")
         proc = subprocess.Popen(command(args, data, out), env=env, stdout=log, stderr=log)
         runs.append({"name": name, "proc": proc, "out": out, "log": log, "start": time.time()})
-    for run in runs:
-        _, status, usage = os.wait4(run["proc"].pid, 0)
+    by_pid = {run["proc"].pid: run for run in runs}
+    while by_pid:  # whichever ends first: each run's own wall time
+        pid, status, usage = os.wait4(-1, 0)
+        run = by_pid.pop(pid)
         run["wall"] = time.time() - run["start"]
         run["cpu"] = usage.ru_utime + usage.ru_stime
         run["log"].close()
         run["status"] = os.waitstatus_to_exitcode(status)
+        run["proc"].returncode = run["status"]  # reaped here, not by Popen
         text = Path(run["log"].name).read_text()
         run["summary"] = [line for line in text.splitlines() if "invalid on first try" in line]
     return runs
@@ -147,16 +178,16 @@ def run_side_by_side(args, folder: Path) -> list[dict]:
 
 def report(name: str, texts: list[str], cpu: float | None = None) -> dict:
     verdicts = [audit(t) for t in texts]
-    flagged = [(v, t) for v, t in zip(verdicts, texts) if v]
-    print(f"\n{name}: {len(texts)} texts; flagged by the audit:")
-    for verdict, text in flagged:
-        print(f"  [{verdict}] {' '.join(text.split())[:300]}")
-    valid = len(texts) - len(flagged)
+    print(f"\n{name}: {len(texts)} texts; flagged by the audit (suspects: read them):")
+    for verdict, text in sorted((v, t) for v, t in zip(verdicts, texts) if v):
+        print(f"  [{verdict}] {' '.join(text.split())}")
+    valid = len(texts) - verdicts.count("mask") - verdicts.count("echo")
     return {
         "name": name,
         "texts": len(texts),
         "mask": verdicts.count("mask"),
         "echo": verdicts.count("echo"),
+        "suspect": verdicts.count("suspect"),
         "valid": valid,
         "cpu": cpu,
         "per_cpu_s": valid / cpu if cpu else None,
@@ -165,9 +196,9 @@ def report(name: str, texts: list[str], cpu: float | None = None) -> dict:
 
 def table(rows: list[dict]) -> str:
     lines = [
-        "| run | texts | with a mask token | with an echo | valid | wall s | CPU s | "
-        "valid texts / CPU-s |",
-        "|" + "---|" * 8,
+        "| run | texts | with a mask token | with an echo | suspects (read) | valid | wall s | "
+        "CPU s | valid texts / CPU-s |",
+        "|" + "---|" * 9,
     ]
     for r in rows:
         cpu = f"{r['cpu']:.0f}" if r["cpu"] else "-"
@@ -175,8 +206,8 @@ def table(rows: list[dict]) -> str:
         wall = f"{r['wall']:.0f}" if r.get("wall") else "-"
         lines.append(
             f"| {r['name']} | {r['texts']} | {r['mask']} ({100 * r['mask'] / r['texts']:.1f}%) | "
-            f"{r['echo']} ({100 * r['echo'] / r['texts']:.1f}%) | {r['valid']} | {wall} | {cpu} | "
-            f"{rate} |"
+            f"{r['echo']} ({100 * r['echo'] / r['texts']:.1f}%) | {r['suspect']} | {r['valid']} | "
+            f"{wall} | {cpu} | {rate} |"
         )
     return "\n".join(lines)
 

@@ -59,7 +59,13 @@ _ECHO_ANYWHERE = re.compile(
     r"(?:text|notes?|words|review|information)\b|\bprovided (?:text|notes?)\b|"
     r"\btopic you\b|\byou (?:chose|asked for|provided|gave me)\b|"
     r"\bi'?m (?:so |very )?sorry\b(?!,? (?:to say|to report|but\b))|\bmy apologies\b|"
-    r"\bi apologi[sz]e\b",
+    r"\bi apologi[sz]e\b|"
+    # the reply describing the text, or promising to write it, instead of being it
+    r"\b(?:this|the|my) (?:review|text|post|sentence|paragraph) (?:is about|highlights|describes|"
+    r"focuses on|mentions|talks about|is complete)\b|\bis a (?:\w+ ){0,2}review that\b|"
+    r"\bi(?:'ll| will) (?:just )?(?:write|provide|give you|do my best|rewrite)\b|"
+    r"\b(?:this|the|each|every|one|a) sentence\b|\bwrite it again\b|"
+    r"\blet me (?:just )?(?:set|fix|rewrite|write)\b",
     re.IGNORECASE,
 )
 _ECHO_NGRAM = 4  # a reply repeating this many words in a row of its instruction echoes it
