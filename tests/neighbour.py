@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shutil
 import sys
 import warnings
 from pathlib import Path
@@ -181,3 +182,20 @@ def estimator_artefacts(est, *names: str) -> dict[str, object]:
         if hasattr(est, name):
             artefacts[name] = mask(json.dumps(getattr(est, name), sort_keys=True, default=repr))
     return artefacts
+
+
+def cli_run(tmp_path: Path, argv: list[str], write: Callable[[Path, object], None]):
+    """``run(data)`` for :func:`assert_neighbour_safe` over a command: write the data with
+    ``write(folder, data)`` into a fresh folder ``{w}``, call ``privevo ARGV`` in process, and
+    publish its exit status and every file it left there (the data file removed)."""
+    from privevo.cli import main
+
+    def run(data):
+        shutil.rmtree(tmp_path / "w", ignore_errors=True)
+        (tmp_path / "w").mkdir()
+        write(tmp_path / "w", data)
+        code = main([a.replace("{w}", str(tmp_path / "w")) for a in argv])
+        (tmp_path / "w" / "data.csv").unlink()
+        return {"exit": code, "files": files_in(tmp_path / "w")}
+
+    return run

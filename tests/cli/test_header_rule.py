@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from helpers.cli import SYNTH, digests, fill, swap
-from neighbour import assert_neighbour_safe
+from neighbour import assert_neighbour_safe, cli_run
 
 SECRET = ("alice.smith@example.org", "HIV positive", "52000")
 SECRET_ROW = ",".join(SECRET)
@@ -66,8 +66,6 @@ def test_metadata_header_with_an_undescribed_column_names_its_position(tmp_path,
 
 
 def test_metadata_neighbour_replay_first_row_like_a_header(tmp_path, desc):
-    from test_neighbour_replay import cli_run
-
     argv = ["metadata", "{w}/data.csv", "--public-description", str(desc)]
 
     def write(folder, first):
