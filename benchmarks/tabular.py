@@ -329,25 +329,27 @@ VALUE_METHODS = ("privevo", "aim32", "mst32")
 
 
 def values_table(groups: dict) -> str:
-    """Per numeric column: median error (relative, and in units of the real sd) and W1/sd of
-    TabularPE beside AIM-32's and MST-32's (mean over seeds; relative errors signed)."""
-    head = " | ".join(f"median err {m}" for m in VALUE_METHODS)
-    head += " | median err/sd privevo | " + " | ".join(f"W1/sd {m}" for m in VALUE_METHODS)
-    lines = [f"| table | ε | column | {head} |", "|---|---|---|" + "---|" * 7]
-    for tab, eps in dict.fromkeys((t, e) for t, e, _ in groups):
-        runs = {m: groups.get((tab, eps, m), []) for m in VALUE_METHODS}
+    """Per numeric column: |median error| (relative; mean over seeds) of TabularPE, AIM-32,
+    MST-32 and the resampled private rows (the floor), TabularPE's median error in units of
+    the real sd, and each method's W1/sd."""
+    methods = (*VALUE_METHODS, "resample")
+    head = " | ".join(f"\\|median err\\| {m}" for m in methods)
+    head += " | \\|median err\\|/sd privevo | " + " | ".join(f"W1/sd {m}" for m in VALUE_METHODS)
+    lines = [f"| table | column | {head} |", "|---|---|" + "---|" * 8]
+    for tab in dict.fromkeys(t for t, _, _ in groups):
+        runs = {m: groups.get((tab, 1.0, m), []) for m in VALUE_METHODS}
+        runs["resample"] = groups.get((tab, 0, "resample"), [])
         if not runs["privevo"]:
             continue
         for column in runs["privevo"][0]["numeric"]:
 
             def mean(method, key, column=column, runs=runs) -> str:
-                rs = runs[method]
-                values = [r["numeric"][column][key] for r in rs if key in r["numeric"][column]]
-                return f"{np.mean(values):+.3f}" if values else "—"
+                values = [abs(r["numeric"][column][key]) for r in runs[method]]
+                return f"{np.mean(values):.3f}" if values else "—"
 
-            cells = [mean(m, "median") for m in VALUE_METHODS] + [mean("privevo", "median_sd")]
-            cells += [mean(m, "w1_sd").lstrip("+") for m in VALUE_METHODS]
-            lines.append(f"| {tab} | {eps or '—'} | {column} | " + " | ".join(cells) + " |")
+            cells = [mean(m, "median") for m in methods] + [mean("privevo", "median_sd")]
+            cells += [mean(m, "w1_sd") for m in VALUE_METHODS]
+            lines.append(f"| {tab} | {column} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
