@@ -43,20 +43,18 @@ def mixture400() -> np.ndarray:
 
 
 @pytest.fixture
-def rank_pe() -> Callable[..., object]:
+def small_pe() -> Callable[..., object]:
     """A factory of small PE runs: uniform ball S₀, Gaussian variation, rank selection, all in
-    the unit ball; keyword arguments override the run's parameters."""
+    the unit ball; keyword arguments override any parameter, the plug-ins too (``random_api``,
+    ``variation_api``, ``selector``)."""
     from privevo import PrivateEvolution
     from privevo.selection import Rank
     from privevo.variation import GaussianVariation, UniformBall
 
     def make(**overrides):
+        plugins = dict(random_api=UniformBall(1.0), selector=Rank())
+        plugins["variation_api"] = GaussianVariation(0.1, per_point=2, radius=1.0)
         params = dict(n_synthetic=10, iterations=3, epsilon=2.0, delta=1e-5, random_state=5)
-        return PrivateEvolution(
-            UniformBall(1.0),
-            GaussianVariation(0.1, per_point=2, radius=1.0),
-            Rank(),
-            **{**params, **overrides},
-        )
+        return PrivateEvolution(**{**plugins, **params, **overrides})
 
     return make

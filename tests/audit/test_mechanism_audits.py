@@ -153,10 +153,11 @@ def test_noise_missing_on_one_round_is_caught(noise):
     assert r.statistic == "LLR of round 2"
 
 
-@pytest.mark.slow  # thousands of cluster-sum releases
+@pytest.mark.slow  # thousands of cluster-sum or second-moment releases
+@pytest.mark.parametrize("audit_statistic", [audit_cluster_sums, audit_second_moment])
 @pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
-def test_cluster_sums_release_lower_bound_below_claim(adjacency):
-    r = audit_cluster_sums(2.0, DELTA, adjacency=adjacency, n_releases=3000, random_state=0)
+def test_cluster_sums_and_second_moment_lower_bounds_below_claim(audit_statistic, adjacency):
+    r = audit_statistic(2.0, DELTA, adjacency=adjacency, n_releases=3000, random_state=0)
     assert r.claimed_epsilon == pytest.approx(2.0, rel=1e-6)
     assert r.consistent
 
@@ -188,14 +189,6 @@ def test_scalar_noise_on_cluster_sums_is_caught():
 def test_quarter_sigma_on_cluster_sums_is_caught():
     r = audit_cluster_sums(1.0, DELTA, n_releases=2000, random_state=1, release=_quarter_sigma_sums)
     assert r.epsilon_lower > r.claimed_epsilon
-
-
-@pytest.mark.slow  # thousands of second-moment releases
-@pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
-def test_second_moment_release_lower_bound_below_claim(adjacency):
-    r = audit_second_moment(2.0, DELTA, adjacency=adjacency, n_releases=3000, random_state=0)
-    assert r.claimed_epsilon == pytest.approx(2.0, rel=1e-6)
-    assert r.consistent
 
 
 def _quarter_sigma_moment(private, sigma, rng):

@@ -264,21 +264,11 @@ def test_a_torn_last_record_is_dropped(tmp_path, data):
     assert path.read_bytes() == whole
 
 
-def test_resume_after_changing_gape_agg_radius_is_refused(tmp_path, data):
-    path = tmp_path / "run.ckpt"
-
+def test_resume_after_changing_gape_agg_radius_is_refused(tmp_path, data, small_pe):
     def make(gape):
-        return PrivateEvolution(
-            MIXTURE_START,
-            MultiScaleVariation(2.0, max_level=4),
-            gape,
-            n_synthetic=3,
-            iterations=2,
-            epsilon=2.0,
-            delta=1e-5,
-            random_state=1,
-            checkpoint=path,
-        )
+        variation = MultiScaleVariation(2.0, max_level=4)
+        run = dict(n_synthetic=3, iterations=2, random_state=1, checkpoint=tmp_path / "run.ckpt")
+        return small_pe(random_api=MIXTURE_START, variation_api=variation, selector=gape, **run)
 
     make(GAPE(R=2.0)).fit(data)
     with pytest.raises(ValueError, match="belongs to another run"):

@@ -68,14 +68,19 @@ def test_lsobj_equals_dense_lp_on_random_instances(solver):
         checked += 1
 
 
+def instances(rng, count: int, n_max: int, min_above: int):
+    """Of ``count`` random instances (fewer than ``n_max`` points), those with at least
+    ``min_above`` positive weights: (X, w, R, the indices above 0, the flow instance)."""
+    for _ in range(count):
+        X, w, R = random_instance(rng, n_max)
+        above = np.flatnonzero(w > 0)
+        if above.size >= min_above:
+            yield X, w, R, above, build_instance(X, w, above, R / 3)
+
+
 def test_swap_bounds_bracket_the_exact_objective():
     rng = np.random.default_rng(1)
-    for _ in range(25):
-        X, w, R = random_instance(rng, 16)
-        above = np.flatnonzero(w > 0)
-        if above.size < 2:
-            continue
-        inst = build_instance(X, w, above, R / 3)
+    for X, w, R, above, inst in instances(rng, 25, 16, min_above=2):
         sel = np.arange(max(1, above.size // 2))
         out = np.setdiff1d(np.arange(above.size), sel)
         sol = solve_flow(inst, sel, "highs")
@@ -106,12 +111,7 @@ def test_swap_bounds_bracket_the_exact_objective():
 def test_local_search_ends_without_an_improving_swap(exhaustive):
     rng = np.random.default_rng(2)
     opts = GAPE(1.0, exhaustive_swaps=exhaustive)
-    for _ in range(12):
-        X, w, R = random_instance(rng, 20)
-        above = np.flatnonzero(w > 0)
-        if above.size < 3:
-            continue
-        inst = build_instance(X, w, above, R / 3)
+    for X, w, R, above, inst in instances(rng, 12, 20, min_above=3):
         k = int(rng.integers(1, above.size))
         res = local_search(inst, np.arange(k), opts)
         sel, obj = res["selected"], res["objective"]

@@ -9,26 +9,22 @@ import math
 import numpy as np
 import pytest
 
-from privevo import DPKMeans, PrivateEvolution, accounting
-from privevo.demo import MIXTURE_START
+from privevo import DPKMeans, accounting
 from privevo.private import (
     Release,
 )
 from privevo.report import privacy_report
 from privevo.selection import Rank
-from privevo.variation import (
-    GaussianVariation,
-)
 
 SEED = 918273645  # a value that appears nowhere else in a report
 
 
 @pytest.mark.parametrize("estimator", ["PrivateEvolution", "DPKMeans"])
-def test_report_says_seeded_never_the_seed(mixture400, rank_pe, estimator):
+def test_report_says_seeded_never_the_seed(mixture400, small_pe, estimator):
     if estimator == "DPKMeans":
         model = DPKMeans(2, epsilon=1.0, radius=2.0, random_state=SEED)
     else:
-        model = rank_pe(random_state=SEED)
+        model = small_pe(random_state=SEED)
     report = model.fit(mixture400).privacy_report_
     # rerunning with a published seed on D and D' would reveal membership
     assert str(SEED) not in json.dumps(report)
@@ -36,13 +32,13 @@ def test_report_says_seeded_never_the_seed(mixture400, rank_pe, estimator):
     assert any("seed stays secret" in w for w in report["warnings"])
 
 
-def test_unseeded_report_has_no_seed_warning(mixture400, rank_pe):
-    report = rank_pe(random_state=None).fit(mixture400).privacy_report_
+def test_unseeded_report_has_no_seed_warning(mixture400, small_pe):
+    report = small_pe(random_state=None).fit(mixture400).privacy_report_
     assert report["seeded"] is False and not any("seed" in w for w in report["warnings"])
 
 
-def test_fit_then_resume_reports_every_release(mixture400, rank_pe):
-    model = rank_pe(iterations=4).fit(mixture400)
+def test_fit_then_resume_reports_every_release(mixture400, small_pe):
+    model = small_pe(iterations=4).fit(mixture400)
     one_run = model.privacy_report_
     model.resume(mixture400, model.initial_state(2, np.random.default_rng(1)))
     report = model.privacy_report_
@@ -51,7 +47,7 @@ def test_fit_then_resume_reports_every_release(mixture400, rank_pe):
     assert report["mu"] == pytest.approx(math.sqrt(2) * one_run["mu"], rel=1e-12)
 
 
-def test_pe_selector_never_sees_the_exact_n_under_add_remove(mixture400):
+def test_pe_selector_never_sees_the_exact_n_under_add_remove(mixture400, small_pe):
     seen = []
 
     class Spy(Rank):
@@ -60,17 +56,7 @@ def test_pe_selector_never_sees_the_exact_n_under_add_remove(mixture400):
             return super().select(candidates, noisy_counts, context)
 
     for adjacency in ("add_remove", "replace"):
-        PrivateEvolution(
-            MIXTURE_START,
-            GaussianVariation(0.1, 2),
-            Spy(),
-            n_synthetic=3,
-            iterations=2,
-            epsilon=2.0,
-            delta=1e-5,
-            adjacency=adjacency,
-            random_state=0,
-        ).fit(mixture400)
+        small_pe(selector=Spy(), n_synthetic=3, iterations=2, adjacency=adjacency).fit(mixture400)
     assert seen == [None, None, 400, 400]
 
 
@@ -82,8 +68,8 @@ def points(n=300, d=3, seed=0):
     return X / np.linalg.norm(X, axis=1).max()
 
 
-def test_the_report_is_a_function_of_the_ledger(rank_pe):
-    model = rank_pe(n_synthetic=5, epsilon=1.0, delta=DELTA, random_state=1).fit(points())
+def test_the_report_is_a_function_of_the_ledger(small_pe):
+    model = small_pe(n_synthetic=5, epsilon=1.0, delta=DELTA, random_state=1).fit(points())
     assert len(model.releases_) == 3 and all(isinstance(r, Release) for r in model.releases_)
     again = privacy_report(
         epsilon_target=1.0, delta=DELTA, adjacency="add_remove", releases=model.releases_
@@ -98,10 +84,10 @@ def test_the_report_is_a_function_of_the_ledger(rank_pe):
 
 
 @pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
-def test_private_evolution_discrete_gaussian_report(adjacency, rank_pe):
+def test_private_evolution_discrete_gaussian_report(adjacency, small_pe):
     X = np.random.default_rng(0).normal(size=(200, 2))
     run = dict(n_synthetic=5, iterations=4, epsilon=1.0, adjacency=adjacency, random_state=0)
-    pe = rank_pe(**run, noise="discrete_gaussian").fit(X)
+    pe = small_pe(**run, noise="discrete_gaussian").fit(X)
     rep = pe.privacy_report_
     sens2 = 1.0 if adjacency == "add_remove" else 2.0
     assert rep["accountant"] == "zcdp" and rep["mu"] is None and rep["noise"] == "discrete_gaussian"
@@ -116,12 +102,12 @@ def test_private_evolution_discrete_gaussian_report(adjacency, rank_pe):
         assert np.array_equal(record.noisy_counts, np.round(record.noisy_counts))
 
 
-def test_gaussian_report_unchanged_and_unknown_noise_rejected(rank_pe):
+def test_gaussian_report_unchanged_and_unknown_noise_rejected(small_pe):
     X = np.random.default_rng(0).normal(size=(50, 2))
-    pe = rank_pe(n_synthetic=3, iterations=2, epsilon=1.0, random_state=0).fit(X)
+    pe = small_pe(n_synthetic=3, iterations=2, epsilon=1.0, random_state=0).fit(X)
     assert pe.privacy_report_["accountant"] == "gdp" and pe.privacy_report_["rho"] is None
     assert "noise" not in pe.privacy_report_["releases"][0]
     with pytest.raises(
         ValueError, match="The 'noise' parameter of PrivateEvolution must be a str among"
     ):
-        rank_pe(noise="laplace").fit(X)
+        small_pe(noise="laplace").fit(X)

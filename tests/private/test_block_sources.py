@@ -127,7 +127,7 @@ def test_peak_memory_is_one_block_not_the_data(tmp_path):
         assert peak < 5_000_000, f"{type(source).__name__} peak {peak} bytes"
 
 
-def test_private_evolution_on_a_parquet_folder_equals_in_memory(tmp_path, rank_pe):
+def test_private_evolution_on_a_parquet_folder_equals_in_memory(tmp_path, small_pe):
     rng = np.random.default_rng(2)
     X = np.vstack([rng.normal(c, 0.05, size=(1000, 2)) for c in ([0.4, 0.4], [-0.5, 0.2])]).astype(
         np.float32
@@ -136,7 +136,7 @@ def test_private_evolution_on_a_parquet_folder_equals_in_memory(tmp_path, rank_p
         _write_parquet(tmp_path / f"p{i}.parquet", part, row_group_size=400)
 
     def run(data):
-        return rank_pe().fit(data)  # m = 10, T = 3, ε = 2, seed 5
+        return small_pe().fit(data)  # m = 10, T = 3, ε = 2, seed 5
 
     streamed, local = run(str(tmp_path)), run(X)
     np.testing.assert_array_equal(streamed.synthetic_, local.synthetic_)

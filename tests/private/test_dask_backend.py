@@ -12,7 +12,6 @@ da = pytest.importorskip("dask.array")
 import distributed  # noqa: E402
 import psutil  # noqa: E402  (a dependency of distributed)
 
-from privevo import PrivateEvolution  # noqa: E402
 from privevo.private import NpySource, ParquetSource, dask_session, nn_histogram, noisy_nn_histogram  # noqa: E402
 from privevo.variation.vector import GaussianVariation  # noqa: E402
 
@@ -117,12 +116,12 @@ def test_errors_from_partitions_reach_the_caller(client):
             nn_histogram(da.from_array(np.zeros((10, 4)), chunks=(5, 4)), np.eye(3))
 
 
-def test_private_evolution_rank_end_to_end_on_dask(client, rank_pe):
+def test_private_evolution_rank_end_to_end_on_dask(client, small_pe):
     rng = np.random.default_rng(4)
     X = np.vstack([rng.normal(c, 0.05, size=(1500, 2)) for c in ([0.5, 0.5], [-0.5, -0.3])])
 
     def run(backend, data):
-        return rank_pe(n_synthetic=20, iterations=4, random_state=11, backend=backend).fit(data)
+        return small_pe(n_synthetic=20, iterations=4, random_state=11, backend=backend).fit(data)
 
     local = run("numpy", X)
     with dask_session(client):
@@ -203,7 +202,7 @@ def test_dpkmeans_on_dask_equals_local(client):
     assert dist.privacy_report_["releases"] == local.privacy_report_["releases"]
 
 
-def test_gape_run_on_dask_equals_local(client):
+def test_gape_run_on_dask_equals_local(client, small_pe):
     """The GAPE paper's 2-D experiment (benchmarks/gape_2d.py), votes counted on Dask workers."""
     from privevo.selection.gape import GAPE
 
@@ -214,17 +213,9 @@ def test_gape_run_on_dask_equals_local(client):
     start = np.array([[0.0, -2.0], [0.0, 0.0], [0.0, 2.0]])
 
     def run(backend, data):
-        pe = PrivateEvolution(
-            start,
-            GaussianVariation(0.1, per_point=2),
-            GAPE(R=2.0),
-            n_synthetic=3,
-            iterations=20,
-            epsilon=4.0,
-            delta=1e-5,
-            random_state=2,
-            backend=backend,
-        )
+        variation = GaussianVariation(0.1, per_point=2)
+        run = dict(n_synthetic=3, iterations=20, epsilon=4.0, random_state=2, backend=backend)
+        pe = small_pe(random_api=start, variation_api=variation, selector=GAPE(R=2.0), **run)
         return pe.fit(data)
 
     local = run("numpy", X)
@@ -240,12 +231,12 @@ def test_gape_run_on_dask_equals_local(client):
 
 
 def test_private_evolution_backend_dask_starts_one_cluster_for_the_whole_run(
-    started_clusters, rank_pe
+    started_clusters, small_pe
 ):
     started = started_clusters
     rng = np.random.default_rng(9)
     X = rng.normal(0.3, 0.1, size=(1000, 2))
-    pe = rank_pe(n_synthetic=5, random_state=1, backend="dask").fit(X)
+    pe = small_pe(n_synthetic=5, random_state=1, backend="dask").fit(X)
     assert len(pe.history_) == 3 and len(started) == 1 and started[0].status.name == "closed"
 
 

@@ -36,6 +36,7 @@ def run_audit(
         )
     results: list[AuditResult] = []
     single = dict(delta=delta, alpha=alpha)  # every setting's δ and α, passed by keyword
+    releases = dict(single, n_releases=n_releases)
     for noise in noises:
         for adjacency in adjacencies:
             runs = functools.partial(
@@ -49,29 +50,19 @@ def run_audit(
             )
             for i, eps in enumerate(epsilons):
                 rs = [seed, i, len(results)]
-                release = audit_release(
-                    eps,
-                    noise=noise,
-                    adjacency=adjacency,
-                    n_releases=n_releases,
-                    random_state=np.random.default_rng(rs),
-                    **single,
+                rng = np.random.default_rng(rs)
+                results.append(
+                    audit_release(
+                        eps, noise=noise, adjacency=adjacency, random_state=rng, **releases
+                    )
                 )
-                results.append(release)
                 if n_runs:
                     results.append(runs(eps, random_state=np.random.default_rng(rs + [1])))
             if adjacency != "add_remove":  # the noisy row count exists under add/remove only
                 continue
             for i, eps in enumerate(epsilons):
-                rs = [seed, i, len(results)]
-                count = audit_count(
-                    eps,
-                    noise=noise,
-                    n_releases=n_releases,
-                    random_state=np.random.default_rng(rs),
-                    **single,
-                )
-                results.append(count)
+                rng = np.random.default_rng([seed, i, len(results)])
+                results.append(audit_count(eps, noise=noise, random_state=rng, **releases))
                 if n_runs:  # runs stopped half-way and resumed from a checkpoint
                     rng = np.random.default_rng([seed, i, len(results), 2])
                     results.append(
@@ -80,11 +71,7 @@ def run_audit(
     for i, eps in enumerate(epsilons):  # one user of 4 rows added or removed, k = 1 and 3 votes
         for k in (1, 3):
             rng = np.random.default_rng([seed, i, len(results)])
-            results.append(
-                audit_user_votes(
-                    eps, n_neighbors=k, n_releases=n_releases, random_state=rng, **single
-                )
-            )
+            results.append(audit_user_votes(eps, n_neighbors=k, random_state=rng, **releases))
     for i, eps in enumerate(epsilons):  # a baseline (pure ε-DP, Laplace): in a box that excludes 0
         rng = np.random.default_rng([seed, i, len(results)])
         results.append(
@@ -104,12 +91,6 @@ def format_table(results: Sequence[AuditResult]) -> str:
         rows.append(
             f"| {r.setting} | {r.noise} | {r.adjacency} | {r.sigma:.4g} "
             f"| {r.claimed_epsilon:.4g} | "
-            ""
-            ""
-            ""
-            ""
-            ""
-            ""
             f"{r.epsilon_lower:.4g} | {r.epsilon_lower / r.claimed_epsilon:.3f} | {r.n_samples} | "
             f"{_test_text(r)} (FPR {r.fpr:.2g}, FNR {r.fnr:.2g}) |"
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .inputs import cluster, read_input
 from .options import add_run_options, check_common, command, public_center, too_many
-from .publishing import finish, heartbeat, plan_paths, progress, publishable
+from .publishing import finish, heartbeat, plan_paths, plot_if_asked, progress, publishable
 
 
 def add_parser(sub) -> None:
@@ -65,16 +65,10 @@ def _kmeans(args) -> int:
     with cluster(args), heartbeat(args):
         model.fit(X)
     report = publishable(model.privacy_report_, args, table)
-    figure = None
-    if args.plot:
-        from ..plots import plot_centers
-
-        figure = plot_centers(
-            X,
-            model.cluster_centers_,
-            columns=table.columns,
-            title=f"DP k-means, k={args.k}, ε={args.epsilon:g}",
-        )
+    title = f"DP k-means, k={args.k}, ε={args.epsilon:g}"
+    figure = plot_if_asked(
+        args, "plot_centers", X, model.cluster_centers_, columns=table.columns, title=title
+    )
     finish(
         args, paths, model.cluster_centers_, table.columns, report, figure, {"n_clusters": args.k}
     )

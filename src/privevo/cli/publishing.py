@@ -184,6 +184,16 @@ def _without_secrets(value):
     return value
 
 
+def plot_if_asked(args, plot: str, *data, **options):
+    """The --plot figure, ``privevo.plots.<plot>(*data, **options)`` (matplotlib is imported only
+    then), or None without --plot."""
+    if not args.plot:
+        return None
+    from .. import plots
+
+    return getattr(plots, plot)(*data, **options)
+
+
 def one_line(err: BaseException) -> str:
     text = " ".join(str(err).split())
     return text or type(err).__name__

@@ -15,7 +15,7 @@ from .options import (
     public_center,
     run_delta,
 )
-from .publishing import finish, heartbeat, plan_paths, progress, publishable
+from .publishing import finish, heartbeat, plan_paths, plot_if_asked, progress, publishable
 
 
 def add_parser(sub) -> None:
@@ -101,16 +101,10 @@ def _synth(args) -> int:
     if args.bounds is not None:  # post-processing: keep the output inside the public box
         points = points.clip(args.bounds[0], args.bounds[1])
     report = _synth_report(args, pe, table, leak)
-    figure = None
-    if args.plot:
-        from ..plots import plot_trajectories
-
-        figure = plot_trajectories(
-            pe.history_,
-            X,
-            columns=table.columns,
-            title=f"PE ({args.selector}), m={args.m}, ε={args.epsilon:g}",
-        )
+    title = f"PE ({args.selector}), m={args.m}, ε={args.epsilon:g}"
+    figure = plot_if_asked(
+        args, "plot_trajectories", pe.history_, X, columns=table.columns, title=title
+    )
     delivered = len(points)
     if delivered < args.m and not args.quiet:
         print(
