@@ -27,7 +27,7 @@ import numpy as np
 
 from .files import BlockSource, _check_one_kind, _files, _parquet_file, import_pyarrow
 
-__all__ = ["FrameSource", "MappedSource", "frame_source", "is_frame_input"]
+__all__ = ["FrameSource", "MappedSource", "frame_source"]
 
 BLOCK_ROWS = 100_000  # rows per block read from Parquet
 
@@ -117,15 +117,6 @@ class _DaskFrames(FrameSource):
             if len(frame):
                 yield offset, frame
                 offset += len(frame)
-
-
-def is_frame_input(data) -> bool:
-    """A pandas or Dask DataFrame, or a path (a Parquet file or folder)."""
-    return (
-        isinstance(data, (str, os.PathLike))
-        or hasattr(data, "iloc")
-        or (_is_dask(data) and hasattr(data, "columns"))
-    )
 
 
 def frame_source(data, block_rows: int = BLOCK_ROWS) -> FrameSource:
