@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .inputs import cluster, read_input
 from .options import add_run_options, check_common, command, public_center, too_many
-from .publishing import finish, heartbeat, plan_paths, plot_if_asked, progress, publishable
+from .publishing import finish, heartbeat, plan_paths, plot_if_asked, publishable, run_keywords
 
 
 def add_parser(sub) -> None:
@@ -90,10 +90,5 @@ def _kmeans_model(args, d: int):
         recover_share=args.recover_share,
         projection=args.projection,
         iterations=args.iterations,
-        adjacency=args.adjacency,
-        random_state=args.seed,
-        progress=progress(args),
-        backend=args.backend,
-        checkpoint=args.checkpoint,
-        noise=args.noise,
+        **run_keywords(args),
     )

@@ -61,6 +61,18 @@ def progress(args) -> bool:
     return not args.quiet and not args.json and sys.stderr.isatty()
 
 
+def run_keywords(args) -> dict:
+    """The estimator keywords the point commands (kmeans, synth) set alike from their flags."""
+    return dict(
+        adjacency=args.adjacency,
+        random_state=args.seed,
+        progress=progress(args),
+        checkpoint=args.checkpoint,
+        backend=args.backend,
+        noise=args.noise,
+    )
+
+
 _HEARTBEAT_SECONDS = 30.0
 
 

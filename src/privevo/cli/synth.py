@@ -15,7 +15,7 @@ from .options import (
     public_center,
     run_delta,
 )
-from .publishing import finish, heartbeat, plan_paths, plot_if_asked, progress, publishable
+from .publishing import finish, heartbeat, plan_paths, plot_if_asked, publishable, run_keywords
 
 
 def add_parser(sub) -> None:
@@ -219,12 +219,7 @@ def _synth_model(args, center, radius: float, n: int):
         iterations=args.iterations or args.iterations_default,
         epsilon=args.epsilon,
         delta=run_delta(args, n, library_default=delta_param.default is None),
-        adjacency=args.adjacency,
-        random_state=args.seed,
-        progress=progress(args),
-        checkpoint=args.checkpoint,
-        backend=args.backend,
-        noise=args.noise,
+        **run_keywords(args),
         n_neighbors=args.neighbors,
         public_parameters={
             "radius": radius,
