@@ -93,7 +93,7 @@ def invalid_share(texts) -> float:
     from text_validity import audit
 
     prompts = tuple(t.format(kind="food review", topic="") for t in LABEL_PROMPTS.values())
-    return float(np.mean([audit(t, prompts) is not None for t in texts]))
+    return float(np.mean([audit(t, prompts) in ("mask", "echo") for t in texts]))
 
 
 def validity_totals(steps: list[dict]) -> tuple[float, int]:
@@ -122,6 +122,7 @@ def main(argv=None) -> None:
     p.add_argument("--mask-fraction", type=float, default=0.5)
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--samples", type=int, default=3, help="sample texts printed per run")
+    p.add_argument("--save", help="folder for every run's final texts (CSV: label, text, audit)")
     p.add_argument("--quick", action="store_true", help="m=8, T=1, 24 tokens, 200 private")
     args = p.parse_args(argv)
     if args.quick:
@@ -251,11 +252,29 @@ def one_seed(args, seed: int, lm, embedder, data: dict, samples: dict) -> list[d
                     model.validity_[1:],
                 )
             )
+            if args.save:
+                save(args.save, f"seed{seed}-{selector}-eps{label.split()[0]}", model)
             samples.setdefault((label, selector), []).extend(
                 list(zip(model.synthetic_labels_, model.synthetic_texts_))[: args.samples]
             )
             log(f"seed {seed} {selector} eps={label}: {rows[-1]}")
     return rows
+
+
+def save(folder: str, name: str, model) -> None:
+    """One run's final texts with their labels and the audit's verdict, for reading."""
+    import csv
+    from pathlib import Path
+
+    from text_validity import audit
+
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    prompts = tuple(t.format(kind="food review", topic="") for t in LABEL_PROMPTS.values())
+    with open(Path(folder) / f"{name}.csv", "w", newline="", encoding="utf-8") as handle:
+        out = csv.writer(handle)
+        out.writerow(["label", "review", "audit"])
+        for lab, text in zip(model.synthetic_labels_, model.synthetic_texts_):
+            out.writerow([lab, text, audit(text, prompts) or ""])
 
 
 NUMBERS = (

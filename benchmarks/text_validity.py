@@ -11,7 +11,8 @@ run: wall and CPU seconds (the process and its threads), its summary line
 audit of the written texts by rules of this script's own (not privevo's
 checker):
 
-- ``mask``: a ``_`` or a bracketed placeholder (``[name]``, ``{dish}``);
+- ``mask``: a ``_`` or a placeholder: a bracket of at most six words
+  (``[name]``, ``[insert food here]``, ``{dish}``);
 - ``echo``: words about the task rather than the food — blanks, missing words,
   rewriting, notes, the prompt, the request, the assistant itself — or three
   words in a row (at most one of them a common word like "the") of any
@@ -53,7 +54,8 @@ INSTRUCTIONS = (
     "Write a food review from these notes. Reply with the food review only.",
     "Rewrite this food review in your own words.",
 )
-MASK = re.compile(r"_|\[[^\]\n]*\]|\{[^}\n]*\}")
+# a blank, or a placeholder: a bracket of at most six words ("[name]", "{dish}")
+MASK = re.compile(r"_|\[\W*(?:\w+\W+){0,5}\w*\W*\]|\{[^}\n]*\}")
 TASK_WORDS = re.compile(
     r"\bblanks?\b|\bmissing (?:words?|parts?)\b|\bfill(?:ed|ing)? (?:in|out)\b|\brewrit\w*|"
     r"\brephras\w*|\bparaphras\w*|\b(?:this|these|the|your|my) notes?\b(?! of\b)|"

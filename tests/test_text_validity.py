@@ -38,6 +38,11 @@ BAD = {
     "Baked, not roasted.\nHere's the review: I'm so glad to see a new place open.": "echo",
     "Great chips. I apologize for any confusion in my earlier answer.": "echo",
     "Dear Samantha, the staff here at Hugging Face love this coffee.": "echo",
+    "The original text incorrectly used the word twice, so the tea reads better now.": "echo",
+    "I'm here to help. Let's see how this snack connects with your taste.": "echo",
+    "This review highlights a light dish made with fresh, local ingredients.": "echo",
+    "Cheers, I'll do my best to ensure the review is of great interest.": "echo",
+    "I'm just running this sentence for you to get the best of itself.": "echo",
     # empty or nearly so
     "": "empty",
     "   ": "empty",
@@ -108,12 +113,17 @@ def test_length_far_outside_the_parents_range_is_invalid():
     assert TextChecker().check("Nice snack, thanks.", reference="Good tea.")[1] is None
 
 
-def test_four_words_in_a_row_of_the_instruction_are_an_echo_three_are_not():
+def test_four_words_in_a_row_of_the_instruction_or_naming_the_kind_are_echoes():
     instruction = instruction_of(FILL_PROMPT, "food review")
     echo = "The tea is fine. I write a food review from these notes, as they said."
     assert TextChecker().check(echo, instruction=instruction)[1] == "echo"
-    fine = "A food review from me: this tea is calm and warm, and I drink it daily."
+    fine = "I write a food blog about teas, and this one is calm and warm. I drink it daily."
     assert TextChecker().check(fine, instruction=instruction)[1] is None
+    # a reply naming the prompt's own two-word kind talks about itself
+    share = "I'm thrilled to share a food review about the perfect breakfast option."
+    assert TextChecker().check(share, instruction=instruction)[1] == "echo"
+    one_word_kind = instruction_of(FILL_PROMPT, "review")
+    assert TextChecker().check("Worth this review: tasty.", instruction=one_word_kind)[1] is None
     # the fields of a template are content, not instruction: a topic may be repeated
     topical = instruction_of("Write a short {kind} about {topic}. Reply with it only.", "review")
     assert ("a", "short", "review", "about") in topical

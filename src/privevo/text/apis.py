@@ -74,7 +74,8 @@ def _seed(rng: np.random.Generator) -> int:
 
 def instruction_of(template: str, kind: str) -> frozenset[tuple[str, ...]]:
     """The instruction's word runs in a prompt template (``{kind}`` filled; the other fields —
-    the text, topic, label — are content and split it), for the checker's echo rule."""
+    the text, topic, label — are content and split it) and the kind's own name, for the
+    checker's echo rule (:func:`~privevo.text.validity.instruction_ngrams`)."""
     pieces = [""]
     for literal, field, _, _ in string.Formatter().parse(template):
         pieces[-1] += literal
@@ -82,7 +83,7 @@ def instruction_of(template: str, kind: str) -> frozenset[tuple[str, ...]]:
             pieces[-1] += kind
         elif field is not None:
             pieces.append("")
-    return instruction_ngrams(pieces)
+    return instruction_ngrams(pieces, kind)
 
 
 class _Validity:

@@ -55,8 +55,9 @@ _ECHO_ANYWHERE = re.compile(
     r"\blet me know if\b|\bsmol|hugging ?face|\bai (?:assistant|model)\b|"
     r"\blanguage model\b|(?-i:\bAI\b)|"
     # the prompt's notes, text or topic referred to ("in this note", "the topic you chose")
-    r"\b(?:this|these|the|your|my) notes?\b(?!\s+of\b)|\bthe (?:provided|given|following|above) "
-    r"(?:text|notes?|words|review|information)\b|\bprovided (?:text|notes?)\b|"
+    r"\b(?:this|these|the|your|my) notes?\b(?!\s+of\b)|\bthe (?:provided|given|following|above|"
+    r"original) (?:text|notes?|words|review|information|sentence|version)\b|"
+    r"\bprovided (?:text|notes?)\b|\bi'?m here to (?:help|assist)\b|"
     r"\btopic you\b|\byou (?:chose|asked for|provided|gave me)\b|"
     r"\bi'?m (?:so |very )?sorry\b(?!,? (?:to say|to report|but\b))|\bmy apologies\b|"
     r"\bi apologi[sz]e\b|"
@@ -126,10 +127,26 @@ def _ngrams(text: str, n: int = _ECHO_NGRAM) -> set[tuple[str, ...]]:
     return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
 
 
-def instruction_ngrams(instruction: Sequence[str]) -> frozenset[tuple[str, ...]]:
-    """The 4-word runs of an instruction's pieces (each piece a stretch of the prompt that is
-    instruction, not content: a template's text between its ``{text}``/``{topic}`` fields)."""
-    return frozenset().union(*(_ngrams(piece) for piece in instruction))
+_DETERMINERS = ("a", "the", "this", "my", "your", "our")
+
+
+def instruction_ngrams(instruction: Sequence[str], kind: str = "") -> frozenset[tuple[str, ...]]:
+    """The word runs a reply must not repeat: every 4 words in a row of an instruction's pieces
+    (each piece a stretch of the prompt that is instruction, not content: a template's text
+    between its ``{text}``/``{topic}`` fields), and, for a ``kind`` of two words or more (the
+    prompt's own term, e.g. "food review"), the kind after a determiner ("this food review":
+    the reply talking about itself)."""
+    grams = frozenset().union(*(_ngrams(piece) for piece in instruction))
+    words = tuple(w.lower() for w in _WORD.findall(kind))
+    if len(words) >= 2:
+        grams |= {(det, *words) for det in _DETERMINERS}
+    return grams
+
+
+def _echoes(text: str, instruction: frozenset[tuple[str, ...]]) -> bool:
+    """Whether ``text`` repeats one of the word runs of :func:`instruction_ngrams`."""
+    lengths = {len(gram) for gram in instruction}
+    return any(not instruction.isdisjoint(_ngrams(text, n)) for n in lengths)
 
 
 def invalid_reason(
@@ -152,7 +169,7 @@ def invalid_reason(
         return "mask"
     if not text or not text.strip() or _words(text) < min_words:
         return "empty"
-    if _ECHO_ANYWHERE.search(text) or (instruction and not instruction.isdisjoint(_ngrams(text))):
+    if _ECHO_ANYWHERE.search(text) or _echoes(text, instruction):
         return "echo"
     if capped and not _ends_sentence(text):
         return "truncated"
