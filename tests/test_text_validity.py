@@ -43,6 +43,8 @@ BAD = {
     "This review highlights a light dish made with fresh, local ingredients.": "echo",
     "Cheers, I'll do my best to ensure the review is of great interest.": "echo",
     "I'm just running this sentence for you to get the best of itself.": "echo",
+    "I'm so glad that I could help! I recently had a great Moroccan dish.": "echo",
+    "While I can't choose which item to share on this text, the wine is good.": "echo",
     # empty or nearly so
     "": "empty",
     "   ": "empty",
@@ -122,6 +124,8 @@ def test_four_words_in_a_row_of_the_instruction_or_naming_the_kind_are_echoes():
     # a reply naming the prompt's own two-word kind talks about itself
     share = "I'm thrilled to share a food review about the perfect breakfast option."
     assert TextChecker().check(share, instruction=instruction)[1] == "echo"
+    good = "Sounds right, and this is a good food review for anyone curious about the chips."
+    assert TextChecker().check(good, instruction=instruction)[1] == "echo"
     one_word_kind = instruction_of(FILL_PROMPT, "review")
     assert TextChecker().check("Worth this review: tasty.", instruction=one_word_kind)[1] is None
     # the fields of a template are content, not instruction: a topic may be repeated

@@ -57,7 +57,8 @@ _ECHO_ANYWHERE = re.compile(
     # the prompt's notes, text or topic referred to ("in this note", "the topic you chose")
     r"\b(?:this|these|the|your|my) notes?\b(?!\s+of\b)|\bthe (?:provided|given|following|above|"
     r"original) (?:text|notes?|words|review|information|sentence|version)\b|"
-    r"\bprovided (?:text|notes?)\b|\bi'?m here to (?:help|assist)\b|"
+    r"\bprovided (?:text|notes?)\b|\bi'?m here to (?:help|assist)\b|\bthis text\b|"
+    r"\b(?:glad|happy) (?:that )?i (?:could|can) help\b|\btoday's notes?\b|"
     r"\btopic you\b|\byou (?:chose|asked for|provided|gave me)\b|"
     r"\bi'?m (?:so |very )?sorry\b(?!,? (?:to say|to report|but\b))|\bmy apologies\b|"
     r"\bi apologi[sz]e\b|"
@@ -144,9 +145,16 @@ def instruction_ngrams(instruction: Sequence[str], kind: str = "") -> frozenset[
 
 
 def _echoes(text: str, instruction: frozenset[tuple[str, ...]]) -> bool:
-    """Whether ``text`` repeats one of the word runs of :func:`instruction_ngrams`."""
-    lengths = {len(gram) for gram in instruction}
-    return any(not instruction.isdisjoint(_ngrams(text, n)) for n in lengths)
+    """Whether ``text`` repeats one of the word runs of :func:`instruction_ngrams` (a run that
+    starts with a determiner also with one word after it: "a good food review")."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    for n in {len(gram) for gram in instruction}:
+        for i in range(len(words) - n + 1):
+            if tuple(words[i : i + n]) in instruction or (
+                words[i] in _DETERMINERS and (words[i], *words[i + 2 : i + n + 1]) in instruction
+            ):
+                return True
+    return False
 
 
 def invalid_reason(
