@@ -16,6 +16,12 @@ loss − 1, mean ± standard error over seeds. A row makes one release exact
 Exact releases are not private: this script measures, it is no estimator.
 
     python benchmarks/kmeans_ablation.py --seeds 10
+
+``--paper`` runs the rows on ``benchmarks/kmeans.py``'s protocol instead (its 18 sets in the
+unit ball, ``radius=1``, δ = n^−1.1, ε ∈ {0.25, …, 4}) and prints each set's area over the best
+baseline's (that table's ``BEST_BASELINE``) and their mean, the table's headline ratio:
+
+    python benchmarks/kmeans_ablation.py --paper --seeds 3 --rows none rounds recover all
 """
 
 from __future__ import annotations
@@ -33,9 +39,10 @@ from sklearn.cluster import KMeans
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import privevo.evolution as ev  # noqa: E402
 import privevo.kmeans as km  # noqa: E402
+from kmeans import BEST_BASELINE, EPSILONS, datasets  # noqa: E402
 from kmeans_diffprivlib import raw_sets  # noqa: E402
 from privevo import DPKMeans  # noqa: E402
-from privevo.metrics import kmeans_loss  # noqa: E402
+from privevo.metrics import area_under_curve, kmeans_loss  # noqa: E402
 
 SETS = ("optdigits", "satimage", "penbased", "letter")
 ROWS = ("none", "count", "moment", "rounds", "recover", "all")
@@ -84,16 +91,45 @@ def exact(parts: set[str]):
         km.privacy_report, ev.privacy_report = reports
 
 
+def fit_loss(X, k, seed, params, **setting) -> float:
+    """One DPKMeans fit's k-means loss on X (``setting``: ε and the protocol's domain and δ)."""
+    model = DPKMeans(k, random_state=seed, **setting, **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X)
+    return kmeans_loss(X, model.cluster_centers_)
+
+
 def excess(X, k, eps, seeds, parts, floor, params) -> np.ndarray:
-    out = []
     with exact(parts):
-        for seed in range(seeds):
-            model = DPKMeans(k, epsilon=eps, bounds=(-1.0, 1.0), random_state=seed, **params)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                model.fit(X)
-            out.append(kmeans_loss(X, model.cluster_centers_) / floor - 1)
-    return np.array(out)
+        losses = [fit_loss(X, k, s, params, epsilon=eps, bounds=(-1.0, 1.0)) for s in range(seeds)]
+    return np.array(losses) / floor - 1
+
+
+def paper_ratio(X, k, seeds, parts, params) -> float:
+    """Area under the mean loss over ε, the fits of ``benchmarks/kmeans.py``'s protocol."""
+    setting = {"delta": len(X) ** -1.1, "radius": 1.0}
+    with exact(parts):
+        means = [
+            np.mean([fit_loss(X, k, s, params, epsilon=eps, **setting) for s in range(seeds)])
+            for eps in EPSILONS
+        ]
+    return area_under_curve(EPSILONS, means)
+
+
+def paper_table(rows, seeds, params, names=None) -> None:
+    """One line per row: each set's area / its best baseline's, and the mean over the sets."""
+    data = {n: v for n, v in datasets(False).items() if names is None or n in names}
+    print(f"area / best baseline (kmeans.py protocol), {seeds} seeds, params {params or 'default'}")
+    print("| exact release | " + " | ".join(data) + " | mean |")
+    print("|---|" + "---|" * (len(data) + 1))
+    for row in rows:
+        parts = set(ROWS[1:-1]) if row == "all" else ({row} if row != "none" else set())
+        ratios = [
+            paper_ratio(X, k, seeds, parts, params) / BEST_BASELINE[n] for n, (X, k) in data.items()
+        ]
+        cells = " | ".join(f"{r:.3f}" for r in ratios)
+        print(f"| {row} | {cells} | {np.mean(ratios):.3f} |", flush=True)
 
 
 def main(argv=None) -> int:
@@ -102,6 +138,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rows", nargs="+", default=list(ROWS), choices=ROWS)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--paper", action="store_true", help="benchmarks/kmeans.py's protocol")
     parser.add_argument(
         "--param",
         nargs="*",
@@ -113,6 +150,10 @@ def main(argv=None) -> int:
 
     params = {p.split("=", 1)[0]: ast.literal_eval(p.split("=", 1)[1]) for p in args.param}
     tic = time.perf_counter()
+    if args.paper:
+        paper_table(args.rows, args.seeds, params, None if args.sets == list(SETS) else args.sets)
+        print(f"\nwall {(time.perf_counter() - tic) / 60:.1f} min")
+        return 0
     data = raw_sets(args.sets)
     names = [n for n in args.sets if n in data]
     print(f"excess loss at ε = {args.epsilon:g}, {args.seeds} seeds, params {params or 'default'}")
