@@ -124,9 +124,16 @@ def main(argv=None) -> None:
     p.add_argument("--samples", type=int, default=3, help="sample texts printed per run")
     p.add_argument("--save", help="folder for every run's final texts (CSV: label, text, audit)")
     p.add_argument("--quick", action="store_true", help="m=8, T=1, 24 tokens, 200 private")
+    p.add_argument("--out", help="JSON lines file every row is appended to (seeds run apart)")
+    p.add_argument(
+        "--table-only", action="store_true", help="print the table of --out's rows and exit"
+    )
     args = p.parse_args(argv)
     if args.quick:
         args.m, args.iterations, args.max_tokens, args.n_private, args.n_test = 8, 1, 24, 200, 200
+    if args.table_only:
+        print(table(aggregate(read_rows(args.out))))
+        return
 
     from privevo.text import SentenceEmbedder, smollm2
 
@@ -145,6 +152,9 @@ def main(argv=None) -> None:
     samples = {}
     for seed in args.seeds:
         rows += one_seed(args, seed, lm, embedder, data, samples)
+    if args.out:
+        append_rows(args.out, rows, args)
+        rows = read_rows(args.out, args)
     print(
         f"\nprivate n={len(texts)} (training_data), test {len(test_texts)} (testing_data), "
         f"m={args.m}, T={args.iterations}, delta={DELTA:.0e}, max_new_tokens={args.max_tokens}, "
@@ -327,6 +337,32 @@ def table(rows: list[dict]) -> str:
             f"{pm(r['seconds'], 0)} |"
         )
     return "\n".join(lines)
+
+
+def append_rows(path: str, rows: list[dict], args) -> None:
+    """Append rows as JSON lines, tagged with the run's m and T (rows of another m or T are
+    never aggregated with them); the real-texts row is written once per file."""
+    import json
+    from pathlib import Path
+
+    have_real = Path(path).exists() and any(
+        r["method"].startswith("real") for r in read_rows(path, args)
+    )
+    with open(path, "a", encoding="utf-8") as handle:
+        for r in rows:
+            if not (have_real and r["method"].startswith("real")):
+                handle.write(json.dumps({**r, "m": args.m, "T": args.iterations}) + "\n")
+
+
+def read_rows(path: str, args=None) -> list[dict]:
+    """The rows of a ``--out`` file (of this run's m and T when ``args`` is given)."""
+    import json
+
+    with open(path, encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
+    if args is not None:
+        rows = [r for r in rows if (r["m"], r["T"]) == (args.m, args.iterations)]
+    return rows
 
 
 def log(msg: str) -> None:
