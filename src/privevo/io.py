@@ -7,9 +7,8 @@ checks an output path *before* any private computation runs, so a bad path
 costs no privacy budget; :func:`check_distinct_paths` refuses an output that
 is an input or another output of the run.
 
-Private files are read inside the boundary (:mod:`privevo.private`: ``read_table``,
-``read_folder``, ``scan_delimited``, ``named_header``, ``text_column``); their names are
-re-exported here for the callers that still import them from ``privevo.io``.
+Private files are read inside the boundary, by :mod:`privevo.private` (``read_table``,
+``read_folder``, ``scan_delimited``, ``named_header``, ``text_column``).
 """
 
 from __future__ import annotations
@@ -23,22 +22,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from .private import (  # re-exported: the readers' old home
-    READ_FORMATS,
-    Table,
-    named_header,
-    parse_columns,
-    read_points,
-    read_table,
-    scan_delimited,
-    text_column,
-)
-
 __all__ = [
-    "Table",
-    "read_table",
-    "read_points",
-    "parse_columns",
     "check_output_path",
     "check_distinct_paths",
     "report_path_for",
@@ -46,11 +30,7 @@ __all__ = [
     "write_outputs",
     "write_points",
     "write_json",
-    "READ_FORMATS",
     "WRITE_FORMATS",
-    "scan_delimited",
-    "named_header",
-    "text_column",
 ]
 
 WRITE_FORMATS = (".csv", ".tsv", ".npy", ".parquet")

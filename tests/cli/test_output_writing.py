@@ -120,11 +120,3 @@ def test_write_outputs_holds_signals_while_moving_files_into_place(tmp_path, mon
             }
         )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json"]  # both, not one
-
-
-def test_io_still_exports_the_reader_names():
-    """The readers' old home re-exports them (callers not yet moved import them from there)."""
-    from privevo import private
-
-    for name in ("read_table", "read_points", "parse_columns", "Table", "READ_FORMATS"):
-        assert getattr(io, name) is getattr(private, name)

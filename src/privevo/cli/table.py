@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from ._common import ADJACENCIES, _add_header_flags, _command  # one set of helpers
+from .options import ADJACENCIES, add_header_flags, command
 
 __all__ = ["add_tabular_commands", "read_table"]
 
@@ -26,7 +26,7 @@ def add_tabular_commands(subparsers) -> None:
 
 
 def _synth_table_parser(sub) -> None:
-    p = _command(
+    p = command(
         sub,
         "synth-table",
         "DP synthetic table (CSV) by tabular Private Evolution",
@@ -85,7 +85,7 @@ def _synth_table_parser(sub) -> None:
 
 
 def _add_header_options(p) -> None:
-    _add_header_flags(
+    add_header_flags(
         p,
         "line 1 holds the column names (public: they may be written out)",
         "every line is data (columns are named 0, 1, ...). Default: with metadata, line 1 is the "
@@ -97,7 +97,7 @@ def _add_header_options(p) -> None:
 def _metadata_parser(sub) -> None:
     from ..tabular.metadata import DESCRIPTION_SYNTAX
 
-    p = _command(
+    p = command(
         sub,
         "metadata",
         "write a table's metadata JSON (public column kinds and domains)",
@@ -131,7 +131,7 @@ def _metadata_parser(sub) -> None:
 def read_table(path, names=None, header: bool | None = None, header_only: bool = False):
     """A CSV/TSV as a DataFrame (strings stay strings; empty cells are missing).
 
-    The tabular header rule (:func:`privevo.io.named_header`): with public column
+    The tabular header rule (:func:`privevo.private.named_header`): with public column
     ``names`` (the metadata's), line 1 is the header exactly when its cells are those
     names; otherwise every line is a row, in the declared column order. Without them,
     line 1 is the header unless ``header`` is False. The frame's columns are the
@@ -140,7 +140,7 @@ def read_table(path, names=None, header: bool | None = None, header_only: bool =
     """
     import pandas as pd
 
-    from ..io import named_header, scan_delimited
+    from ..private import named_header, scan_delimited
 
     path = _checked_table_path(path)
     sep = "\t" if path.suffix.lower() == ".tsv" else ","
@@ -274,7 +274,7 @@ _CELL_BYTES = 64  # per synthetic cell: codes, embedding, the frame and its CSV 
 
 
 def _check_table_memory(args, columns: int) -> None:
-    from ._common import check_memory
+    from .options import check_memory
 
     for flag, value in (("--rows", args.rows), ("--population", args.population)):
         if value is not None:
@@ -284,7 +284,7 @@ def _check_table_memory(args, columns: int) -> None:
 
 def _check_metadata_bounds(path, metadata) -> None:
     """Numeric domains in the range the numeric code keeps finite (public inputs only)."""
-    from ._common import check_coordinates
+    from .options import check_coordinates
 
     for spec in metadata.columns:
         if spec.is_numeric:

@@ -14,7 +14,7 @@ import math
 import sys
 from pathlib import Path
 
-from ._common import ADJACENCIES, NOISES, _command, _delta  # one set of helpers for every command
+from .options import ADJACENCIES, NOISES, command, run_delta
 
 __all__ = [
     "add_text_commands",
@@ -101,7 +101,7 @@ def _add_io(p) -> None:
 
 
 def _synth_text_parser(sub) -> None:
-    p = _command(
+    p = command(
         sub,
         "synth-text",
         "DP synthetic texts by Private Evolution with a language model",
@@ -227,7 +227,7 @@ def _synth_text_parser(sub) -> None:
 
 
 def _intrinsic_parser(sub) -> None:
-    p = _command(
+    p = command(
         sub,
         "intrinsic-dim",
         "intrinsic dimension of an LLM's variations (GAPE appendix check)",
@@ -297,7 +297,7 @@ def read_labelled_texts(path, column: str = "text", label_column: str | None = N
             if label_column is not None:
                 labels = [_json_label(path, i, line, label_column) for i, line in lines]
         else:
-            from ..io import text_column  # the header rule; quotes no cell
+            from ..private import text_column  # the header rule; quotes no cell
 
             delimiter = "\t" if suffix == ".tsv" else ","
             texts = text_column(csv.reader(handle, delimiter=delimiter), path, column)
@@ -620,7 +620,7 @@ def _synth_text(args) -> int:
         n_synthetic=args.m,
         iterations=args.iterations,
         epsilon=args.epsilon,
-        delta=_delta(args, library_default=False, n=len(texts)),
+        delta=run_delta(args, library_default=False, n=len(texts)),
         selector=args.selector,
         gape_R=args.R,
         fill=args.fill,
