@@ -319,14 +319,27 @@ def test_bad_metadata(entry, message):
         ({"marginal_share": 1.0}, "marginal_share"),
         ({"mutation": (0.5, 0)}, "mutation"),
         ({"selector": "best"}, "selector"),
+        ({"selector": "weighted_kmeans"}, "'selector' parameter of TabularPE must be a str among"),
         ({"adjacency": "x"}, "adjacency"),
+        ({"smooth": 1.5}, r"'smooth' parameter of TabularPE must be a float in the range \[0.0"),
+        ({"iterations": 10_001}, "'iterations' parameter of TabularPE must be an int"),
+        ({"refine_share": 0.6, "pair_share": 0.4}, "refine_share \\+ pair_share must be < 1"),
     ],
 )
 def test_bad_parameters(meta, kwargs, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError, match=message) as err:
         TabularPE(**{"epsilon": 1.0, "delta": 1e-5, "metadata": meta, **kwargs}).fit(
             small_table(20)
         )
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("selector", ["rank", "subsample", "gape", "gape_agg"])
+def test_every_registry_selector_that_keeps_candidates_fits(meta, selector):
+    model = TabularPE(1.0, 1e-5, meta, selector=selector, n_synthetic=10, iterations=1, pool=0)
+    synthetic = model.fit(small_table(60)).sample(15)
+    assert synthetic.shape == (15, len(meta.columns))
+    assert model.engine_.history_[0].selected.size > 0
 
 
 def test_sample_before_fit():

@@ -157,11 +157,26 @@ def test_keep_selected_false_replaces_parents_by_variations_and_keeps_the_size()
     assert fresh.privacy_report_["epsilon"] == pytest.approx(2.0, rel=1e-6)
 
 
-def test_bad_options_get_one_line_errors():
-    with pytest.raises(ValueError, match="n_neighbors"):
-        _model(n_neighbors=0).fit(PRIVATE)
-    with pytest.raises(ValueError, match="lookahead"):
-        _model(lookahead=-1).fit(PRIVATE)
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        ({"n_neighbors": 0}, "'n_neighbors' parameter of TextPrivateEvolution must be an int"),
+        ({"lookahead": -1}, "'lookahead' parameter of TextPrivateEvolution must be an int"),
+        ({"threshold": -1.0}, r"'threshold' parameter .* must be a float in the range \[0.0"),
+        ({"gape_R": 0.0}, r"'gape_R' parameter .* must be a float in the range \(0.0, inf\)"),
+        ({"selector": "weighted_kmeans"}, "'selector' parameter .* among {'gape', 'gape_agg'"),
+        ({"keep_selected": "no"}, "'keep_selected' parameter .* must be a bool"),
+        ({"epsilon": 0.0}, "'epsilon' parameter of TextPrivateEvolution must be"),
+    ],
+)
+def test_bad_options_get_one_line_errors_before_any_text_is_read(option, message):
+    class Unreadable(list):
+        def __iter__(self):
+            raise AssertionError("a private text was read before the options were checked")
+
+    with pytest.raises(ValueError, match=message) as err:
+        _model(**option).fit(Unreadable(PRIVATE))
+    assert "\n" not in str(err.value)
 
 
 # -- checkpoints: SIGKILL mid-round, resume, same texts and ε -------------------------------

@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..selection import selector_names
 from .options import ADJACENCIES, add_header_flags, command
 
 __all__ = ["add_tabular_commands", "read_table"]
@@ -67,7 +68,9 @@ def _synth_table_parser(sub) -> None:
         type=int,
         help="T, the PE rounds (default: from the public n_rows and the budget, TabularPE's auto)",
     )
-    p.add_argument("--selector", choices=["tabpe", "rank", "subsample", "gape"], default="tabpe")
+    p.add_argument(
+        "--selector", choices=["tabpe", *selector_names(keeps_candidates=True)], default="tabpe"
+    )
     p.add_argument("--adjacency", choices=ADJACENCIES, default="add_remove")
     p.add_argument(
         "--seed", type=int, help="random seed (default: fresh randomness; never written out)"

@@ -14,6 +14,7 @@ import math
 import sys
 from pathlib import Path
 
+from ..selection import selector_names
 from .options import ADJACENCIES, NOISES, command, run_delta
 
 __all__ = [
@@ -133,7 +134,7 @@ def _synth_text_parser(sub) -> None:
     )
     p.add_argument(
         "--selector",
-        choices=["gape", "gape_agg", "rank", "subsample"],
+        choices=sorted(selector_names(keeps_candidates=True)),
         default="gape",
         help="selection step (default gape; gape_agg: with neighbourhood aggregation)",
     )

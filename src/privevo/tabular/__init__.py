@@ -16,7 +16,7 @@ from .apis import (
     mutation_probability,
 )
 from .encoding import TableEmbedding, decode_codes, encode_table
-from .estimator import SELECTORS, TabularPE
+from .estimator import TabularPE
 from .metadata import ColumnSpec, TableMetadata, metadata_from_data, metadata_from_description
 
 __all__ = [
@@ -33,5 +33,4 @@ __all__ = [
     "TabPESelection",
     "RoundTagged",
     "mutation_probability",
-    "SELECTORS",
 ]

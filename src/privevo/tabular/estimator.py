@@ -22,23 +22,27 @@ after the releases is post-processing (docs/tabular.md)::
 from __future__ import annotations
 
 import math
+import os
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 
 from .. import accounting
+from .._params import constructor_params
 from .._validation import (
-    check_delta,
-    check_epsilon,
+    Interval,
+    StrOptions,
     check_positive_int,
     check_random_state,
+    validate_params,
 )
 from ..adjacency import vote_sensitivity
 from ..evolution import PrivateEvolution
 from ..exceptions import PrivacyLeakWarning
 from ..private import frame_source
 from ..report import privacy_report
-from ..selection import GAPE, Rank, Subsample
+from ..selection import Selector, make_selector, selector_names
 from .apis import RoundTagged, TabPESelection, TabularRandomAPI, TabularVariationAPI
 from .encoding import (
     TableEmbedding,
@@ -53,13 +57,12 @@ from .marginals import cell_sampler, cells_of, fit_pool, noisy_marginals, probab
 from .metadata import TableMetadata, metadata_from_data
 from .pairs import PairBinning, TreeModel, all_pairs, spanning_tree
 
-__all__ = ["TabularPE", "SELECTORS"]
+__all__ = ["TabularPE"]
 
 ROUND_BUDGET = 60  # μ_round²·N of one round under iterations="auto" (Tab-PE's adult setting)
 MAX_ROUNDS = 3  # iterations="auto" at most: T = 10 lost 1-way fit on gss_wages (dev seeds)
 MIN_MARGINAL_SHARE = 0.5  # marginal_share="auto" at least (less lost 1-way fit at ε = 4)
 MAX_MARGINAL_SHARE = 0.9  # marginal_share="auto" at most: the rounds keep ≥ 10 % of μ²
-SELECTORS = ("tabpe", "rank", "subsample", "gape")
 PAIR_SELECTION = 0.25  # of pair_share: the dependence scores (the rest: the chosen 2-way tables)
 GAPE_R = 1.0  # selector="gape": R, the embedding distance of two rows one category apart
 _COMPOSED_KEYS = (
@@ -139,6 +142,36 @@ class TabularPE:
     marginal_share_, iterations_ : the share and T used; pe_embedding_ : the PE rounds'
     embedding (``embedding_`` unless ``target`` is set)
     """
+
+    _parameter_constraints: dict = {
+        "epsilon": PrivateEvolution._parameter_constraints["epsilon"],
+        "delta": [*PrivateEvolution._parameter_constraints["delta"], None],
+        "metadata": [TableMetadata, dict, str, os.PathLike, None],
+        "iterations": [
+            *PrivateEvolution._parameter_constraints["iterations"],
+            StrOptions({"auto"}),
+        ],
+        "n_synthetic": [Interval(Integral, 1, None), StrOptions({"auto"})],
+        "variations": [Interval(Integral, 1, None)],
+        "selector": [StrOptions({"tabpe", *selector_names(keeps_candidates=True)}), Selector],
+        "mutation": ["array-like"],  # a pair of probabilities: _check_mutation
+        "threshold": [Interval(Real, 0, None)],
+        "marginal_share": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
+        "target": [str, None],
+        "bins": [Interval(Integral, 1, None)],
+        "refine_share": [Interval(Real, 0, 1, closed="left")],
+        "levels": [Interval(Integral, 0, None)],
+        "cdf": ["boolean"],
+        "pair_share": [Interval(Real, 0, 1, closed="left")],
+        "pair_bins": [Interval(Integral, 2, None)],
+        "rake": ["boolean"],
+        "smooth": [Interval(Real, 0, 1)],
+        "pool": [Interval(Integral, 0, None)],
+        "adjacency": PrivateEvolution._parameter_constraints["adjacency"],
+        "accountant": PrivateEvolution._parameter_constraints["accountant"],
+        "random_state": PrivateEvolution._parameter_constraints["random_state"],
+        "progress": ["boolean"],
+    }
 
     def __init__(
         self,
@@ -248,38 +281,14 @@ class TabularPE:
     # -- internals ----------------------------------------------------------
 
     def _check_params(self) -> tuple[TableMetadata | None, float]:
-        if self.epsilon != math.inf:
-            check_epsilon(self.epsilon)
-        if self.iterations != "auto":
-            check_positive_int(self.iterations, "iterations")
-        if self.n_synthetic != "auto":
-            check_positive_int(self.n_synthetic, "n_synthetic")
-        check_positive_int(self.pool, "pool", minimum=0)
-        check_positive_int(self.variations, "variations")
-        vote_sensitivity(self.adjacency)
+        """The declared constraints (:func:`privevo._validation.validate_params`), then the two
+        they cannot state: the mutation pair, and refinements and pairs leaving a share."""
+        validate_params(self._parameter_constraints, constructor_params(self), "TabularPE")
         _check_mutation(self.mutation)
-        if self.marginal_share != "auto" and not (
-            isinstance(self.marginal_share, (int, float)) and 0 <= self.marginal_share < 1
-        ):
-            raise ValueError(
-                "marginal_share must be 'auto' or in [0, 1) (0: no 1-way marginals), "
-                f"got {self.marginal_share!r}"
-            )
-        check_positive_int(self.bins, "bins")
-        check_positive_int(self.levels, "levels", minimum=0)
-        check_positive_int(self.pair_bins, "pair_bins", minimum=2)
-        for name in ("refine_share", "pair_share"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and 0 <= value < 1):
-                raise ValueError(f"{name} must be in [0, 1) (0: not measured), got {value!r}")
         if self.refine_share + self.pair_share >= 1:
             raise ValueError(
                 "refine_share + pair_share must be < 1 (the marginals and rounds need a share), "
                 f"got {self.refine_share + self.pair_share!r}"
-            )
-        if not (isinstance(self.threshold, (int, float)) and self.threshold >= 0):
-            raise ValueError(
-                f"threshold must be a number >= 0 (in units of sigma), got {self.threshold!r}"
             )
         metadata = _as_metadata(self.metadata)
         return metadata, self._delta(metadata)
@@ -301,7 +310,7 @@ class TabularPE:
     def _delta(self, metadata: TableMetadata | None) -> float:
         """δ from public inputs: given, or the default for the metadata's public ``n_rows``."""
         if self.delta is not None:
-            return check_delta(self.delta)
+            return float(self.delta)
         return accounting.default_delta(metadata.n_rows if metadata is not None else None)
 
     def _checked_delta(self, delta: float, marginals: dict | None) -> float:
@@ -713,17 +722,8 @@ def _as_metadata(metadata) -> TableMetadata | None:
 
 
 def _make_selector(selector):
-    if not isinstance(selector, str):
-        return RoundTagged(selector)
-    choices = {
-        "tabpe": TabPESelection,
-        "rank": Rank,
-        "subsample": Subsample,
-        "gape": lambda: GAPE(GAPE_R, refill=True),
-    }
-    if selector not in choices:
-        raise ValueError(
-            f"selector must be one of {SELECTORS} or a selector object, got {selector!r}"
-        )
-    made = choices[selector]()
-    return made if selector == "tabpe" else RoundTagged(made)
+    """Tab-PE's schedule (``"tabpe"``), else a registry selector (GAPE: R = ``GAPE_R``, keeping
+    the population size) or the given object, tagged with the round its variation API needs."""
+    if selector == "tabpe":
+        return TabPESelection()
+    return RoundTagged(make_selector(selector, R=GAPE_R, refill=True))

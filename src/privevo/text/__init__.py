@@ -33,7 +33,7 @@ Any OpenAI-compatible server works in place of ``smollm2()``:
 from .apis import FOOD_TOPICS, LLMRandomAPI, LLMVariationAPI, mask_words
 from .embed import SentenceEmbedder, default_embedding_model_path
 from .engines import ENGINES, CTranslate2LM, LlamaCppLM, ctranslate2_model, smollm2
-from .evolution import SELECTORS, TextPopulation, TextPrivateEvolution, Thresholded, make_selector
+from .evolution import TextPopulation, TextPrivateEvolution, Thresholded
 from .intrinsic import TEMPERATURES, variation_intrinsic_dimension
 from .llm import (
     EndpointError,
@@ -65,8 +65,6 @@ __all__ = [
     "TextPopulation",
     "TextPrivateEvolution",
     "Thresholded",
-    "make_selector",
-    "SELECTORS",
     "variation_intrinsic_dimension",
     "TEMPERATURES",
 ]

@@ -21,19 +21,22 @@ import contextlib
 import math
 import time
 import warnings
-from typing import Sequence
+from dataclasses import dataclass, fields
+from numbers import Integral, Real
+from typing import Any, Sequence
 
 import numpy as np
 
-from .._validation import check_points, check_positive_int
+from .._params import constructor_params
+from .._validation import HasMethods, Interval, StrOptions, check_points, validate_params
 from ..evolution import PrivateEvolution
 from ..report import with_seed_warning
-from ..selection import GAPE, Rank, Selection, SelectionContext, Subsample
+from ..selection import Selection, SelectionContext, Selector, make_selector, selector_names
 from .apis import LABEL_PROMPT, LLMRandomAPI, LLMVariationAPI
 from .embed import check_texts
 from .labels import check_label_names, label_block, with_labels
 
-__all__ = ["TextPopulation", "TextPrivateEvolution", "Thresholded", "make_selector", "SELECTORS"]
+__all__ = ["TextPopulation", "TextPrivateEvolution", "Thresholded"]
 
 
 def check_nonnegative_int(value, name: str) -> int:
@@ -42,7 +45,20 @@ def check_nonnegative_int(value, name: str) -> int:
     return int(value)
 
 
-SELECTORS = ("rank", "subsample", "gape", "gape_agg")
+#: The engine's parameters a text run passes through (and checks as the engine does).
+_ENGINE_KEYS = (
+    "n_synthetic",
+    "iterations",
+    "epsilon",
+    "delta",
+    "adjacency",
+    "random_state",
+    "noise",
+    "progress",
+    "checkpoint",
+    "n_neighbors",  # these two last: the text run sets its own (_engine_config)
+    "public_parameters",
+)
 
 
 class TextPopulation:
@@ -303,12 +319,10 @@ class Thresholded:
 
 
 class _TextEngine(PrivateEvolution):
-    """The engine loop with text PE's ``keep_selected`` option (set as an attribute after init).
+    """The engine loop with text PE's ``keep_selected`` option, which its population (the
+    random and variation API, a :class:`TextPopulation`) holds: with ``keep_selected=False``
+    the next population is the variations only."""
 
-    ``keep_selected=False``: the next population is the variations only.
-    """
-
-    keep_selected = True
     _log = None
 
     def _run(self, X, state, log):
@@ -344,9 +358,32 @@ class _TextEngine(PrivateEvolution):
         return release
 
     def _next_population(self, selection: Selection, rng: np.random.Generator) -> np.ndarray:
-        if self.keep_selected:
+        if self.variation_api.keep_selected:
             return super()._next_population(selection, rng)
         return self.variation_api.vary_selection(selection, rng)
+
+
+@dataclass(frozen=True)
+class _EngineConfig:
+    """The engine's settings for one text run (:class:`privevo.PrivateEvolution`'s keywords);
+    :meth:`engine` builds the loop around a :class:`TextPopulation` and a selector."""
+
+    n_synthetic: int
+    iterations: int
+    epsilon: float
+    delta: float
+    adjacency: str
+    random_state: Any
+    noise: str
+    population_size: int | None
+    progress: bool
+    checkpoint: Any
+    n_neighbors: int
+    public_parameters: dict
+
+    def engine(self, population: TextPopulation, selector) -> _TextEngine:
+        keywords = {f.name: getattr(self, f.name) for f in fields(self)}  # no copies
+        return _TextEngine(population, population, selector, **keywords)
 
 
 @contextlib.contextmanager
@@ -371,24 +408,6 @@ def embed_private(embedder, texts) -> np.ndarray:
     if hasattr(embedder, "embed_private"):
         return embedder.embed_private(texts)
     return embedder.embed(texts, cache=False)
-
-
-def make_selector(name, R: float = 1.0, fill: bool = False):
-    """A selector from its name (rank, subsample, gape, gape_agg), or a selector object as is.
-
-    ``fill``: GAPE completes its selection to m with the largest remaining noisy counts.
-    """
-    if not isinstance(name, str):
-        return name
-    if name == "rank":
-        return Rank()
-    if name == "subsample":
-        return Subsample()
-    if name == "gape":
-        return GAPE(R=R, refill=True, fill=fill)  # refill: keep the population size when few pass τ
-    if name == "gape_agg":  # also threshold sums of counts over public neighbourhoods
-        return GAPE(R=R, refill=True, fill=fill, aggregate="neighbourhood")
-    raise ValueError(f"selector must be one of {SELECTORS} or a selector object, got {name!r}")
 
 
 class TextPrivateEvolution:
@@ -445,6 +464,18 @@ class TextPrivateEvolution:
     engine_ : the fitted :class:`privevo.PrivateEvolution`
     population_ : the :class:`TextPopulation`
     """
+
+    _parameter_constraints: dict = {
+        **{key: PrivateEvolution._parameter_constraints[key] for key in _ENGINE_KEYS},
+        "embedder": [HasMethods(("embed",))],
+        "selector": [StrOptions(selector_names(keeps_candidates=True)), Selector],
+        "gape_R": [Interval(Real, 0, None, closed="neither")],
+        "fill": ["boolean"],
+        "kind": [str],
+        "lookahead": [Interval(Integral, 0, None)],
+        "threshold": [Interval(Real, 0, None), None],
+        "keep_selected": ["boolean"],
+    }
 
     def __init__(
         self,
@@ -522,8 +553,9 @@ class TextPrivateEvolution:
                 "pass exactly one of texts or embeddings (the private texts embedded by the same "
                 "embedder)"
             )
-        k = check_positive_int(self.n_neighbors, "n_neighbors")
-        check_nonnegative_int(self.lookahead, "lookahead")
+        validate_params(
+            self._parameter_constraints, constructor_params(self), "TextPrivateEvolution"
+        )
         names = self._label_names()
         if labels is not None and names is None:
             raise ValueError(
@@ -535,46 +567,9 @@ class TextPrivateEvolution:
             if texts is not None and len(labels) != len(texts):
                 raise ValueError("labels and texts differ in length; pass one label per text")
         population = self._population(names if labels is not None else None)
-        selector = make_selector(self.selector, self.gape_R, bool(self.fill))
-        if self.threshold is not None:
-            selector = Thresholded(selector, self.threshold)
-        options = {
-            "lookahead": self.lookahead,
-            "n_neighbors": k,
-            "threshold": self.threshold,
-            "keep_selected": bool(self.keep_selected),
-        }
-        engine = _TextEngine(
-            population,
-            population,
-            selector,
-            self.n_synthetic,
-            self.iterations,
-            self.epsilon,
-            self.delta,
-            self.adjacency,
-            self.random_state,
-            noise=self.noise,
-            population_size=len(self.random_api)
-            if isinstance(self.random_api, (list, tuple))
-            else None,
-            progress=self.progress,
-            checkpoint=self.checkpoint,
-            n_neighbors=k,
-            public_parameters={
-                "embedder": repr(self.embedder),
-                "kind": self.kind,
-                **({"gape_R": self.gape_R} if str(self.selector).startswith("gape") else {}),
-                **options,
-                **(
-                    {"label_names": [str(n) for n in names], "label_restricted_votes": True}
-                    if labels is not None
-                    else {}
-                ),
-                **(self.public_parameters or {}),
-            },
+        engine = self._engine_config(names if labels is not None else None).engine(
+            population, self._selector()
         )
-        engine.keep_selected = bool(self.keep_selected)
         with _own_name(), warnings.catch_warnings():  # every parameter, before the data is read
             warnings.simplefilter("ignore")  # fit warns once more for epsilon=inf
             engine._validate_params()
@@ -604,6 +599,36 @@ class TextPrivateEvolution:
         self.round_seconds_ = self._round_seconds(engine, population)
         self.validity_ = [population.initial_validity, *population.round_validity]
         return self
+
+    def _selector(self):
+        """The named selector (GAPE keeps the population size when few pass its threshold),
+        behind DPSDA's histogram threshold when one is set."""
+        selector = make_selector(self.selector, R=self.gape_R, fill=bool(self.fill), refill=True)
+        return selector if self.threshold is None else Thresholded(selector, self.threshold)
+
+    def _engine_config(self, label_names: list | None) -> _EngineConfig:
+        """The engine's settings; ``label_names``: those of a labelled fit, else None."""
+        given = isinstance(self.random_api, (list, tuple))  # S_0 given: its size
+        return _EngineConfig(
+            **{key: getattr(self, key) for key in _ENGINE_KEYS[:-2]},
+            n_neighbors=int(self.n_neighbors),
+            population_size=len(self.random_api) if given else None,
+            public_parameters={
+                "embedder": repr(self.embedder),
+                "kind": self.kind,
+                **({"gape_R": self.gape_R} if str(self.selector).startswith("gape") else {}),
+                "lookahead": self.lookahead,
+                "n_neighbors": int(self.n_neighbors),
+                "threshold": self.threshold,
+                "keep_selected": bool(self.keep_selected),
+                **(
+                    {"label_names": [str(n) for n in label_names], "label_restricted_votes": True}
+                    if label_names is not None
+                    else {}
+                ),
+                **(self.public_parameters or {}),
+            },
+        )
 
     def _label_names(self) -> list | None:
         if self.label_names is not None:
