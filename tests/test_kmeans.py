@@ -336,7 +336,7 @@ def _release_sigmas(plan) -> list[float]:
 def test_default_plan_spends_larger_epsilon_on_less_noise(d):
     # one plan at every ε (rounds, shares, recover steps): a larger ε only lowers the σ of
     # every release. The paper's T = ⌊ε·⌊4√d⌋⌋ fails this (T = 64 at ε = 4, d = 16).
-    plans = [DPKMeans(4, epsilon=e, delta=1e-6)._resolve(20000, d) for e in EPSILON_GRID]
+    plans = [DPKMeans(4, epsilon=e, delta=1e-6)._resolve(20000, d, 1e-6) for e in EPSILON_GRID]
     fields = [
         (p.method, p.pe_dim, p.T, p.share, p.recover_steps, p.projection_share) for p in plans
     ]
@@ -580,6 +580,18 @@ def test_error_messages_quote_no_cell(X):
     with pytest.raises((TypeError, ValueError)) as error:
         fitted.predict(np.array([0.123456, 7.654321]))
     assert "0.123456" not in str(error.value) and "Reshape" in str(error.value)
+
+
+@pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
+@pytest.mark.parametrize("rows", [0, 1])
+def test_too_few_rows_are_refused_without_their_count(adjacency, rows):
+    """n is private under add/remove: the refusal says what to fix, not how many rows there are
+    (and still names "one sample", which scikit-learn's estimator checks look for)."""
+    with pytest.raises(ValueError) as error:
+        DPKMeans(1, epsilon=1.0, radius=1.0, adjacency=adjacency).fit(np.zeros((rows, 2)))
+    message = str(error.value)
+    assert message.endswith("DPKMeans needs n_samples >= 2: add rows") and "one sample" in message
+    assert f"{rows} sample" not in message and "shape" not in message
 
 
 class _CellSpy:

@@ -53,7 +53,6 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from . import accounting
@@ -63,8 +62,12 @@ from ._validation import (
     EPSILON_MAX,
     EPSILON_MIN,
     MAX_ROUNDS,
+    HasMethods,
+    Interval,
+    StrOptions,
     check_points,
     check_random_state,
+    validate_params,
 )
 from .adjacency import vote_sensitivity
 from .evaluation import EVALUATION_NOTE, labels_and_inertia, nearest_distances
@@ -303,7 +306,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         "checkpoint": [str, os.PathLike, None],
         "noise": [StrOptions(set(NOISES))],
         "count_share": [Interval(Real, 0, 1, closed="neither")],
-        "accountant": [HasMethods(["check", "charge"]), None],
+        "accountant": [HasMethods(("check", "charge")), None],
     }
 
     def __init__(
@@ -369,10 +372,10 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         self._validate_params()  # the declared constraints, before the data is read
         # the budget is checked before any cell of X is read: δ is the given one, the fixed
         # add/remove default, or under replace n^-1.1 with the public n (X's length only)
-        self._check_budget(self._public_delta(X))
+        delta = self._public_delta(X)
+        self._check_budget(delta)
         X = self._check_X(X, reset=True)
-        n, d = X.shape
-        cfg = self._resolve(n, d)
+        cfg = self._resolve(*X.shape, delta)
         domain = public_domain(X, radius=self.radius, center=self.center, bounds=self.bounds)
         Z = domain.to_unit_ball(X)
         rng = check_random_state(self.random_state)
@@ -385,22 +388,26 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             self.accountant.charge(self.privacy_report_, name=type(self).__name__)
         return self
 
+    def _validate_params(self) -> None:
+        """The declared constraints (:func:`privevo._validation.validate_params`)."""
+        validate_params(self._parameter_constraints, self.get_params(deep=False), "DPKMeans")
+
     def _public_delta(self, X) -> float:
-        """The fit's δ from public inputs only: given, the add/remove default, or under replace
-        the default for the public n, read as X's length (no cell is read)."""
+        """The fit's δ from public inputs only: given, or
+        :func:`privevo.accounting.run_default_delta` (under replace, of the public n read as
+        X's length: no cell is read)."""
         if self.delta is not None:
             return float(self.delta)
-        if self.adjacency == "add_remove":
-            return accounting.default_delta(None)
+        if self.adjacency != "replace":
+            return accounting.run_default_delta(self.adjacency, None)
         if sp.issparse(X):
             raise TypeError("DPKMeans does not accept sparse X; pass a dense array (X.toarray())")
         try:
             n = _num_samples(X)
         except TypeError:
             raise ValueError(_BAD_X) from None
-        if n < 2:
-            raise ValueError(f"X has {n} sample(s); DPKMeans needs n_samples >= 2")
-        return accounting.default_delta(n)
+        _check_enough_rows(n)
+        return accounting.run_default_delta(self.adjacency, n)
 
     def _check_budget(self, delta: float) -> None:
         """Refuse the fit if the ``accountant``'s budget cannot pay for (ε, δ)."""
@@ -450,6 +457,8 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             ) from None
         except ValueError:
             raise ValueError(_BAD_X) from None
+        if reset and array.ndim == 2:  # before scikit-learn's check, which prints n
+            _check_enough_rows(array.shape[0])
         try:  # then scikit-learn's shape and feature checks, shown without the array they print
             X = _validate_data(
                 self,
@@ -464,22 +473,19 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             raise kind(_without_array(error)) from None
         return check_points(X, "X")
 
-    def _resolve(self, n: int, d: int) -> _Plan:
+    def _resolve(self, n: int, d: int, delta: float) -> _Plan:
         """The fit's plan: the declared parameters plus their defaults and cross-checks.
 
         Never writes to self's params. Under add/remove adjacency n is private:
-        δ's default is fixed (:func:`privevo.accounting.default_delta`) and the
-        population waits for a noisy count (:meth:`_population`); under replace
-        n is public and used as is. Messages never print n.
+        δ (:meth:`_public_delta`) never reads it and the population waits for a noisy
+        count (:meth:`_population`); under replace n is public and used as is. Messages
+        never print n.
         """
-        if n < 2:
-            raise ValueError("X has 1 sample; DPKMeans needs n_samples >= 2")
         if self.n_clusters > n:
             raise ValueError(
                 f"n_clusters={self.n_clusters} is larger than the number of rows; lower n_clusters"
             )
         n_public = n if self.adjacency == "replace" else None
-        delta = accounting.default_delta(n_public) if self.delta is None else float(self.delta)
         method = ("hdpe-means" if d > 32 else "pe-means") if self.method == "auto" else self.method
         if method == "hdpe-means":
             pe_dim = min(
@@ -809,6 +815,16 @@ def in_domain(domain: Domain, unit_centers: np.ndarray) -> np.ndarray:
         domain.center + domain.radius * unit_centers, domain.radius, domain.center
     )
     return centers if domain.box is None else np.clip(centers, domain.box[0], domain.box[1])
+
+
+def _check_enough_rows(n: int) -> None:
+    """Refuse X with fewer than 2 rows, without saying how many (n is private under add/remove;
+    scikit-learn's estimator checks look for "one sample")."""
+    if n < 2:
+        raise ValueError(
+            "X has fewer than 2 samples (one sample or none); DPKMeans needs n_samples >= 2: "
+            "add rows"
+        )
 
 
 def _recover_share(share, method: str) -> float:

@@ -63,7 +63,11 @@ BAD_INPUTS = [
     ("radius and bounds", kmeans(bounds=["0", "1"]), "not allowed with argument --radius"),
     ("center of wrong length", synth(center=["1", "2", "3"]), "--center needs 1 or 2 values"),
     ("iterations = 0", synth(iterations="0"), "--iterations must be an integer >= 1"),
-    ("recover share = 1", kmeans(recover_share="1"), "--recover-share must be in [0, 1)"),
+    (
+        "recover share = 1",
+        kmeans(recover_share="1"),
+        "The 'recover_share' parameter of DPKMeans must be a float in the range [0.0, 1.0) or None",
+    ),
     ("negative R", synth(selector="gape", R="-2"), "--R must be a finite number > 0"),
     ("unknown column", synth(columns="x,zz"), "unknown column 'zz'; available columns: x, y"),
     (

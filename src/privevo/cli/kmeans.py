@@ -48,11 +48,9 @@ def _kmeans(args) -> int:
     from .._validation import check_positive_int
 
     check_positive_int(args.k, "--k")
-    if args.recover_share is not None and not 0 <= args.recover_share < 1:
-        raise ValueError(
-            f"--recover-share must be in [0, 1) (0: no recover step), got {args.recover_share}"
-        )
     check_common(args)
+    model = _kmeans_model(args)
+    model._validate_params()  # DPKMeans' own rules (--recover-share's range), before any read
     paths = plan_paths(args)
     table = read_input(args)
     X = table.data
@@ -61,7 +59,7 @@ def _kmeans(args) -> int:
         raise ValueError(f"{args.data}: k-means needs at least 2 rows")
     if args.k > n:
         raise ValueError(too_many("--k", args.k, n, args.adjacency))
-    model = _kmeans_model(args, d)
+    model.set_params(center=public_center(args, d))
     with cluster(args), heartbeat(args):
         model.fit(X)
     report = publishable(model.privacy_report_, args, table)
@@ -75,8 +73,9 @@ def _kmeans(args) -> int:
     return 0
 
 
-def _kmeans_model(args, d: int):
-    """The estimator from the flags; δ's default, T and every other rule are DPKMeans' own."""
+def _kmeans_model(args):
+    """The estimator from the flags (its centre set once d is known); δ's default, T, the
+    recover share's range and every other rule are DPKMeans' own."""
     from ..kmeans import DPKMeans
 
     return DPKMeans(
@@ -84,7 +83,6 @@ def _kmeans_model(args, d: int):
         epsilon=args.epsilon,
         delta=args.delta,
         radius=args.radius,
-        center=public_center(args, d),
         bounds=None if args.bounds is None else tuple(args.bounds),
         method=args.method,
         recover_share=args.recover_share,
