@@ -34,7 +34,7 @@ from typing import Sequence
 import numpy as np
 
 from .._validation import check_positive_int
-from .llm import ChatCompletions, _check_temperature, _progress, clean_completion
+from .llm import ChatCompletions, Sampling, TextGeneratorBase, _progress
 
 __all__ = [
     "ENGINES",
@@ -195,10 +195,8 @@ class CTranslate2LM(ChatCompletions):
         from transformers import AutoTokenizer
 
         self.model_dir = str(model_dir)
-        self.chat = chat
-        self.system_prompt = system_prompt
+        super().__init__(chat=chat, system_prompt=system_prompt, top_p=top_p)
         self.batch_size = check_positive_int(batch_size, "batch_size")
-        self.top_p = top_p
         self.top_k = top_k
         self.repetition_penalty = repetition_penalty
         self.compute_type = compute_type
@@ -210,42 +208,17 @@ class CTranslate2LM(ChatCompletions):
         name = Path(self.model_dir).name
         return f"CTranslate2LM({name!r}, compute_type={self.compute_type!r}, chat={self.chat})"
 
-    def complete(
-        self,
-        texts: Sequence[str],
-        *,
-        temperature: float = 1.0,
-        max_new_tokens: int = 64,
-        seed: int = 0,
-        add_special_tokens: bool = False,
-        top_p: float | None = None,
-    ) -> list[str]:
-        """Raw continuations of fully formatted prompt strings."""
-        temperature = _check_temperature(temperature)
-        max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
+    def _sample(self, texts: Sequence[str], sampling: Sampling) -> list[str]:
+        """Length-sorted shards, one engine each (see the class docstring)."""
         if not texts:
             return []
         tokens = [
             self.tokenizer.convert_ids_to_tokens(
-                self.tokenizer.encode(t, add_special_tokens=add_special_tokens)
+                self.tokenizer.encode(t, add_special_tokens=sampling.add_special_tokens)
             )
             for t in texts
         ]
-        sampling = (
-            {
-                "sampling_topk": self.top_k,
-                "sampling_topp": self.top_p if top_p is None else top_p,
-                "sampling_temperature": temperature,
-            }
-            if temperature > 0
-            else {"sampling_topk": 1}
-        )
-        options = dict(
-            max_length=max_new_tokens,
-            include_prompt_in_result=False,
-            repetition_penalty=self.repetition_penalty,
-            **sampling,
-        )
+        options = self._options(sampling)
         order = sorted(range(len(tokens)), key=lambda i: len(tokens[i]))
         size = self._shard_size(len(order))
         shards = [order[i : i + size] for i in range(0, len(order), size)]
@@ -253,7 +226,9 @@ class CTranslate2LM(ChatCompletions):
 
         def sample(j: int) -> list:
             shard = [tokens[i] for i in shards[j]]
-            shard_seed = int(np.random.SeedSequence([int(seed) % 2**32, j]).generate_state(1)[0])
+            shard_seed = int(
+                np.random.SeedSequence([int(sampling.seed) % 2**32, j]).generate_state(1)[0]
+            )
             results = self._engine(shard_seed, shard[:1], options).generate_batch(
                 shard, max_batch_size=self.batch_size, **options
             )
@@ -272,6 +247,24 @@ class CTranslate2LM(ChatCompletions):
                 out[i] = self.tokenizer.decode(r.sequences_ids[0], skip_special_tokens=True)
         return out
 
+    def _options(self, sampling: Sampling) -> dict:
+        """CTranslate2's ``generate_batch`` keywords for ``sampling``."""
+        randomness = (
+            {
+                "sampling_topk": self.top_k,
+                "sampling_topp": sampling.top_p,
+                "sampling_temperature": sampling.temperature,
+            }
+            if sampling.temperature > 0
+            else {"sampling_topk": 1}
+        )
+        return dict(
+            max_length=sampling.max_new_tokens,
+            include_prompt_in_result=False,
+            repetition_penalty=self.repetition_penalty,
+            **randomness,
+        )
+
     def _shard_size(self, n_prompts: int) -> int:
         """Prompts per shard (one engine each)."""
         return self.batch_size
@@ -289,7 +282,7 @@ class CTranslate2LM(ChatCompletions):
         return engine
 
 
-class LlamaCppLM:
+class LlamaCppLM(TextGeneratorBase):
     """A GGUF model through llama.cpp (``llama-cpp-python``), one prompt at a time.
 
     Prompt i of a call is sampled with seed ``seed + i``, so a prompt's text
@@ -328,25 +321,16 @@ class LlamaCppLM:
     def __repr__(self) -> str:
         return f"LlamaCppLM({Path(self.gguf_file).name!r}, chat={self.chat})"
 
-    def generate(
-        self,
-        prompts: Sequence[str],
-        *,
-        temperature: float = 1.0,
-        max_new_tokens: int = 64,
-        seed: int = 0,
-    ) -> list[str]:
-        temperature = _check_temperature(temperature)
-        max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
+    def _generate(self, prompts: Sequence[str], sampling: Sampling) -> list[str]:
         out = []
         for i, prompt in enumerate(_progress(list(prompts), self.progress, "LLM texts")):
             kw = dict(
-                temperature=temperature,
+                temperature=sampling.temperature,
                 top_p=self.top_p,
-                max_tokens=max_new_tokens,
+                max_tokens=sampling.max_new_tokens,
                 repeat_penalty=self.repetition_penalty,
-                seed=(int(seed) + i) % 2**31,
-                top_k=self.top_k if temperature > 0 else 1,
+                seed=(int(sampling.seed) + i) % 2**31,
+                top_k=self.top_k if sampling.temperature > 0 else 1,
             )
             if self.chat:
                 reply = self.model.create_chat_completion(
@@ -355,7 +339,7 @@ class LlamaCppLM:
                 out.append(reply["choices"][0]["message"]["content"] or "")
             else:
                 out.append(self.model.create_completion(prompt, **kw)["choices"][0]["text"])
-        return [clean_completion(t) for t in out]
+        return out
 
 
 def make_smollm2(engine: str = DEFAULT_ENGINE, **kwargs):

@@ -24,6 +24,7 @@ import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence, runtime_checkable
 
@@ -90,17 +91,30 @@ def _torch():
     return torch
 
 
-class ChatCompletions:
-    """``format_messages`` and ``generate`` of a local chat model (``tokenizer``, ``chat``,
-    ``system_prompt``), on top of the engine's own ``complete(texts, ...)``."""
+@dataclass(frozen=True)
+class Sampling:
+    """The checked settings of one generation call (``top_p`` None: the backend's own)."""
 
-    def format_messages(self, messages: Sequence[dict]) -> str:
-        """A chat (list of ``{"role", "content"}``) as the model's prompt string."""
-        if self.system_prompt and not any(m.get("role") == "system" for m in messages):
-            messages = [{"role": "system", "content": self.system_prompt}, *messages]
-        return self.tokenizer.apply_chat_template(
-            list(messages), tokenize=False, add_generation_prompt=True
+    temperature: float
+    max_new_tokens: int
+    seed: int
+    top_p: float | None = None
+    add_special_tokens: bool = False
+
+    @classmethod
+    def checked(cls, temperature, max_new_tokens, seed, **rest) -> Sampling:
+        """Settings after the checks every backend applies (temperature ≥ 0, a positive cap)."""
+        return cls(
+            _check_temperature(temperature),
+            check_positive_int(max_new_tokens, "max_new_tokens"),
+            seed,
+            **rest,
         )
+
+
+class TextGeneratorBase:
+    """The :class:`TextGenerator` of privevo's backends: ``generate`` checks the settings once,
+    hands them to the backend's ``_generate(prompts, sampling)`` and cleans every reply."""
 
     def generate(
         self,
@@ -110,23 +124,68 @@ class ChatCompletions:
         max_new_tokens: int = 64,
         seed: int = 0,
     ) -> list[str]:
-        """One completion per prompt (a user message if ``chat``), cleaned by
-        :func:`clean_completion`."""
+        """One completion per prompt, cleaned by :func:`clean_completion`."""
+        sampling = Sampling.checked(temperature, max_new_tokens, seed)
+        return [clean_completion(t) for t in self._generate(prompts, sampling)]
+
+    def _generate(self, prompts: Sequence[str], sampling: Sampling) -> list[str]:
+        raise NotImplementedError
+
+
+class ChatCompletions(TextGeneratorBase):
+    """A local chat model (``tokenizer``, ``chat``, ``system_prompt``, ``top_p``): a prompt is
+    a user message if ``chat``; the engine samples the formatted texts in its own
+    ``_sample(texts, sampling)``."""
+
+    def __init__(self, *, chat: bool, system_prompt: str | None, top_p: float):
+        self.chat = chat
+        self.system_prompt = system_prompt
+        self.top_p = top_p
+
+    def format_messages(self, messages: Sequence[dict]) -> str:
+        """A chat (list of ``{"role", "content"}``) as the model's prompt string."""
+        if self.system_prompt and not any(m.get("role") == "system" for m in messages):
+            messages = [{"role": "system", "content": self.system_prompt}, *messages]
+        return self.tokenizer.apply_chat_template(
+            list(messages), tokenize=False, add_generation_prompt=True
+        )
+
+    def _generate(self, prompts: Sequence[str], sampling: Sampling) -> list[str]:
         texts = (
             [self.format_messages([{"role": "user", "content": p}]) for p in prompts]
             if self.chat
             else list(prompts)
         )
-        return [
-            clean_completion(t)
-            for t in self.complete(
-                texts,
-                temperature=temperature,
-                max_new_tokens=max_new_tokens,
-                seed=seed,
-                add_special_tokens=not self.chat,
-            )
-        ]
+        return self.complete(
+            texts,
+            temperature=sampling.temperature,
+            max_new_tokens=sampling.max_new_tokens,
+            seed=sampling.seed,
+            add_special_tokens=not self.chat,
+        )
+
+    def complete(
+        self,
+        texts: Sequence[str],
+        *,
+        temperature: float = 1.0,
+        max_new_tokens: int = 64,
+        seed: int = 0,
+        add_special_tokens: bool = False,
+        top_p: float | None = None,
+    ) -> list[str]:
+        """Raw continuations of fully formatted prompt strings (no template added)."""
+        sampling = Sampling.checked(
+            temperature,
+            max_new_tokens,
+            seed,
+            top_p=self.top_p if top_p is None else top_p,
+            add_special_tokens=add_special_tokens,
+        )
+        return self._sample(texts, sampling)
+
+    def _sample(self, texts: Sequence[str], sampling: Sampling) -> list[str]:
+        raise NotImplementedError
 
 
 class TransformersLM(ChatCompletions):
@@ -163,10 +222,8 @@ class TransformersLM(ChatCompletions):
     ):
         self.name = str(model) if isinstance(model, (str, os.PathLike)) else type(model).__name__
         self.gguf_file = gguf_file
-        self.chat = chat
-        self.system_prompt = system_prompt
+        super().__init__(chat=chat, system_prompt=system_prompt, top_p=top_p)
         self.batch_size = check_positive_int(batch_size, "batch_size")
-        self.top_p = top_p
         self.repetition_penalty = repetition_penalty
         self.progress = progress
         if isinstance(model, (str, os.PathLike)):
@@ -185,64 +242,40 @@ class TransformersLM(ChatCompletions):
         name = Path(self.name).name if os.sep in self.name else self.name
         return f"TransformersLM({name!r}, gguf_file={self.gguf_file!r}, chat={self.chat})"
 
-    def complete(
-        self,
-        texts: Sequence[str],
-        *,
-        temperature: float = 1.0,
-        max_new_tokens: int = 64,
-        seed: int = 0,
-        add_special_tokens: bool = False,
-        top_p: float | None = None,
-    ) -> list[str]:
-        """Raw continuations of fully formatted prompt strings (no template added).
-
-        Sampling uses torch's generator seeded with ``seed`` inside a forked RNG
-        state, so the caller's global torch RNG is untouched.
-        """
+    def _sample(self, texts: Sequence[str], sampling: Sampling) -> list[str]:
+        """Length-sorted batches sampled with torch's generator seeded with ``sampling.seed``
+        inside a forked RNG state, so the caller's global torch RNG is untouched."""
         torch = _torch()
-        temperature = _check_temperature(temperature)
-        max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
         order = np.argsort([len(t) for t in texts], kind="stable")
         batches = [order[s : s + self.batch_size] for s in range(0, len(order), self.batch_size)]
         out: list[str] = [""] * len(texts)
         with torch.random.fork_rng(devices=[]), torch.inference_mode():
-            torch.manual_seed(int(seed) % 2**63)
+            torch.manual_seed(int(sampling.seed) % 2**63)
             for batch in _progress(batches, self.progress, "LLM batches"):
-                chunk = self._generate_batch(
-                    [texts[i] for i in batch],
-                    temperature,
-                    max_new_tokens,
-                    add_special_tokens,
-                    self.top_p if top_p is None else top_p,
-                )
+                chunk = self._generate_batch([texts[i] for i in batch], sampling)
                 for i, text in zip(batch, chunk):
                     out[i] = text
         return out
 
-    def _generate_batch(
-        self,
-        texts: list[str],
-        temperature: float,
-        max_new_tokens: int,
-        add_special_tokens: bool,
-        top_p: float,
-    ) -> list[str]:
+    def _generate_batch(self, texts: list[str], sampling: Sampling) -> list[str]:
         enc = self.tokenizer(
-            texts, return_tensors="pt", padding=True, add_special_tokens=add_special_tokens
+            texts,
+            return_tensors="pt",
+            padding=True,
+            add_special_tokens=sampling.add_special_tokens,
         )
         enc = {k: v.to(self.model.device) for k, v in enc.items()}
-        sampling = (
-            {"do_sample": True, "temperature": temperature, "top_p": top_p}
-            if temperature > 0
+        settings = (
+            {"do_sample": True, "temperature": sampling.temperature, "top_p": sampling.top_p}
+            if sampling.temperature > 0
             else {"do_sample": False}
         )
         tokens = self.model.generate(
             **enc,
-            max_new_tokens=max_new_tokens,
+            max_new_tokens=sampling.max_new_tokens,
             pad_token_id=self.tokenizer.pad_token_id,
             repetition_penalty=self.repetition_penalty,
-            **sampling,
+            **settings,
         )
         return self.tokenizer.batch_decode(
             tokens[:, enc["input_ids"].shape[1] :], skip_special_tokens=True
@@ -299,7 +332,7 @@ def _progress(items, enabled: bool, desc: str, total: int | None = None):
 # -- OpenAI-compatible HTTP endpoint ----------------------------------------------
 
 
-class OpenAICompatibleLM:
+class OpenAICompatibleLM(TextGeneratorBase):
     """A model behind an OpenAI-compatible HTTP API (vLLM, llama.cpp server, OpenAI, ...).
 
     Parameters
@@ -348,30 +381,22 @@ class OpenAICompatibleLM:
     def __repr__(self) -> str:
         return f"OpenAICompatibleLM({self.base_url!r}, model={self.model!r}, api={self.api!r})"
 
-    def generate(
-        self,
-        prompts: Sequence[str],
-        *,
-        temperature: float = 1.0,
-        max_new_tokens: int = 64,
-        seed: int = 0,
-    ) -> list[str]:
-        temperature = _check_temperature(temperature)
+    def _generate(self, prompts: Sequence[str], sampling: Sampling) -> list[str]:
         common = {
             "model": self.model,
-            "temperature": temperature,
+            "temperature": sampling.temperature,
             "top_p": self.top_p,
-            "max_tokens": check_positive_int(max_new_tokens, "max_new_tokens"),
+            "max_tokens": sampling.max_new_tokens,
         }
         if self.api == "chat":
-            jobs = [(p, int(seed) + i) for i, p in enumerate(prompts)]
+            jobs = [(p, int(sampling.seed) + i) for i, p in enumerate(prompts)]
             with ThreadPoolExecutor(self.max_workers) as pool:
-                texts = list(pool.map(lambda job: self._chat(job[0], job[1], common), jobs))
-        else:
-            texts = []
-            for s in range(0, len(prompts), self.batch_size):
-                texts += self._completions(prompts[s : s + self.batch_size], int(seed) + s, common)
-        return [clean_completion(t) for t in texts]
+                return list(pool.map(lambda job: self._chat(job[0], job[1], common), jobs))
+        texts = []
+        for s in range(0, len(prompts), self.batch_size):
+            seed = int(sampling.seed) + s
+            texts += self._completions(prompts[s : s + self.batch_size], seed, common)
+        return texts
 
     def _chat(self, prompt: str, seed: int, common: dict) -> str:
         messages = (
