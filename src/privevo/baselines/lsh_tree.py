@@ -29,11 +29,11 @@ from .._validation import check_delta, check_epsilon
 from ..private import lsh_leaf_sums, lsh_level_counts
 from ..selection.weighted_kmeans import weighted_kmeans
 from ..variation._geometry import project_to_ball
-from ._base import BaselineKMeans
+from ._base import DPBaselineKMeans
 from .dplloyd import COUNT_SHARE, noisy_n
 
 
-class LSHTreeKMeans(BaselineKMeans):
+class LSHTreeKMeans(DPBaselineKMeans):
     """LSH prefix-tree DP clustering (Google); ``delta=None`` → 1e-6 (n is private under
     add/remove)."""
 
@@ -48,13 +48,15 @@ class LSHTreeKMeans(BaselineKMeans):
         max_depth: int = 20,
         random_state=None,
     ):
-        self.n_clusters = n_clusters
-        self.epsilon = epsilon
-        self.delta = delta
-        self.radius = radius
-        self.bounds = bounds
+        super().__init__(
+            n_clusters,
+            epsilon=epsilon,
+            delta=delta,
+            radius=radius,
+            bounds=bounds,
+            random_state=random_state,
+        )
         self.max_depth = max_depth
-        self.random_state = random_state
 
     def _fit_centers(self, X, lo, hi, k, rng):
         epsilon = check_epsilon(self.epsilon)
