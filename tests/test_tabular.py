@@ -14,6 +14,7 @@ pd = pytest.importorskip("pandas")
 from privevo import BudgetAccountant, PrivacyLeakWarning, TabularPE  # noqa: E402
 from privevo.budget import BudgetExceededError  # noqa: E402
 from privevo.metrics import downstream_accuracy, marginal_tvd  # noqa: E402
+from privevo.report import SEED_WARNING  # noqa: E402
 from privevo.tabular import (  # noqa: E402
     ColumnSpec,
     TableEmbedding,
@@ -457,6 +458,20 @@ def test_cli_synth_table_and_metadata(tmp_path, meta, capsys):
     assert len(syn) == 77 and list(syn.columns) == list(small_table(5).columns)
     report = (tmp_path / "syn.privacy.json").read_text()
     assert json.loads(report)["guarantee_holds"] and "424242" not in report + printed
+    assert json.loads(report)["seeded"] is True and SEED_WARNING in json.loads(report)["warnings"]
+
+
+@pytest.mark.parametrize("random_state", [None, 424242, np.random.default_rng(1)])
+def test_report_says_seeded_with_the_seed_warning_never_the_seed(meta, random_state):
+    """A seed the caller chose is warned about (rerun on a neighbour, it reproduces the noise);
+    a Generator is the caller's own stream, and no seed at all is reported unseeded."""
+    model = TabularPE(
+        1.0, 1e-5, meta, n_synthetic=10, iterations=1, pool=100, random_state=random_state
+    )
+    report = model.fit(small_table(60)).privacy_report_
+    assert report["seeded"] is (random_state is not None)
+    assert (SEED_WARNING in report["warnings"]) is isinstance(random_state, int)
+    assert "424242" not in json.dumps(report)
 
 
 @pytest.mark.parametrize(

@@ -41,7 +41,7 @@ from ..adjacency import vote_sensitivity
 from ..evolution import PrivateEvolution
 from ..exceptions import PrivacyLeakWarning
 from ..private import frame_source
-from ..report import privacy_report
+from ..report import privacy_report, with_seed_warning
 from ..selection import Selector, make_selector, selector_names
 from .apis import RoundTagged, TabPESelection, TabularRandomAPI, TabularVariationAPI
 from .encoding import (
@@ -619,7 +619,7 @@ class TabularPE:
             report.update({k: composed[k] for k in _COMPOSED_KEYS if k in composed})
         if metadata.derived_from_data:
             report.update(guarantee_holds=False, warnings=[*report["warnings"], _LEAK_NOTE])
-        self.privacy_report_ = report
+        self.privacy_report_ = with_seed_warning(report, self.random_state)  # not the engine's
 
     def _releases(self, marginals: dict) -> list:
         out = [marginals["release"]]
