@@ -20,6 +20,14 @@
 #include <immintrin.h>
 #endif
 
+/* PyBuffer_Release on each buffer of a NULL-terminated list: the exit of every entry point
+ * (RELEASE_BUFFERS(&a, &b) releases a and b). */
+static void release_buffers(Py_buffer *const *views)
+{
+    for (; *views; views++) PyBuffer_Release(*views);
+}
+#define RELEASE_BUFFERS(...) release_buffers((Py_buffer *const[]){__VA_ARGS__, NULL})
+
 /* ------------------------------------------------------------------ candidate tree
  * For small d a k-d tree over the candidates lets a group of W spatially close rows skip
  * every leaf whose bounding box is provably farther than each row's current second-best
@@ -190,8 +198,7 @@ static PyObject *py_build_tree(PyObject *self, PyObject *args)
     free(idx);
     result = PyLong_FromLongLong(t.nnodes);
 done:
-    PyBuffer_Release(&cand);
-    PyBuffer_Release(&buf);
+    RELEASE_BUFFERS(&cand, &buf);
     return result;
 }
 
@@ -309,6 +316,10 @@ static int64_t *tree_row_order(const void *x, int x_is_double, int64_t n, int d,
     return order;
 }
 
+/* The padded dimensions dp with a kernel of their own (the caller, privevo.private.lowd,
+ * pads d with zeros up to one of them): X(dp) for each. */
+#define PADDED_DIMS(X) X(1) X(2) X(3) X(4) X(6) X(8) X(12) X(16) X(24) X(32)
+
 /* ------------------------------------------------------------------ scalar */
 #define VF float
 #define VI int32_t
@@ -333,23 +344,6 @@ static int64_t *tree_row_order(const void *x, int x_is_double, int64_t n, int d,
         }                                                                                  \
     } while (0)
 #include "lowd_impl.h"
-#undef VF
-#undef VI
-#undef W
-#undef TARGET
-#undef SUFFIX
-#undef V_SET1
-#undef V_LOAD
-#undef V_STORE
-#undef V_FMA
-#undef I_SET1
-#undef I_STORE
-#undef UPDATE
-#undef MINS
-#undef BLOCK_INDEX
-#undef S_FMA
-#undef KBLOCK
-#undef BLOCK_INDEX_MIN
 
 #ifdef PRIVEVO_X86
 /* ------------------------------------------------------------------ AVX2 + FMA */
@@ -383,23 +377,6 @@ static int64_t *tree_row_order(const void *x, int x_is_double, int64_t n, int d,
         _mm256_castsi256_ps(_mm256_set1_epi32(j)), _mm256_cmp_ps((m1), (before), _CMP_LT_OQ)))
 #define S_FMA(a, b, c) fmaf((a), (b), (c))
 #include "lowd_impl.h"
-#undef VF
-#undef VI
-#undef W
-#undef TARGET
-#undef SUFFIX
-#undef V_SET1
-#undef V_LOAD
-#undef V_STORE
-#undef V_FMA
-#undef I_SET1
-#undef I_STORE
-#undef UPDATE
-#undef MINS
-#undef BLOCK_INDEX
-#undef S_FMA
-#undef KBLOCK
-#undef BLOCK_INDEX_MIN
 
 /* ------------------------------------------------------------------ AVX-512F */
 #define VF __m512
@@ -507,11 +484,7 @@ static PyObject *py_assign(PyObject *self, PyObject *args)
     else
         result = PyLong_FromLongLong(n_unsure);
 done:
-    PyBuffer_Release(&x);
-    PyBuffer_Release(&shift);
-    PyBuffer_Release(&cand);
-    PyBuffer_Release(&labels);
-    PyBuffer_Release(&unsure);
+    RELEASE_BUFFERS(&x, &shift, &cand, &labels, &unsure);
     if (m2i.obj) PyBuffer_Release(&m2i);
     if (m1o.obj) PyBuffer_Release(&m1o);
     return result;
@@ -641,14 +614,7 @@ static PyObject *py_near_pairs(PyObject *self, PyObject *args)
     result = near_pairs_rows("near_pairs", &x, x_is_double, d, rows.buf, nr, shift.buf, cand.buf,
                              u, NULL, gamma2, max_norm, m1.buf, orow.buf, ocand.buf, flag.buf, cap);
 done:
-    PyBuffer_Release(&x);
-    PyBuffer_Release(&rows);
-    PyBuffer_Release(&shift);
-    PyBuffer_Release(&cand);
-    PyBuffer_Release(&m1);
-    PyBuffer_Release(&orow);
-    PyBuffer_Release(&ocand);
-    PyBuffer_Release(&flag);
+    RELEASE_BUFFERS(&x, &rows, &shift, &cand, &m1, &orow, &ocand, &flag);
     return result;
 }
 
@@ -696,12 +662,7 @@ static PyObject *py_assign_tree(PyObject *self, PyObject *args)
     else
         result = PyLong_FromLongLong(n_unsure);
 done:
-    PyBuffer_Release(&x);
-    PyBuffer_Release(&shift);
-    PyBuffer_Release(&tree);
-    PyBuffer_Release(&labels);
-    PyBuffer_Release(&unsure);
-    PyBuffer_Release(&m1o);
+    RELEASE_BUFFERS(&x, &shift, &tree, &labels, &unsure, &m1o);
     return result;
 }
 
@@ -767,14 +728,7 @@ static PyObject *py_near_pairs_tree(PyObject *self, PyObject *args)
     result = near_pairs_rows("near_pairs_tree", &x, x_is_double, d, rows.buf, nr, shift.buf, NULL,
                              0, &t, gamma2, max_norm, m1.buf, orow.buf, ocand.buf, flag.buf, cap);
 done:
-    PyBuffer_Release(&x);
-    PyBuffer_Release(&rows);
-    PyBuffer_Release(&shift);
-    PyBuffer_Release(&tree);
-    PyBuffer_Release(&m1);
-    PyBuffer_Release(&orow);
-    PyBuffer_Release(&ocand);
-    PyBuffer_Release(&flag);
+    RELEASE_BUFFERS(&x, &rows, &shift, &tree, &m1, &orow, &ocand, &flag);
     return result;
 }
 

@@ -6,7 +6,9 @@
  *   SUFFIX(name)       name ## _isa
  *   V_SET1(f), V_LOAD(p), V_STORE(p, v), V_FMA(a, b, c) = a*b + c,
  *   I_SET1, I_STORE, UPDATE(s, j, m1, m2, idx): the running minimum, index, second minimum;
- *   vector sets also MINS(s, m1, m2), BLOCK_INDEX(idx, m1, before, j) and the scalar S_FMA.
+ *   vector sets also MINS(s, m1, m2), BLOCK_INDEX(idx, m1, before, j) and the scalar S_FMA;
+ * and PADDED_DIMS(X), the padded dimensions with a kernel each. It undefines the ISA macros
+ * (and its own) at its end, ready for the next instruction set.
  *
  * Rows live in the lanes: W private rows at a time, transposed to xt[k][lane]
  * (float32, shifted by the public candidate mean). Each candidate j is
@@ -25,6 +27,33 @@
 #define KBLOCK 8
 #define BLOCK_INDEX_MIN 256 /* fewer candidates: the per-row search after the pass costs more */
 
+/* s[0..KBLOCK) = the scores of the nb <= KBLOCK candidates at c (rows of D + 1 floats) for
+ * the W rows in xv: c[D] + sum_k xv[k] c[k], FMAs in the order k = 0..D-1, +inf past nb; the
+ * one score arithmetic of the flat scan (kernel_body) and the tree's leaves (tree_body).
+ * A macro, not an inline function: GCC compiles it to the same instructions as the loops
+ * written out; an inline function compiled to other code (the partial block less unrolled). */
+#define SCORE_BLOCK(s, xv, c, nb, D)                                                       \
+    do {                                                                                   \
+        const int64_t stride_ = (D) + 1;                                                   \
+        if ((nb) == KBLOCK) {                                                              \
+            _Pragma("GCC unroll 8")                                                        \
+            for (int q = 0; q < KBLOCK; q++) (s)[q] = V_SET1((c)[q * stride_ + (D)]);      \
+            _Pragma("GCC unroll 32")                                                       \
+            for (int k = 0; k < (D); k++)                                                  \
+                _Pragma("GCC unroll 8")                                                    \
+                for (int q = 0; q < KBLOCK; q++)                                           \
+                    (s)[q] = V_FMA((xv)[k], V_SET1((c)[q * stride_ + k]), (s)[q]);         \
+        } else {                                                                           \
+            for (int q = 0; q < (nb); q++) {                                               \
+                (s)[q] = V_SET1((c)[q * stride_ + (D)]);                                   \
+                _Pragma("GCC unroll 32")                                                   \
+                for (int k = 0; k < (D); k++)                                              \
+                    (s)[q] = V_FMA((xv)[k], V_SET1((c)[q * stride_ + k]), (s)[q]);         \
+            }                                                                              \
+            for (int q = (nb); q < KBLOCK; q++) (s)[q] = V_SET1(INFINITY);                 \
+        }                                                                                  \
+    } while (0)
+
 static inline __attribute__((always_inline)) TARGET void
 SUFFIX(kernel_body)(const int D, const float *xt, const float *cand, int64_t u,
                     float *m1_out, float *m2_out, int32_t *idx_out, const float *m2_init)
@@ -39,22 +68,7 @@ SUFFIX(kernel_body)(const int D, const float *xt, const float *cand, int64_t u,
         const float *c = cand + j * stride;
         const int nb = u - j < KBLOCK ? (int)(u - j) : KBLOCK;
         VF s[KBLOCK];
-        if (nb == KBLOCK) {
-#pragma GCC unroll 8
-            for (int t = 0; t < KBLOCK; t++) s[t] = V_SET1(c[t * stride + D]);
-#pragma GCC unroll 32
-            for (int k = 0; k < D; k++)
-#pragma GCC unroll 8
-                for (int t = 0; t < KBLOCK; t++)
-                    s[t] = V_FMA(xv[k], V_SET1(c[t * stride + k]), s[t]);
-        } else {
-            for (int t = 0; t < nb; t++) {
-                s[t] = V_SET1(c[t * stride + D]);
-#pragma GCC unroll 32
-                for (int k = 0; k < D; k++) s[t] = V_FMA(xv[k], V_SET1(c[t * stride + k]), s[t]);
-            }
-            for (int t = nb; t < KBLOCK; t++) s[t] = V_SET1(INFINITY);
-        }
+        SCORE_BLOCK(s, xv, c, nb, D);
 #ifdef BLOCK_INDEX
         if (u >= BLOCK_INDEX_MIN) {
             /* m1, m2 per candidate; the index only per block (the block where m1 last
@@ -84,16 +98,7 @@ SUFFIX(kernel_body)(const int D, const float *xt, const float *cand, int64_t u,
         SUFFIX(kernel_body)(DP, xt, cand, u, m1, m2, idx, m2_init);                        \
     }
 
-DEFINE_FIXED(1)
-DEFINE_FIXED(2)
-DEFINE_FIXED(3)
-DEFINE_FIXED(4)
-DEFINE_FIXED(6)
-DEFINE_FIXED(8)
-DEFINE_FIXED(12)
-DEFINE_FIXED(16)
-DEFINE_FIXED(24)
-DEFINE_FIXED(32)
+PADDED_DIMS(DEFINE_FIXED)
 
 #undef DEFINE_FIXED
 
@@ -108,19 +113,13 @@ SUFFIX(assign_rows)(const void *x, int x_is_double, int64_t n, int d, const doub
 {
     void (*kern)(const float *, const float *, int64_t, float *, float *, int32_t *,
                  const float *);
+#define CASE_FIXED(DP)                                                                     \
+    case DP: kern = SUFFIX(kernel_##DP); break;
     switch (dp) {
-    case 1: kern = SUFFIX(kernel_1); break;
-    case 2: kern = SUFFIX(kernel_2); break;
-    case 3: kern = SUFFIX(kernel_3); break;
-    case 4: kern = SUFFIX(kernel_4); break;
-    case 6: kern = SUFFIX(kernel_6); break;
-    case 8: kern = SUFFIX(kernel_8); break;
-    case 12: kern = SUFFIX(kernel_12); break;
-    case 16: kern = SUFFIX(kernel_16); break;
-    case 24: kern = SUFFIX(kernel_24); break;
-    case 32: kern = SUFFIX(kernel_32); break;
+        PADDED_DIMS(CASE_FIXED)
     default: return -1;
     }
+#undef CASE_FIXED
     float xt[32 * W] __attribute__((aligned(64)));
     float m1[W] __attribute__((aligned(64))), m2[W] __attribute__((aligned(64)));
     int32_t idx[W] __attribute__((aligned(64)));
@@ -216,22 +215,7 @@ SUFFIX(tree_body)(const int D, const float *xt, const tree_view *t, int rows, co
             const float *c = t->cand + j * stride;
             const int nb = end - j < KBLOCK ? (int)(end - j) : KBLOCK;
             VF s[KBLOCK];
-            if (nb == KBLOCK) {
-#pragma GCC unroll 8
-                for (int q = 0; q < KBLOCK; q++) s[q] = V_SET1(c[q * stride + D]);
-#pragma GCC unroll 32
-                for (int k = 0; k < D; k++)
-#pragma GCC unroll 8
-                    for (int q = 0; q < KBLOCK; q++)
-                        s[q] = V_FMA(xv[k], V_SET1(c[q * stride + k]), s[q]);
-            } else {
-                for (int q = 0; q < nb; q++) {
-                    s[q] = V_SET1(c[q * stride + D]);
-#pragma GCC unroll 32
-                    for (int k = 0; k < D; k++) s[q] = V_FMA(xv[k], V_SET1(c[q * stride + k]), s[q]);
-                }
-                for (int q = nb; q < KBLOCK; q++) s[q] = V_SET1(INFINITY);
-            }
+            SCORE_BLOCK(s, xv, c, nb, D);
 #ifdef BLOCK_INDEX
             VF before = m1;
 #pragma GCC unroll 8
@@ -297,16 +281,7 @@ SUFFIX(tree_body)(const int D, const float *xt, const tree_view *t, int rows, co
         SUFFIX(tree_body)(DP, xt, t, rows, off, glo, ghi, m1, m2, idx);                    \
     }
 
-DEFINE_TREE(1)
-DEFINE_TREE(2)
-DEFINE_TREE(3)
-DEFINE_TREE(4)
-DEFINE_TREE(6)
-DEFINE_TREE(8)
-DEFINE_TREE(12)
-DEFINE_TREE(16)
-DEFINE_TREE(24)
-DEFINE_TREE(32)
+PADDED_DIMS(DEFINE_TREE)
 
 #undef DEFINE_TREE
 
@@ -326,19 +301,13 @@ SUFFIX(assign_tree_rows)(const void *x, int x_is_double, int64_t n, int d, const
     const int dp = (int)t->dp;
     void (*kern)(const float *, const tree_view *, int, const double *, const float *,
                  const float *, float *, float *, int32_t *);
+#define CASE_TREE(DP)                                                                      \
+    case DP: kern = SUFFIX(tree_##DP); break;
     switch (dp) {
-    case 1: kern = SUFFIX(tree_1); break;
-    case 2: kern = SUFFIX(tree_2); break;
-    case 3: kern = SUFFIX(tree_3); break;
-    case 4: kern = SUFFIX(tree_4); break;
-    case 6: kern = SUFFIX(tree_6); break;
-    case 8: kern = SUFFIX(tree_8); break;
-    case 12: kern = SUFFIX(tree_12); break;
-    case 16: kern = SUFFIX(tree_16); break;
-    case 24: kern = SUFFIX(tree_24); break;
-    case 32: kern = SUFFIX(tree_32); break;
+        PADDED_DIMS(CASE_TREE)
     default: return -1;
     }
+#undef CASE_TREE
     const int64_t u = t->u;
     float *xsorted = NULL;
     int64_t *order = tree_row_order(x, x_is_double, n, d, shift, &xsorted);
@@ -389,3 +358,23 @@ SUFFIX(assign_tree_rows)(const void *x, int x_is_double, int64_t n, int d, const
     free(xsorted);
     return n_unsure;
 }
+
+/* Ready for the next instruction set (see the top of this file). */
+#undef VF
+#undef VI
+#undef W
+#undef TARGET
+#undef SUFFIX
+#undef V_SET1
+#undef V_LOAD
+#undef V_STORE
+#undef V_FMA
+#undef I_SET1
+#undef I_STORE
+#undef UPDATE
+#undef MINS
+#undef BLOCK_INDEX
+#undef S_FMA
+#undef KBLOCK
+#undef BLOCK_INDEX_MIN
+#undef SCORE_BLOCK
