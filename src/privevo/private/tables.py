@@ -23,11 +23,11 @@ depend on how the rows are split.
 
 from __future__ import annotations
 
-import math
 from typing import Iterator
 
 import numpy as np
 
+from ..adjacency import vote_sensitivity
 from .blocks import Source
 from .release import Release, _check_release, release_noise
 
@@ -68,7 +68,7 @@ def noisy_cell_counts(
 ) -> Release:
     """K noisy histograms of ``cells`` (n, K) with ``sizes[k]`` cells each (value: a list)."""
     _check_release(rng, adjacency, sigma=sigma)
-    sensitivity = 1.0 if adjacency == "add_remove" else math.sqrt(2.0)
+    sensitivity = vote_sensitivity(adjacency)  # a row adds 1 to one cell, as a vote does
     noisy = [release_noise(counts, sigma, rng) for counts in _summed_counts(cells, sizes)]
     return Release(name, float(sigma), sensitivity, "gaussian", adjacency, len(sizes), noisy)
 
