@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._validation import check_points, check_positive_int, check_random_state
+from .. import accounting
+from .._validation import (
+    check_delta,
+    check_epsilon,
+    check_points,
+    check_positive_int,
+    check_random_state,
+)
 from ..evaluation import labels_and_inertia, nearest_distances
 from ..private import public_domain
 
@@ -62,3 +69,9 @@ class DPBaselineKMeans(BaselineKMeans):
         self.radius = radius
         self.bounds = bounds
         self.random_state = random_state
+
+    def _epsilon_delta(self) -> tuple[float, float]:
+        """The checked budget; ``delta=None`` → :func:`~privevo.accounting.default_delta`."""
+        epsilon = check_epsilon(self.epsilon)
+        delta = accounting.default_delta(None) if self.delta is None else check_delta(self.delta)
+        return epsilon, delta

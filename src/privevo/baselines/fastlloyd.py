@@ -18,7 +18,6 @@ import math
 import numpy as np
 
 from .. import accounting
-from .._validation import check_delta, check_epsilon
 from ..private import fastlloyd_release
 from ..variation._geometry import project_to_ball
 from ._base import DPBaselineKMeans
@@ -32,9 +31,8 @@ class FastLloyd(DPBaselineKMeans):
     private under add/remove)."""
 
     def _fit_centers(self, X, lo, hi, k, rng):
-        epsilon = check_epsilon(self.epsilon)
+        epsilon, delta = self._epsilon_delta()
         d = X.shape[1]
-        delta = accounting.default_delta(None) if self.delta is None else check_delta(self.delta)
         mid, half = (lo + hi) / 2, (hi - lo) / 2
         U = (X - mid) / half  # in [−1, 1]^d
         budget = accounting.quadratic_budget(epsilon, delta)

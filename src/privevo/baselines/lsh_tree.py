@@ -25,7 +25,6 @@ import math
 import numpy as np
 
 from .. import accounting
-from .._validation import check_delta, check_epsilon
 from ..private import lsh_leaf_sums, lsh_level_counts
 from ..selection.weighted_kmeans import weighted_kmeans
 from ..variation._geometry import project_to_ball
@@ -59,9 +58,8 @@ class LSHTreeKMeans(DPBaselineKMeans):
         self.max_depth = max_depth
 
     def _fit_centers(self, X, lo, hi, k, rng):
-        epsilon = check_epsilon(self.epsilon)
+        epsilon, delta = self._epsilon_delta()
         d = X.shape[1]
-        delta = accounting.default_delta(None) if self.delta is None else check_delta(self.delta)
         mid = (lo + hi) / 2
         radius = float(np.linalg.norm((hi - lo) / 2)) if self.radius is None else float(self.radius)
         U = project_to_ball(X - mid, radius)
