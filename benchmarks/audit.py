@@ -4,7 +4,7 @@
    set) and whole PE runs (10³ per data set, T rounds, every round observed),
    Gaussian and discrete Gaussian noise, add/remove and replace adjacency,
    ε ∈ {0.5, 1, 4}, δ = 1e-5: the 95% lower bound must stay ≤ the claim.
-2. Planted bugs (test doubles, as in tests/audit/test_mechanism_audits.py) at the same sizes:
+2. Planted bugs (the test doubles of tests/helpers/planted_bugs.py) at the same sizes:
    σ/4, noise skipped on round 2, a canary that votes twice: the bound should
    exceed the claim.
 3. Speed of the exact discrete Gaussian samplers beside numpy's float normal.
@@ -22,15 +22,25 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import secrets
+import sys
 import time
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 
-from privevo import PrivateEvolution
-from privevo.audit import (
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the planted bugs
+
+from helpers.planted_bugs import (  # noqa: E402
+    QuarterSigmaPE,
+    SkipsNoiseOnRound2PE,
+    last_row_counted_twice,
+    quarter_sigma_noise,
+    quarter_sigma_sums,
+    scalar_noise_on_sums,
+)
+from privevo.audit import (  # noqa: E402
     AuditResult,
     audit_cluster_sums,
     audit_release,
@@ -39,41 +49,10 @@ from privevo.audit import (
     format_table,
     run_audit,
 )
-from privevo.private import cluster_sums, nn_histogram, noisy_nn_histogram, reference_assign
-from privevo.private.noise import discrete_gaussian, discrete_gaussian_scalar
-from privevo.private.release import _NOISES
+from privevo.private.noise import discrete_gaussian, discrete_gaussian_scalar  # noqa: E402
 
 DELTA = 1e-5
 EPSILONS = (0.5, 1.0, 4.0)
-
-
-class QuarterSigmaPE(PrivateEvolution):
-    """Bug: claims σ, releases with σ/4 every round."""
-
-    def _histogram(self, X, candidates, rng):
-        release = noisy_nn_histogram(
-            X, candidates, self.sigma_ / 4, rng, noise=self.noise, metric=self.metric
-        )
-        return dataclasses.replace(release, sigma=self.sigma_)  # the ledger is told σ
-
-
-class SkipsNoiseOnRound2PE(PrivateEvolution):
-    """Bug: round 2 releases the exact counts."""
-
-    def _histogram(self, X, candidates, rng):
-        release = super()._histogram(X, candidates, rng)
-        if len(self.history_) == 1:  # the ledger still records a noisy release
-            return dataclasses.replace(
-                release, value=nn_histogram(X, candidates).astype(np.float64)
-            )
-        return release
-
-
-def last_row_counted_twice(private, candidates):
-    """Bug: the block's last row votes twice (the canary is D′'s last row)."""
-    counts = nn_histogram(private, candidates)
-    counts[reference_assign(private[-1:], candidates)[0]] += 1
-    return counts
 
 
 def planted(
@@ -86,10 +65,6 @@ def planted(
             return np.random.default_rng([seed, i, k])
 
         for noise in ("gaussian", "discrete_gaussian"):
-
-            def quarter(c, s, r, noise=noise):
-                return _NOISES[noise](c, s / 4, r)
-
             out.append(
                 (
                     "σ/4",
@@ -99,7 +74,7 @@ def planted(
                         noise=noise,
                         n_releases=n_releases,
                         random_state=rng(1),
-                        add_noise=quarter,
+                        add_noise=quarter_sigma_noise(noise),
                     ),
                 )
             )
@@ -131,22 +106,6 @@ def planted(
                 )
             )
     return out
-
-
-def scalar_noise_on_sums(private, centers, sigma_sum, sigma_count, rng):
-    """Bug (the public HDPE-means code): one noise value per cluster, added to every coordinate."""
-    sums, counts = cluster_sums(private, centers)
-    return sums + rng.normal(0.0, sigma_sum, size=(len(sums), 1)), counts + rng.normal(
-        0.0, sigma_count, size=counts.shape
-    )
-
-
-def quarter_sigma_sums(private, centers, sigma_sum, sigma_count, rng):
-    """Bug: claims (σ_sum, σ_count), releases with a quarter of each."""
-    sums, counts = cluster_sums(private, centers)
-    return sums + rng.normal(0.0, sigma_sum / 4, size=sums.shape), counts + rng.normal(
-        0.0, sigma_count / 4, size=counts.shape
-    )
 
 
 def recover_step(n_releases: int, seed: int) -> None:

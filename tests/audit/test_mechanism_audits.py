@@ -8,13 +8,21 @@ a fixed seed.
 
 from __future__ import annotations
 
-import dataclasses
 from functools import partial
 
 import numpy as np
 import pytest
 
-from privevo import PrivateEvolution, audit
+from helpers.planted_bugs import (
+    QuarterSigmaPE,
+    SkipsNoiseOnRound2PE,
+    last_row_counted_twice,
+    quarter_sigma_moment,
+    quarter_sigma_noise,
+    quarter_sigma_sums,
+    scalar_noise_on_sums,
+)
+from privevo import audit
 from privevo.audit import (
     audit_cluster_sums,
     audit_dplloyd,
@@ -25,11 +33,8 @@ from privevo.audit import (
     default_model,
 )
 from privevo.private import (
-    cluster_sums,
     nn_histogram,
     noisy_nn_histogram,
-    noisy_second_moment,
-    reference_assign,
 )
 from privevo.private.release import _NOISES
 
@@ -81,21 +86,15 @@ def test_whole_runs_replace_adjacency_below_claim():
     assert r.epsilon_lower <= r.claimed_epsilon
 
 
-def _quarter_sigma(noise):
-    return lambda counts, sigma, rng: _NOISES[noise](counts, sigma / 4, rng)
-
-
-def _last_row_counted_twice(private, candidates):
-    """An off-by-one at a block boundary: the block's last row votes twice."""
-    counts = nn_histogram(private, candidates)
-    counts[reference_assign(private[-1:], candidates)[0]] += 1
-    return counts
-
-
 @pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
 def test_sigma_over_four_single_release_is_caught(noise):
     r = audit_release(
-        1.0, DELTA, noise=noise, n_releases=20_000, random_state=1, add_noise=_quarter_sigma(noise)
+        1.0,
+        DELTA,
+        noise=noise,
+        n_releases=20_000,
+        random_state=1,
+        add_noise=quarter_sigma_noise(noise),
     )
     assert r.epsilon_lower > r.claimed_epsilon
 
@@ -108,36 +107,14 @@ def test_canary_that_votes_twice_is_caught(noise):
         noise=noise,
         n_releases=300_000,
         random_state=1,
-        histogram=_last_row_counted_twice,
+        histogram=last_row_counted_twice,
     )
     assert r.epsilon_lower > r.claimed_epsilon
 
 
-class _QuarterSigmaPE(PrivateEvolution):
-    """Claims σ, releases with σ/4 on every round."""
-
-    def _histogram(self, X, candidates, rng):
-        release = noisy_nn_histogram(
-            X, candidates, self.sigma_ / 4, rng, noise=self.noise, metric=self.metric
-        )
-        return dataclasses.replace(release, sigma=self.sigma_)  # the ledger is told σ
-
-
-class _SkipsNoiseOnRound2PE(PrivateEvolution):
-    """Releases the exact counts in round 2 (a forgotten noise call on one path)."""
-
-    def _histogram(self, X, candidates, rng):
-        release = super()._histogram(X, candidates, rng)
-        if len(self.history_) == 1:  # the ledger still records a noisy release
-            return dataclasses.replace(
-                release, value=nn_histogram(X, candidates).astype(np.float64)
-            )
-        return release
-
-
 @pytest.mark.slow  # whole PE runs
 def test_sigma_over_four_whole_runs_is_caught():
-    model = partial(default_model, cls=_QuarterSigmaPE)
+    model = partial(default_model, cls=QuarterSigmaPE)
     r = audit_runs(2.0, DELTA, n_runs=1000, iterations=2, random_state=0, make_model=model)
     assert r.epsilon_lower > r.claimed_epsilon
 
@@ -145,7 +122,7 @@ def test_sigma_over_four_whole_runs_is_caught():
 @pytest.mark.slow  # whole PE runs
 @pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
 def test_noise_missing_on_one_round_is_caught(noise):
-    model = partial(default_model, cls=_SkipsNoiseOnRound2PE)
+    model = partial(default_model, cls=SkipsNoiseOnRound2PE)
     r = audit_runs(
         1.0, DELTA, noise=noise, n_runs=200, iterations=3, random_state=0, make_model=model
     )
@@ -162,43 +139,24 @@ def test_cluster_sums_and_second_moment_lower_bounds_below_claim(audit_statistic
     assert r.consistent
 
 
-def _scalar_noise_on_sums(private, centers, sigma_sum, sigma_count, rng):
-    """The public HDPE-means code's flaw: one noise value per cluster, added to every coordinate."""
-    sums, counts = cluster_sums(private, centers)
-    return sums + rng.normal(0.0, sigma_sum, size=(len(sums), 1)), counts + rng.normal(
-        0.0, sigma_count, size=counts.shape
-    )
-
-
-def _quarter_sigma_sums(private, centers, sigma_sum, sigma_count, rng):
-    sums, counts = cluster_sums(private, centers)
-    return sums + rng.normal(0.0, sigma_sum / 4, size=sums.shape), counts + rng.normal(
-        0.0, sigma_count / 4, size=counts.shape
-    )
-
-
 @pytest.mark.slow  # thousands of cluster-sum releases
 def test_scalar_noise_on_cluster_sums_is_caught():
     r = audit_cluster_sums(
-        1.0, DELTA, n_releases=2000, random_state=1, release=_scalar_noise_on_sums
+        1.0, DELTA, n_releases=2000, random_state=1, release=scalar_noise_on_sums
     )
     assert r.epsilon_lower > 3 * r.claimed_epsilon and r.statistic == "sum residual off (1, …, 1)"
 
 
 @pytest.mark.slow  # thousands of cluster-sum releases
 def test_quarter_sigma_on_cluster_sums_is_caught():
-    r = audit_cluster_sums(1.0, DELTA, n_releases=2000, random_state=1, release=_quarter_sigma_sums)
+    r = audit_cluster_sums(1.0, DELTA, n_releases=2000, random_state=1, release=quarter_sigma_sums)
     assert r.epsilon_lower > r.claimed_epsilon
-
-
-def _quarter_sigma_moment(private, sigma, rng):
-    return noisy_second_moment(private, sigma / 4, rng).value
 
 
 @pytest.mark.slow  # thousands of second-moment releases
 def test_quarter_sigma_on_second_moment_is_caught():
     r = audit_second_moment(
-        1.0, DELTA, n_releases=2000, random_state=1, release=_quarter_sigma_moment
+        1.0, DELTA, n_releases=2000, random_state=1, release=quarter_sigma_moment
     )
     assert r.epsilon_lower > r.claimed_epsilon
 

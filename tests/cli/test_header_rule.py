@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from helpers.cli import SYNTH, digests, fill, swap
-from neighbour import assert_neighbour_safe, cli_run
+from helpers.neighbour import assert_neighbour_safe, cli_run
 
 SECRET = ("alice.smith@example.org", "HIV positive", "52000")
 SECRET_ROW = ",".join(SECRET)

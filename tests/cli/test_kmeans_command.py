@@ -17,7 +17,8 @@ def test_kmeans_writes_centers_and_report(files, tmp_path, cli):
     centers = np.loadtxt(tmp_path / "c.csv", delimiter=",", skiprows=1)
     assert centers.shape == (2, 2)
     # the 90 % cluster at (−1, 0) is found; how often the 10 % one (40 of the 400 rows) is found
-    # at ε = 1 is a rate over seeds (tests/test_kmeans.py, test_small_cluster_found_at_a_rate)
+    # at ε = 1 is a rate over seeds (tests/kmeans/test_dpkmeans.py,
+    # test_small_cluster_found_at_a_rate)
     assert np.abs(centers - [-1.0, 0.0]).max(axis=1).min() < 0.25
     report = read_report(tmp_path / "c.privacy.json")
     assert report["epsilon"] == pytest.approx(1.0, rel=1e-6) and report["guarantee_holds"] is True

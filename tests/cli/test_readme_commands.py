@@ -12,7 +12,8 @@ from helpers import REPO_ROOT
 from privevo.cli import _parser, main
 
 # commands whose defaults take minutes (audit: 10^5 releases and 10^3 PE runs per setting) or load
-# language models (text PE: tests/test_text.py runs them): here checked by the parser only
+# language models (text PE: tests/text/test_text_pe_runs.py runs them): here checked by the
+# parser only
 PARSE_ONLY = {"audit", "synth-text", "intrinsic-dim"}
 
 

@@ -26,7 +26,7 @@ The rules, checked on the AST of every module of ``src/privevo``:
    ``PRIVATE_NAMES``, values carried between functions or methods (a return
    value, ``self.m_`` set in ``fit`` and read in another method), and draws
    hidden behind a helper function. Those are left to the dynamic check,
-   ``tests/test_neighbour_replay.py``, which compares every published byte on
+   ``tests/privacy/test_neighbour_replay*.py``, which compares every published byte on
    neighbouring data with the releases pinned.
 4. **σ is calibrated in one place:** ``gaussian_sigma(`` is called only in
    ``accounting.py`` (by ``calibrate``) and in ``privevo/private/``.

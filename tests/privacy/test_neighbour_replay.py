@@ -1,6 +1,6 @@
 """Neighbour replay over the entry points: with releases pinned, D and D' publish the same bytes.
 
-See tests/neighbour.py for the check and docs/privacy.md ("What may depend on the data") for
+See tests/helpers/neighbour.py for the check and docs/privacy.md ("What may depend on the data") for
 the rule. Each neighbour is valid input for its entry point and chosen to provoke: an extreme
 value, a removed row, a replaced row, a user owning more rows, a row count crossing a
 threshold, a missing value, decimals in an integer-looking column, a new category.
@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import math
 import shutil
+from itertools import product
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from neighbour import assert_neighbour_safe, estimator_artefacts, files_in
+from helpers import slow_unless
+from helpers.neighbour import assert_neighbour_safe, cli_run, estimator_artefacts, files_in
 from privevo import BudgetAccountant, DPKMeans, PrivateEvolution, TabularPE
 from privevo.baselines import DPLloyd, FastLloyd, LSHTreeKMeans
-from privevo.selection import GAPE, Rank, Subsample, WeightedKMeans
+from privevo.selection import GAPE, SELECTOR_NAMES, Rank, Subsample, WeightedKMeans
 from privevo.tabular import metadata_from_description
 from privevo.variation import GaussianVariation, UniformBall
 
@@ -288,22 +290,6 @@ def test_tabular_pe_default_delta_refusal():
 # -- the CLI, in process -------------------------------------------------------------
 
 
-def cli_run(tmp_path, argv, write):
-    """run(data): write the data file, call the CLI, collect every output file."""
-    from privevo.cli import main
-
-    def run(data):
-        shutil.rmtree(tmp_path / "w", ignore_errors=True)
-        (tmp_path / "w").mkdir()
-        write(tmp_path / "w", data)
-        args = [a.replace("{w}", str(tmp_path / "w")) for a in argv]
-        code = main(args)
-        (tmp_path / "w" / "data.csv").unlink()
-        return {"exit": code, "files": files_in(tmp_path / "w")}
-
-    return run
-
-
 def write_points(folder, X) -> None:
     np.savetxt(folder / "data.csv", X, delimiter=",", header="x,y", comments="")
 
@@ -327,6 +313,22 @@ def test_cli_points(tmp_path, command, neighbour, json_out):
     argv += ["--json"] if json_out else ["-o", "{w}/out.csv"]
     run = cli_run(tmp_path, argv, write_points)
     assert_neighbour_safe(run, D, NEIGHBOURS[neighbour])
+
+
+@pytest.mark.parametrize(
+    "selector, neighbour",
+    # test-fast: gape_agg, whose neighbourhood sums no library-level replay runs through the CLI
+    slow_unless(
+        lambda selector, _: selector == "gape_agg",
+        product(SELECTOR_NAMES, ["add an extreme row", "remove a row"]),
+    ),
+)
+@pytest.mark.parametrize("json_out", [False, True])
+def test_cli_synth_every_selector(tmp_path, selector, neighbour, json_out):
+    argv = ["synth", "{w}/data.csv", "--m", "5", "--selector", selector, "--epsilon", "1"]
+    argv += ["--radius", "3", "--iterations", "2", "--seed", "5"]
+    argv += ["--json"] if json_out else ["-o", "{w}/out.csv"]
+    assert_neighbour_safe(cli_run(tmp_path, argv, write_points), D, NEIGHBOURS[neighbour])
 
 
 def write_users(folder, data) -> None:

@@ -7,11 +7,18 @@ import math
 import numpy as np
 import pytest
 
+from helpers.text_doubles import (
+    LABELLED_DIM,
+    REVIEW_LABELS,
+    REVIEWS,
+    HashEmbedder,
+    TopicLM,
+    labelled_text_pe,
+)
 from privevo.text import LLMRandomAPI, LLMVariationAPI, TextPrivateEvolution
 from privevo.text.apis import FILL_PROMPT, instruction_of
 from privevo.text.labels import LABEL_SCALE, with_labels
 from privevo.text.validity import TextChecker, invalid_reason, repair
-from test_text_features import HashEmbedder
 
 # -- the checker on known strings ------------------------------------------------------------
 
@@ -208,21 +215,7 @@ def test_the_random_api_falls_back_to_another_valid_text_of_the_same_label():
 
 # -- label-restricted votes ------------------------------------------------------------------
 
-DIM = 8
-
-
-class TopicLM:
-    """Valid texts naming the label in the prompt, varied by seed and position."""
-
-    def __repr__(self):
-        return "TopicLM()"  # stateless: one repr for every instance (reports compare equal)
-
-    def generate(self, prompts, *, temperature=1.0, max_new_tokens=64, seed=0):
-        out = []
-        for i, p in enumerate(prompts):
-            tag = "great" if "great" in p else "other"
-            out.append(f"A {tag} snack, review {seed % 997} {i}, tasty enough for me.")
-        return out
+DIM = LABELLED_DIM
 
 
 def test_label_block_puts_labels_further_apart_than_any_two_unit_vectors():
@@ -231,33 +224,13 @@ def test_label_block_puts_labels_further_apart_than_any_two_unit_vectors():
     assert LABEL_SCALE * math.sqrt(2) > 2.0
 
 
-def _labelled(**kw):
-    lm = TopicLM()
-    prompts = {"great": "Write a great {kind} about {topic}.", "other": "Write another {kind}."}
-    base = dict(
-        n_synthetic=6,
-        iterations=2,
-        epsilon=math.inf,
-        delta=1e-4,
-        selector="rank",
-        random_state=0,
-        random_api=LLMRandomAPI(lm, prompts, label_weights=[0.5, 0.5], kind="review"),
-        variation_api=LLMVariationAPI(lm, mask_fraction=0.3, kind="review"),
-    )
-    return TextPrivateEvolution(lm, HashEmbedder(DIM), **{**base, **kw})
-
-
-PRIVATE = [f"private review {i} of a snack, quite good" for i in range(40)]
-PRIVATE_LABELS = ["great" if i % 4 else "other" for i in range(40)]
-
-
 def test_each_private_text_votes_only_among_its_labels_candidates():
-    model = _labelled().fit(PRIVATE, labels=PRIVATE_LABELS)
+    model = labelled_text_pe().fit(REVIEWS, labels=REVIEW_LABELS)
     for t, record in enumerate(model.history_):
         labels = np.array(model.engine_.history_[t].candidates[:, DIM:].argmax(axis=1))
         counts = record.noisy_counts  # exact at epsilon = inf
-        assert counts[labels == 0].sum() == pytest.approx(PRIVATE_LABELS.count("great"))
-        assert counts[labels == 1].sum() == pytest.approx(PRIVATE_LABELS.count("other"))
+        assert counts[labels == 0].sum() == pytest.approx(REVIEW_LABELS.count("great"))
+        assert counts[labels == 1].sum() == pytest.approx(REVIEW_LABELS.count("other"))
     assert model.synthetic_.shape == (len(model.synthetic_texts_), DIM)
     assert set(model.synthetic_labels_) <= {"great", "other"}
     report = model.privacy_report_
@@ -265,8 +238,8 @@ def test_each_private_text_votes_only_among_its_labels_candidates():
 
 
 def test_label_restricted_votes_keep_sigma_and_epsilon():
-    plain = _labelled(epsilon=2.0).fit(PRIVATE)
-    labelled = _labelled(epsilon=2.0).fit(PRIVATE, labels=PRIVATE_LABELS)
+    plain = labelled_text_pe(epsilon=2.0).fit(REVIEWS)
+    labelled = labelled_text_pe(epsilon=2.0).fit(REVIEWS, labels=REVIEW_LABELS)
     assert labelled.engine_.sigma_ == pytest.approx(plain.engine_.sigma_)
     assert labelled.privacy_report_["epsilon"] == pytest.approx(plain.privacy_report_["epsilon"])
 
@@ -283,6 +256,6 @@ def test_a_labelled_fit_without_a_public_label_list_is_refused():
         random_api=LLMRandomAPI(lm),
     )
     with pytest.raises(ValueError, match="public label list"):
-        model.fit(PRIVATE, labels=PRIVATE_LABELS)
+        model.fit(REVIEWS, labels=REVIEW_LABELS)
     with pytest.raises(ValueError, match="one label per text"):
-        _labelled().fit(PRIVATE, labels=PRIVATE_LABELS[:-1])
+        labelled_text_pe().fit(REVIEWS, labels=REVIEW_LABELS[:-1])

@@ -11,9 +11,9 @@ import json
 
 import pytest
 
+from helpers.text_doubles import HashEmbedder
 from privevo.cli import main
 from privevo.cli import text as cli_text
-from test_text_features import HashEmbedder
 
 DIM = 8
 

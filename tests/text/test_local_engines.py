@@ -26,7 +26,9 @@ PROMPTS = ["Write one sentence about tea.", "Write one sentence about bread.", "
 def fast():
     from privevo.cli.text import load_generator
 
-    return load_generator(batch_size=16)  # the CLI's per-process cache, shared with test_text.py
+    return load_generator(
+        batch_size=16
+    )  # the CLI's per-process cache, shared with test_text_pe_runs.py
 
 
 @needs_models

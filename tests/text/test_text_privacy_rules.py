@@ -1,4 +1,4 @@
-"""Privacy holes closed in text PE (issue items 1, 7, 9, 10), each replaying its attack.
+"""Text PE's privacy rules, each test replaying the attack it prevents.
 
 - a private text's embedding must be a function of that text alone (not of its batch);
 - no output of ``synth-text`` (texts, report, --json, stderr) may carry the seed's value;

@@ -1,13 +1,13 @@
 """Text PE options (lookahead, k-neighbour votes, threshold, keep_selected) and checkpoints.
 
-These tests use a deterministic stand-in generator and embedder (no models),
-so they check the loop's bookkeeping and the privacy arithmetic quickly; the
-real models are exercised in ``test_text.py`` and ``test_text_engines.py``.
+These tests use a deterministic stand-in generator and embedder (no models,
+``helpers.text_doubles``), so they check the loop's bookkeeping and the privacy arithmetic
+quickly; the real models are exercised in ``test_text_pe_runs.py`` and
+``test_local_engines.py``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import signal
@@ -19,94 +19,31 @@ import time
 import numpy as np
 import pytest
 
+from helpers.text_doubles import PRIVATE, HashEmbedder, WordLM, text_pe
 from privevo.selection import Rank, SelectionContext
-from privevo.text import LLMRandomAPI, LLMVariationAPI, TextPrivateEvolution, Thresholded
-
-DIM = 16
-
-
-class WordLM:
-    """A stand-in generator: a seeded, prompt-dependent shuffle of words (no model)."""
-
-    calls = 0
-
-    def __init__(self, delay: float = 0.0):
-        self.delay = delay
-
-    def __repr__(self):
-        return "WordLM()"  # the delay does not change the texts
-
-    def generate(self, prompts, *, temperature=1.0, max_new_tokens=64, seed=0):
-        WordLM.calls += 1
-        if self.delay:
-            time.sleep(self.delay)
-        out = []
-        for i, p in enumerate(prompts):
-            words = [w for w in p.replace("\n", " ").split() if w != "_"][-6:] or ["empty"]
-            h = int(hashlib.sha256(f"{seed}|{i}|{p}".encode()).hexdigest()[:8], 16)
-            rng = np.random.default_rng(h)
-            out.append(" ".join(rng.permutation(words)[: 1 + int(rng.integers(len(words)))]))
-        return out
-
-
-class HashEmbedder:
-    """Unit vectors from a text's hash: a function of the text alone."""
-
-    def __init__(self, dim: int = DIM):
-        self.dim = dim
-
-    def embed(self, texts, cache=None):
-        rows = []
-        for t in texts:
-            rng = np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:8], 16))
-            v = rng.normal(size=self.dim)
-            rows.append(v / np.linalg.norm(v))
-        return np.array(rows).reshape(len(texts), self.dim)
-
-    def __repr__(self):
-        return "HashEmbedder()"
-
-
-PRIVATE = [f"private text number {i} about topic {i % 5}" for i in range(60)]
-
-
-def _model(**kw):
-    lm = kw.pop("lm", WordLM())
-    base = dict(
-        n_synthetic=4,
-        iterations=3,
-        epsilon=2.0,
-        delta=1e-4,
-        selector="rank",
-        random_state=0,
-        # the stand-in's word shuffles are not texts: no validity check here (test_text_validity)
-        random_api=LLMRandomAPI(lm, topics=("tea", "coffee", "bread", "jam"), checker=None),
-        variation_api=LLMVariationAPI(lm, mask_fraction=0.3, per_point=2, checker=None),
-    )
-    return TextPrivateEvolution(lm, HashEmbedder(), **{**base, **kw})
-
+from privevo.text import Thresholded
 
 # -- k-neighbour votes (the engine's n_neighbors) -------------------------------------------
 
 
 def test_n_neighbors_keeps_epsilon_and_gives_each_text_k_votes_of_one_over_sqrt_k():
-    one = _model(epsilon=math.inf).fit(PRIVATE)
-    four = _model(n_neighbors=4, epsilon=math.inf).fit(PRIVATE)
+    one = text_pe(epsilon=math.inf).fit(PRIVATE)
+    four = text_pe(n_neighbors=4, epsilon=math.inf).fit(PRIVATE)
     assert one.history_[0].noisy_counts.sum() == pytest.approx(len(PRIVATE))
     assert four.history_[0].noisy_counts.sum() == pytest.approx(
         len(PRIVATE) * 4 / 2.0
     )  # k / √k each
     assert four.privacy_report_["public_parameters"]["n_neighbors"] == 4
-    private = _model(n_neighbors=4).fit(PRIVATE)
+    private = text_pe(n_neighbors=4).fit(PRIVATE)
     assert private.privacy_report_["epsilon"] == pytest.approx(2.0, rel=1e-6)
-    assert private.engine_.sigma_ == pytest.approx(_model().fit(PRIVATE).engine_.sigma_)
+    assert private.engine_.sigma_ == pytest.approx(text_pe().fit(PRIVATE).engine_.sigma_)
 
 
 # -- lookahead, threshold, keep_selected ---------------------------------------------------
 
 
 def test_lookahead_candidates_vote_with_the_mean_of_their_variations():
-    model = _model(lookahead=3).fit(PRIVATE)
+    model = text_pe(lookahead=3).fit(PRIVATE)
     pop, emb = model.population_, HashEmbedder()
     rows = model.history_[-1].candidates
     for i, ahead in enumerate(pop.ahead):
@@ -119,7 +56,7 @@ def test_lookahead_candidates_vote_with_the_mean_of_their_variations():
 
 
 def test_lookahead_children_are_the_parents_lookahead_variations():
-    model = _model(lookahead=2, iterations=2).fit(PRIVATE)
+    model = text_pe(lookahead=2, iterations=2).fit(PRIVATE)
     first = model.history_[0]
     pop = model.population_
     m = len(first.selected)
@@ -146,8 +83,8 @@ def test_threshold_subtracts_and_clips_before_selection():
 
 
 def test_keep_selected_false_replaces_parents_by_variations_and_keeps_the_size():
-    kept = _model().fit(PRIVATE)
-    fresh = _model(keep_selected=False).fit(PRIVATE)
+    kept = text_pe().fit(PRIVATE)
+    fresh = text_pe(keep_selected=False).fit(PRIVATE)
     h_kept, h_fresh = kept.history_, fresh.history_
     assert len(h_kept[1].candidates) == len(h_fresh[1].candidates) == 12  # m·(1 + per_point)
     parents = h_kept[0].candidates[h_kept[0].selected]
@@ -175,7 +112,7 @@ def test_bad_options_get_one_line_errors_before_any_text_is_read(option, message
             raise AssertionError("a private text was read before the options were checked")
 
     with pytest.raises(ValueError, match=message) as err:
-        _model(**option).fit(Unreadable(PRIVATE))
+        text_pe(**option).fit(Unreadable(PRIVATE))
     assert "\n" not in str(err.value)
 
 
@@ -185,15 +122,15 @@ def test_bad_options_get_one_line_errors_before_any_text_is_read(option, message
 _CHILD = textwrap.dedent("""
     import sys
     sys.path.insert(0, {tests!r})
-    from test_text_features import PRIVATE, WordLM, _model
-    _model(lm=WordLM(delay=1.5), iterations=4, checkpoint={path!r}).fit(PRIVATE)
+    from helpers.text_doubles import PRIVATE, WordLM, text_pe
+    text_pe(lm=WordLM(delay=1.5), iterations=4, checkpoint={path!r}).fit(PRIVATE)
 """)
 
 
 def test_text_run_killed_mid_round_resumes_with_the_same_texts_and_epsilon(tmp_path):
     path = str(tmp_path / "run.ckpt")
-    want = _model(iterations=4).fit(PRIVATE)
-    script = _CHILD.format(tests=os.path.dirname(__file__), path=path)
+    want = text_pe(iterations=4).fit(PRIVATE)
+    script = _CHILD.format(tests=os.path.dirname(os.path.dirname(__file__)), path=path)
     child = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE)
     deadline = time.time() + 60
     from privevo.checkpoint import load_checkpoint
@@ -210,7 +147,7 @@ def test_text_run_killed_mid_round_resumes_with_the_same_texts_and_epsilon(tmp_p
     assert child.poll() is None, child.stderr.read().decode()[-2000:]
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
-    resumed = _model(iterations=4, checkpoint=path).fit(PRIVATE)
+    resumed = text_pe(iterations=4, checkpoint=path).fit(PRIVATE)
     assert 2 <= resumed.engine_.resumed_from_ < 4
     assert resumed.synthetic_texts_ == want.synthetic_texts_
     assert resumed.privacy_report_["epsilon"] == want.privacy_report_["epsilon"]
@@ -222,7 +159,7 @@ def test_text_run_killed_mid_round_resumes_with_the_same_texts_and_epsilon(tmp_p
 def test_round_seconds_split_every_phase_and_the_cli_prints_them():
     from privevo.cli.text import timing_line
 
-    model = _model().fit(PRIVATE)
+    model = text_pe().fit(PRIVATE)
     rows = model.round_seconds_
     assert [r["round"] for r in rows] == [0, 1, 2]
     assert all(
@@ -234,8 +171,8 @@ def test_round_seconds_split_every_phase_and_the_cli_prints_them():
 
 
 def test_gape_fill_completes_the_selection_to_m():
-    few = _model(selector="gape", gape_R=0.5, epsilon=0.2, iterations=2).fit(PRIVATE)
-    full = _model(selector="gape", gape_R=0.5, epsilon=0.2, iterations=2, fill=True).fit(PRIVATE)
+    few = text_pe(selector="gape", gape_R=0.5, epsilon=0.2, iterations=2).fit(PRIVATE)
+    full = text_pe(selector="gape", gape_R=0.5, epsilon=0.2, iterations=2, fill=True).fit(PRIVATE)
     assert len(full.synthetic_texts_) == 4 and len(few.synthetic_texts_) <= 4
     assert full.privacy_report_["epsilon"] == few.privacy_report_["epsilon"]
 
@@ -259,13 +196,13 @@ def test_a_release_cut_off_during_generation_is_replayed_from_the_log_not_drawn_
     kw = dict(noise="discrete_gaussian_secure", epsilon=0.5, iterations=3, checkpoint=path)
     cut = _CutOffLM(fail_on=2)  # call 1: S_0; call 2: round 0's rewrites of its selection
     with pytest.raises(ConnectionError):
-        _model(lm=cut, **kw).fit(PRIVATE)
+        text_pe(lm=cut, **kw).fit(PRIVATE)
     from privevo.checkpoint import load_checkpoint
 
     keys = [r.key for r in load_checkpoint(path)[1]]
     assert "release/0" in keys and "round/0" not in keys  # logged before any prompt was built
     again = _CutOffLM()
-    resumed = _model(lm=again, **kw).fit(PRIVATE)
+    resumed = text_pe(lm=again, **kw).fit(PRIVATE)
     assert again.seen[0] == cut.seen[1]  # the same selection, not a fresh draw of round 0
     logged = {r.key: r for r in load_checkpoint(path)[1]}
     assert np.array_equal(resumed.history_[0].noisy_counts, logged["release/0"].arrays["counts"])

@@ -12,15 +12,9 @@ import pytest
 pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
 
+from helpers.tables import small_table  # noqa: E402
 from privevo import TabularPE  # noqa: E402
 from privevo.private import frame_source  # noqa: E402
-from privevo.tabular import metadata_from_description  # noqa: E402
-from test_tabular import DESCRIPTION, small_table  # noqa: E402
-
-
-@pytest.fixture
-def meta():
-    return metadata_from_description(DESCRIPTION)
 
 
 def write_parts(df, folder, parts: int = 3, row_group: int = 500):

@@ -1,0 +1,112 @@
+"""Stand-ins for text PE's models (no weights): a generator and an embedder that are pure
+functions of their prompts and texts, and small text PE runs on them (plain and labelled)."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+
+import numpy as np
+
+from privevo.text import LLMRandomAPI, LLMVariationAPI, TextPrivateEvolution
+
+DIM = 16
+
+
+class WordLM:
+    """A stand-in generator: a seeded, prompt-dependent shuffle of words (no model)."""
+
+    calls = 0
+
+    def __init__(self, delay: float = 0.0):
+        self.delay = delay
+
+    def __repr__(self):
+        return "WordLM()"  # the delay does not change the texts
+
+    def generate(self, prompts, *, temperature=1.0, max_new_tokens=64, seed=0):
+        WordLM.calls += 1
+        if self.delay:
+            time.sleep(self.delay)
+        out = []
+        for i, p in enumerate(prompts):
+            words = [w for w in p.replace("\n", " ").split() if w != "_"][-6:] or ["empty"]
+            h = int(hashlib.sha256(f"{seed}|{i}|{p}".encode()).hexdigest()[:8], 16)
+            rng = np.random.default_rng(h)
+            out.append(" ".join(rng.permutation(words)[: 1 + int(rng.integers(len(words)))]))
+        return out
+
+
+class HashEmbedder:
+    """Unit vectors from a text's hash: a function of the text alone."""
+
+    def __init__(self, dim: int = DIM):
+        self.dim = dim
+
+    def embed(self, texts, cache=None):
+        rows = []
+        for t in texts:
+            rng = np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:8], 16))
+            v = rng.normal(size=self.dim)
+            rows.append(v / np.linalg.norm(v))
+        return np.array(rows).reshape(len(texts), self.dim)
+
+    def __repr__(self):
+        return "HashEmbedder()"
+
+
+PRIVATE = [f"private text number {i} about topic {i % 5}" for i in range(60)]
+
+
+def text_pe(**kw):
+    lm = kw.pop("lm", WordLM())
+    base = dict(
+        n_synthetic=4,
+        iterations=3,
+        epsilon=2.0,
+        delta=1e-4,
+        selector="rank",
+        random_state=0,
+        # the stand-in's word shuffles are not texts: no validity check here (test_text_validity)
+        random_api=LLMRandomAPI(lm, topics=("tea", "coffee", "bread", "jam"), checker=None),
+        variation_api=LLMVariationAPI(lm, mask_fraction=0.3, per_point=2, checker=None),
+    )
+    return TextPrivateEvolution(lm, HashEmbedder(), **{**base, **kw})
+
+
+LABELLED_DIM = 8
+
+
+class TopicLM:
+    """Valid texts naming the label in the prompt, varied by seed and position."""
+
+    def __repr__(self):
+        return "TopicLM()"  # stateless: one repr for every instance (reports compare equal)
+
+    def generate(self, prompts, *, temperature=1.0, max_new_tokens=64, seed=0):
+        out = []
+        for i, p in enumerate(prompts):
+            tag = "great" if "great" in p else "other"
+            out.append(f"A {tag} snack, review {seed % 997} {i}, tasty enough for me.")
+        return out
+
+
+def labelled_text_pe(**kw):
+    lm = TopicLM()
+    prompts = {"great": "Write a great {kind} about {topic}.", "other": "Write another {kind}."}
+    base = dict(
+        n_synthetic=6,
+        iterations=2,
+        epsilon=math.inf,
+        delta=1e-4,
+        selector="rank",
+        random_state=0,
+        random_api=LLMRandomAPI(lm, prompts, label_weights=[0.5, 0.5], kind="review"),
+        variation_api=LLMVariationAPI(lm, mask_fraction=0.3, kind="review"),
+    )
+    return TextPrivateEvolution(lm, HashEmbedder(LABELLED_DIM), **{**base, **kw})
+
+
+REVIEWS = [f"private review {i} of a snack, quite good" for i in range(40)]
+REVIEW_LABELS = ["great" if i % 4 else "other" for i in range(40)]
