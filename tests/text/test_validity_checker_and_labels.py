@@ -28,6 +28,7 @@ BAD = {
     "_post I would not _ as any _ of my _ ingredients": "mask",
     "I bought [the_ item] for my kids and they loved it.": "mask",
     "This [product name] is the best snack I have had.": "mask",
+    "[Unspecified detail, no description included] made this dish delicious.": "mask",
     "Great coffee, ___ and smooth, I drink it every day.": "mask",
     # the instruction echoed inside the reply
     "Fill in the blanks in this food review and write it out as one complete food review.": "echo",

@@ -34,8 +34,9 @@ __all__ = ["TextChecker", "INVALID_REASONS", "invalid_reason", "instruction_ngra
 
 INVALID_REASONS = ("mask", "echo", "empty", "truncated", "length")
 
-# a lone "_", a run of them, or a word with "_" inside; bracketed placeholders
-_MASK = re.compile(r"_|\[[^\]\n]{0,40}\]|\{[^}\n]{0,40}\}|<(?:blank|mask)>", re.IGNORECASE)
+# a lone "_", a run of them, or a word with "_" inside; bracketed placeholders (up to 60
+# characters: "[Unspecified detail, no description included]")
+_MASK = re.compile(r"_|\[[^\]\n]{0,60}\]|\{[^}\n]{0,60}\}|<(?:blank|mask)>", re.IGNORECASE)
 # instruction words that never belong to the text itself (anywhere in the reply)
 _ECHO_ANYWHERE = re.compile(
     r"fill(?:ed|ing)? in the blanks?|the blanks\b|reply with the|"
