@@ -21,8 +21,8 @@ demo: setup
 test: setup lint
 	$(BIN)/python -m pytest
 
-test-fast: setup  # every test but those marked slow (real processes, whole-run audits, Dask, demo, big grids)
-	$(BIN)/python -m pytest -m "not slow"
+test-fast: setup  # every test but those marked slow (real processes, whole-run audits, Dask, demo, big grids, real language models), on two processes (pytest-xdist)
+	$(BIN)/python -m pytest -m "not slow" -n 2
 
 lint: setup  # house rules: ruff format + lint (line length 100); the boundary test runs in pytest
 	$(BIN)/ruff format --check src tests benchmarks setup.py

@@ -10,6 +10,7 @@ import time
 import numpy as np
 
 from privevo.text import LLMRandomAPI, LLMVariationAPI, TextPrivateEvolution
+from privevo.text.llm import ChatCompletions
 
 DIM = 16
 
@@ -110,3 +111,26 @@ def labelled_text_pe(**kw):
 
 REVIEWS = [f"private review {i} of a snack, quite good" for i in range(40)]
 REVIEW_LABELS = ["great" if i % 4 else "other" for i in range(40)]
+
+
+class _ChatTemplate:
+    """A stand-in tokenizer's chat template: one ``role: content`` line a message."""
+
+    def apply_chat_template(self, messages, tokenize=False, add_generation_prompt=True):
+        return "\n".join(f"{m['role']}: {m['content']}" for m in messages) + "\nassistant:"
+
+
+class ChatWordLM(ChatCompletions):
+    """A stand-in local chat model with WordLM's word shuffles behind the interface of
+    privevo's local backends (``format_messages``, ``complete``), so that
+    ``privevo.text.server.LocalServer`` can serve it."""
+
+    def __init__(self):
+        super().__init__(chat=True, system_prompt=None, top_p=1.0)
+        self.tokenizer = _ChatTemplate()
+
+    def __repr__(self):
+        return "ChatWordLM()"
+
+    def _sample(self, texts, sampling):
+        return WordLM().generate(texts, seed=sampling.seed)

@@ -11,9 +11,10 @@ import pytest
 
 pd = pytest.importorskip("pandas")
 
-from helpers import REPO_ROOT  # noqa: E402
+from helpers import REPO_ROOT, slow_unless  # noqa: E402
 from helpers.tables import DESCRIPTION, small_table  # noqa: E402
 from privevo import BudgetAccountant, PrivacyLeakWarning, TabularPE  # noqa: E402
+from privevo.adjacency import ADJACENCIES  # noqa: E402
 from privevo.budget import BudgetExceededError  # noqa: E402
 from privevo.metrics import downstream_accuracy, marginal_tvd  # noqa: E402
 from privevo.report import SEED_WARNING  # noqa: E402
@@ -489,7 +490,7 @@ def test_cli_metadata_from_data_warns(tmp_path, capsys):
 # -- empirical audit ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("adjacency", ["add_remove", "replace"])
+@pytest.mark.parametrize("adjacency", slow_unless(lambda a: a == "add_remove", ADJACENCIES))
 def test_audit_tabular_lower_bound_below_claim(adjacency):
     from privevo.audit import audit_tabular
 
@@ -604,6 +605,7 @@ def test_auto_share_and_rounds_from_public_inputs(meta):
     assert (model.marginal_share_, model.iterations_) == (0.9, 1)
 
 
+@pytest.mark.slow  # a third tabular audit (make test-fast keeps the add/remove one)
 def test_audit_tabular_with_target_below_claim():
     from privevo.audit import _tabular_model, audit_tabular
 

@@ -45,6 +45,7 @@ def test_default_engine_is_ctranslate2_and_reproducible_by_seed(fast):
     assert fast.generate([], max_new_tokens=4) == []
 
 
+@pytest.mark.slow  # loads two more engines
 @needs_models
 def test_texts_do_not_depend_on_the_number_of_threads():
     from privevo.text import smollm2

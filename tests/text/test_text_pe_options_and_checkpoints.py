@@ -127,6 +127,7 @@ _CHILD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a real process, killed (in-process resume: the cut-off release test below)
 def test_text_run_killed_mid_round_resumes_with_the_same_texts_and_epsilon(tmp_path):
     path = str(tmp_path / "run.ckpt")
     want = text_pe(iterations=4).fit(PRIVATE)

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 import pytest
 
+from helpers.text_doubles import ChatWordLM, HashEmbedder, TopicLM
 from privevo import PrivacyLeakWarning, PrivateEvolution
 from privevo.cli.text import read_texts, write_texts
 from privevo.selection import Rank
@@ -178,15 +179,15 @@ def embedder():
     return load_embedder()
 
 
-@needs_models
-def test_local_lm_is_reproducible_by_seed(lm):
-    prompts = ["Write one sentence about tea.", "Write one sentence about bread."]
-    a = lm.generate(prompts, temperature=1.0, max_new_tokens=10, seed=3)
-    assert a == lm.generate(prompts, temperature=1.0, max_new_tokens=10, seed=3)
-    assert a != lm.generate(prompts, temperature=1.0, max_new_tokens=10, seed=4)
-    assert all(isinstance(t, str) and t for t in a)
-    greedy = lm.generate(prompts[:1], temperature=0.0, max_new_tokens=8, seed=1)
-    assert greedy == lm.generate(prompts[:1], temperature=0.0, max_new_tokens=8, seed=99)
+REAL_MODELS = pytest.param("real", marks=[pytest.mark.slow, needs_models])
+
+
+@pytest.fixture(params=["stand-ins", REAL_MODELS])
+def models(request):
+    """(generator, embedder): the stand-ins (make test-fast), or SmolLM2 and MiniLM (slow)."""
+    if request.param == "stand-ins":
+        return TopicLM(), HashEmbedder()
+    return request.getfixturevalue("lm"), request.getfixturevalue("embedder")
 
 
 @needs_models
@@ -202,8 +203,8 @@ def test_embedder_is_unit_norm_and_caches_public_texts_only(embedder):
     assert sims[0, 3] > sims[0, 1]
 
 
-@needs_models
-def test_text_pe_end_to_end_keeps_texts_aligned_with_embeddings(lm, embedder):
+def test_text_pe_end_to_end_keeps_texts_aligned_with_embeddings(models):
+    lm, embedder = models
     kw = dict(kind="food review", max_new_tokens=12)
     model = TextPrivateEvolution(
         lm,
@@ -230,13 +231,19 @@ def test_text_pe_end_to_end_keeps_texts_aligned_with_embeddings(lm, embedder):
         and report["steps"] == 2
         and report["guarantee_holds"]
     )
-    assert "SentenceEmbedder" in report["public_parameters"]["embedder"]
+    assert report["public_parameters"]["embedder"] == repr(embedder)
 
 
-@needs_models
-def test_openai_compatible_backend_against_a_real_local_server(lm):
+@pytest.fixture(params=["stand-in", REAL_MODELS])
+def chat_lm(request):
+    """A local chat model to serve: the stand-in (make test-fast), or SmolLM2 (slow)."""
+    return ChatWordLM() if request.param == "stand-in" else request.getfixturevalue("lm")
+
+
+def test_openai_compatible_backend_against_a_real_local_server(chat_lm):
     from privevo.text.server import LocalServer
 
+    lm = chat_lm
     prompts = ["Write one sentence about soup.", "Write one sentence about jam."]
     with LocalServer(lm, model_name="smol") as server:
         chat = OpenAICompatibleLM(server.base_url, "smol", api="chat", max_workers=2)
@@ -271,8 +278,8 @@ def test_openai_compatible_backend_against_a_real_local_server(lm):
         assert len(varied) == 2 and all(varied)
 
 
-@needs_models
-def test_intrinsic_dimension_of_variations(lm, embedder):
+def test_intrinsic_dimension_of_variations(models):
+    lm, embedder = models
     rows = variation_intrinsic_dimension(
         REVIEWS[:2],
         lm,
@@ -284,12 +291,18 @@ def test_intrinsic_dimension_of_variations(lm, embedder):
     )
     assert [r["temperature"] for r in rows] == [0.6, 1.4]
     for r in rows:
-        assert r["ambient_dim"] == 384 and r["max_rank"] == 4 and 1 <= r["intrinsic_dim"] <= 4
+        assert r["ambient_dim"] == embedder.embed(["tea"]).shape[1] and r["max_rank"] == 4
+        assert 1 <= r["intrinsic_dim"] <= 4
 
 
-@needs_models
-def test_cli_synth_text_writes_texts_and_a_non_private_report(tmp_path, lm, embedder, capsys):
+def test_cli_synth_text_writes_texts_and_a_non_private_report(
+    tmp_path, models, monkeypatch, capsys
+):
     from privevo.cli import main
+    from privevo.cli import text as cli_text
+
+    if isinstance(models[1], HashEmbedder):  # the stand-ins; else the command loads the models
+        monkeypatch.setattr(cli_text, "_models", lambda args: models)
 
     data = tmp_path / "reviews.csv"
     write_texts(data, REVIEWS, column="review")

@@ -15,6 +15,7 @@ import json
 import numpy as np
 import pytest
 
+from helpers.text_doubles import HashEmbedder, TopicLM
 from privevo.cli.text import is_local_endpoint, write_texts
 
 TEXT_EXTRA = (
@@ -73,9 +74,15 @@ def test_public_embeddings_are_batch_independent_too_so_resumes_are_exact(embedd
     assert np.array_equal(first, again)
 
 
-@needs_models
-def test_synth_text_never_writes_the_seed_and_honours_noise(tmp_path, capsys):
+@pytest.mark.parametrize(
+    "models", ["stand-ins", pytest.param("real", marks=[pytest.mark.slow, needs_models])]
+)
+def test_synth_text_never_writes_the_seed_and_honours_noise(tmp_path, capsys, monkeypatch, models):
     from privevo.cli import main
+    from privevo.cli import text as cli_text
+
+    if models == "stand-ins":  # else the command loads SmolLM2 and MiniLM
+        monkeypatch.setattr(cli_text, "_models", lambda args: (TopicLM(), HashEmbedder()))
 
     seed = 918273645
     data = tmp_path / "reviews.csv"
