@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 
-from .options import ADJACENCIES, NOISES, add_common, command
+from .options import add_adjacency_and_noise, add_common, command
 
 
 def add_parser(sub) -> None:
@@ -30,13 +30,10 @@ def add_parser(sub) -> None:
         "--delta", type=float, required=True, help=f"delta, from {DELTA_MIN:g} to below 1"
     )
     p.add_argument("--steps", type=int, required=True, help="number of releases T")
-    p.add_argument("--adjacency", choices=ADJACENCIES, default="add_remove")
-    p.add_argument(
-        "--noise",
-        choices=NOISES,
-        default="gaussian",
-        help="gaussian (exact GDP) or discrete_gaussian[_secure] (zCDP, "
-        "docs/privacy.md); default gaussian",
+    add_adjacency_and_noise(
+        p,
+        "gaussian (exact GDP) or discrete_gaussian[_secure] (zCDP, docs/privacy.md); "
+        "default gaussian",
     )
     add_common(p, seed=False)
     p.set_defaults(func=_account)

@@ -32,6 +32,13 @@ def add_header_flags(p, header_help: str, no_header_help: str) -> None:
     )
 
 
+def add_adjacency_and_noise(p, noise_help: str) -> None:
+    """--adjacency (default add_remove) and --noise (default gaussian), as text and account
+    take them."""
+    p.add_argument("--adjacency", choices=ADJACENCIES, default="add_remove")
+    p.add_argument("--noise", choices=NOISES, default="gaussian", help=noise_help)
+
+
 def add_run_options(p) -> None:
     """Options shared by the commands that read private data."""
     from .._validation import DELTA_MIN, EPSILON_MAX, EPSILON_MIN, MAX_ROUNDS

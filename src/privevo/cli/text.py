@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from ..selection import selector_names
-from .options import ADJACENCIES, NOISES, command, run_delta
+from .options import add_adjacency_and_noise, command, run_delta
 
 __all__ = [
     "add_text_commands",
@@ -178,12 +178,9 @@ def _synth_text_parser(sub) -> None:
         default=1.0,
         help="gape: public cluster separation in embedding units (default 1.0; unit vectors)",
     )
-    p.add_argument("--adjacency", choices=ADJACENCIES, default="add_remove")
-    p.add_argument(
-        "--noise",
-        choices=NOISES,
-        default="gaussian",
-        help="noise of every release (default gaussian; "
+    add_adjacency_and_noise(
+        p,
+        "noise of every release (default gaussian; "
         "discrete_gaussian_secure for production: exact sampler, zCDP accounting)",
     )
     p.add_argument(
