@@ -112,6 +112,7 @@ def test_write_outputs_holds_signals_while_moving_files_into_place(tmp_path, mon
         real_replace(src, dst)
 
     monkeypatch.setattr(os, "replace", replace)
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)  # nohup ignores SIGINT
     with pytest.raises(KeyboardInterrupt):
         io.write_outputs(
             {
@@ -119,4 +120,5 @@ def test_write_outputs_holds_signals_while_moving_files_into_place(tmp_path, mon
                 tmp_path / "b.json": lambda t: io.write_json(t, 2),
             }
         )
+    signal.signal(signal.SIGINT, inherited)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json"]  # both, not one
