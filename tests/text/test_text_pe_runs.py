@@ -17,7 +17,8 @@ import pytest
 
 from helpers.text_doubles import ChatWordLM, HashEmbedder, TopicLM, needs_models, text_pe
 from privevo import PrivacyLeakWarning, PrivateEvolution
-from privevo.cli.text import read_texts, write_texts
+from privevo.cli.text import write_texts
+from privevo.private import read_texts
 from privevo.selection import Rank
 from privevo.text import (
     LLMRandomAPI,

@@ -19,14 +19,10 @@ from .options import add_adjacency_and_noise, command, run_delta
 
 __all__ = [
     "add_text_commands",
-    "read_texts",
-    "read_labelled_texts",
     "write_texts",
     "load_generator",
     "load_embedder",
 ]
-
-TEXT_FORMATS = (".csv", ".tsv", ".jsonl", ".txt")
 
 
 def add_text_commands(subparsers) -> None:
@@ -261,68 +257,6 @@ def _intrinsic_parser(sub) -> None:
 
 
 # -- files ------------------------------------------------------------------------------
-
-
-def read_texts(path, column: str = "text") -> list[str]:
-    """Texts from .csv/.tsv (``column``), .jsonl (key ``column``) or .txt (one per line)."""
-    return read_labelled_texts(path, column)[0]
-
-
-def read_labelled_texts(path, column: str = "text", label_column: str | None = None):
-    """(texts, labels or None): ``label_column`` from .csv/.tsv/.jsonl (not .txt).
-
-    Rows whose text is empty are dropped with their label; a label is read as a
-    string.
-    """
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in TEXT_FORMATS:
-        raise ValueError(
-            f"{path}: unsupported text file type {suffix or '(none)'!r}; use one of "
-            f"{', '.join(TEXT_FORMATS)}"
-        )
-    if not path.is_file():
-        raise ValueError(f"{path} does not exist or is not a file")
-    if label_column is not None and suffix == ".txt":
-        raise ValueError(f"{path}: a .txt file holds no labels; use .csv, .tsv or .jsonl")
-    labels: list | None = None
-    with open(path, newline="", encoding="utf-8") as handle:
-        if suffix == ".txt":
-            texts = [line.rstrip("\n") for line in handle if line.strip()]
-        elif suffix == ".jsonl":
-            lines = [(i, line) for i, line in enumerate(handle, 1) if line.strip()]
-            texts = [_json_text(path, i, line, column) for i, line in lines]
-            if label_column is not None:
-                labels = [_json_label(path, i, line, label_column) for i, line in lines]
-        else:
-            from ..private import text_column  # the header rule; quotes no cell
-
-            delimiter = "\t" if suffix == ".tsv" else ","
-            texts = text_column(csv.reader(handle, delimiter=delimiter), path, column)
-            if label_column is not None:
-                handle.seek(0)
-                labels = text_column(csv.reader(handle, delimiter=delimiter), path, label_column)
-    keep = [i for i, t in enumerate(texts) if t.strip()]
-    if not keep:
-        raise ValueError(f"{path} holds no non-empty texts")
-    return [texts[i] for i in keep], None if labels is None else [labels[i] for i in keep]
-
-
-def _json_label(path: Path, line_no: int, line: str, key: str) -> str:
-    value = json.loads(line).get(key)
-    if value is None or isinstance(value, (dict, list)):
-        raise ValueError(f"{path} line {line_no}: no label under key {key!r}")
-    return str(value)
-
-
-def _json_text(path: Path, line_no: int, line: str, column: str) -> str:
-    try:
-        value = json.loads(line)[column]
-    except (json.JSONDecodeError, KeyError, TypeError):
-        raise ValueError(f"{path} line {line_no}: not a JSON object with key {column!r}") from None
-    if not isinstance(value, str):
-        raise ValueError(f"{path} line {line_no}: {column!r} is not a string")
-    return value
 
 
 def write_texts(
@@ -588,6 +522,7 @@ def _synth_text(args) -> int:
         write_json,
         write_outputs,
     )
+    from ..private import TEXT_FORMATS, read_labelled_texts
     from ..text.apis import LABEL_PROMPT, RANDOM_PROMPT, LLMRandomAPI, LLMVariationAPI
     from ..text.evolution import TextPrivateEvolution
     from ..text.validity import TextChecker
@@ -775,6 +710,7 @@ def _print_synth(args, texts, report: dict, paths: dict, validity: str = "") -> 
 
 def _intrinsic_dim(args) -> int:
     from .._validation import check_positive_int
+    from ..private import read_texts
     from ..text.intrinsic import variation_intrinsic_dimension
 
     check_positive_int(args.n_texts, "--n-texts")

@@ -13,8 +13,8 @@ the ones before it:
   collections, and :func:`as_source`; :mod:`.frames` — private tables (pandas,
   Parquet, Dask DataFrames) read block by block through a public per-row map;
 * :mod:`.readers`, :mod:`.headers` — the one reader of private files (CSV/TSV,
-  ``.npy``, Parquet, folders of parts): one rule set for headers, nulls, folders and
-  errors;
+  ``.npy``, Parquet, folders of parts, files of texts): one rule set for headers, nulls,
+  folders and errors;
 * :mod:`.noise` — the exact discrete Gaussian sampler;
 * :mod:`.release` — every noisy release, returned as a frozen
   :class:`Release`; :mod:`.statistics` — the baselines' releases.
@@ -26,7 +26,14 @@ from .dask import backend_session, dask_session
 from .domain import LEAK_NOTE, Domain, clip_to_ball, public_domain
 from .files import BlockSource, ClippedSource, NpySource, ParquetSource, open_source
 from .frames import FrameSource, MappedSource, frame_source
-from .headers import named_header, scan_delimited, text_column
+from .headers import (
+    TEXT_FORMATS,
+    named_header,
+    read_labelled_texts,
+    read_texts,
+    scan_delimited,
+    text_column,
+)
 from .kernel import (
     METRICS,
     PreparedCandidates,
@@ -99,6 +106,7 @@ __all__ = [
     "Release",
     "PreparedCandidates",
     "READ_FORMATS",
+    "TEXT_FORMATS",
     "Table",
     "Source",
     "as_source",
@@ -144,8 +152,10 @@ __all__ = [
     "public_domain",
     "read_data",
     "read_folder",
+    "read_labelled_texts",
     "read_points",
     "read_table",
+    "read_texts",
     "reference_assign",
     "reference_votes",
     "register_backend",

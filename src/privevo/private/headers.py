@@ -2,19 +2,30 @@
 
 :func:`scan_delimited` reads line 1 and checks the shape of the file, :func:`named_header`
 decides whether line 1 is the header against the public column names (the metadata's or a
-description's), and :func:`text_column` takes a text column by its header name. No message
-quotes a cell: they give line numbers and positions (docs/privacy.md).
+description's), and :func:`text_column` takes a text column by its header name.
+:func:`read_labelled_texts` reads a file of texts (CSV/TSV by that rule, JSONL, ``.txt``).
+No message quotes a cell: they give line numbers and positions (docs/privacy.md).
 """
 
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 from typing import Sequence
 
 from .readers import _listing
 
-__all__ = ["scan_delimited", "named_header", "text_column"]
+__all__ = [
+    "TEXT_FORMATS",
+    "scan_delimited",
+    "named_header",
+    "text_column",
+    "read_texts",
+    "read_labelled_texts",
+]
+
+TEXT_FORMATS = (".csv", ".tsv", ".jsonl", ".txt")
 
 
 def scan_delimited(path, sep: str) -> tuple[list[str], int]:
@@ -161,3 +172,66 @@ def text_column(rows, path, column: str) -> list[str]:
                 "make every row the same length"
             )
     return [row[j] for _, row in numbered[1:]]
+
+
+# -- files of texts ---------------------------------------------------------------------
+
+
+def read_texts(path, column: str = "text") -> list[str]:
+    """Texts from .csv/.tsv (``column``), .jsonl (key ``column``) or .txt (one per line)."""
+    return read_labelled_texts(path, column)[0]
+
+
+def read_labelled_texts(path, column: str = "text", label_column: str | None = None):
+    """(texts, labels or None): ``label_column`` from .csv/.tsv/.jsonl (not .txt).
+
+    Rows whose text is empty are dropped with their label; a label is read as a
+    string.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in TEXT_FORMATS:
+        raise ValueError(
+            f"{path}: unsupported text file type {suffix or '(none)'!r}; use one of "
+            f"{', '.join(TEXT_FORMATS)}"
+        )
+    if not path.is_file():
+        raise ValueError(f"{path} does not exist or is not a file")
+    if label_column is not None and suffix == ".txt":
+        raise ValueError(f"{path}: a .txt file holds no labels; use .csv, .tsv or .jsonl")
+    labels: list | None = None
+    with open(path, newline="", encoding="utf-8") as handle:
+        if suffix == ".txt":
+            texts = [line.rstrip("\n") for line in handle if line.strip()]
+        elif suffix == ".jsonl":
+            lines = [(i, line) for i, line in enumerate(handle, 1) if line.strip()]
+            texts = [_json_text(path, i, line, column) for i, line in lines]
+            if label_column is not None:
+                labels = [_json_label(path, i, line, label_column) for i, line in lines]
+        else:
+            delimiter = "\t" if suffix == ".tsv" else ","
+            texts = text_column(csv.reader(handle, delimiter=delimiter), path, column)
+            if label_column is not None:
+                handle.seek(0)
+                labels = text_column(csv.reader(handle, delimiter=delimiter), path, label_column)
+    keep = [i for i, t in enumerate(texts) if t.strip()]
+    if not keep:
+        raise ValueError(f"{path} holds no non-empty texts")
+    return [texts[i] for i in keep], None if labels is None else [labels[i] for i in keep]
+
+
+def _json_label(path: Path, line_no: int, line: str, key: str) -> str:
+    value = json.loads(line).get(key)
+    if value is None or isinstance(value, (dict, list)):
+        raise ValueError(f"{path} line {line_no}: no label under key {key!r}")
+    return str(value)
+
+
+def _json_text(path: Path, line_no: int, line: str, column: str) -> str:
+    try:
+        value = json.loads(line)[column]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        raise ValueError(f"{path} line {line_no}: not a JSON object with key {column!r}") from None
+    if not isinstance(value, str):
+        raise ValueError(f"{path} line {line_no}: {column!r} is not a string")
+    return value

@@ -7,7 +7,7 @@ command and estimator:
 * **header** (CSV/TSV): line 1 is a header only when every cell of it is non-empty and not
   a number while the columns below hold numbers, or when it is declared (``header=True``,
   or column names asked for); a line that could be data is never taken for a header. The
-  tables of text cells (tabular, text) follow :mod:`.headers`.
+  tables of text cells (tabular, text) and the files of texts follow :mod:`.headers`.
 * **nulls**: an empty cell, a Parquet null, NaN or ±inf is refused at read time, naming the
   column and the first line or row; a folder streamed block by block carries them as NaN,
   which the vote kernel refuses when it reads the block.
