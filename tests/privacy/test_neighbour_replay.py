@@ -20,7 +20,14 @@ from helpers import slow_unless
 from helpers.neighbour import assert_neighbour_safe, cli_run, estimator_artefacts, files_in
 from privevo import BudgetAccountant, DPKMeans, PrivateEvolution, TabularPE
 from privevo.baselines import DPLloyd, FastLloyd, LSHTreeKMeans
-from privevo.selection import GAPE, SELECTOR_NAMES, Rank, Subsample, WeightedKMeans
+from privevo.selection import (
+    GAPE,
+    SELECTOR_NAMES,
+    Rank,
+    Subsample,
+    WeightedKMeans,
+    selector_names,
+)
 from privevo.tabular import metadata_from_description
 from privevo.variation import GaussianVariation, UniformBall
 
@@ -220,13 +227,30 @@ TABLE_NEIGHBOURS = {
 }
 
 
-@pytest.mark.parametrize("neighbour", sorted(TABLE_NEIGHBOURS))
-def test_tabular_pe(neighbour):
+TABLE_SELECTORS = ("tabpe", *selector_names(keeps_candidates=True))
+
+
+@pytest.mark.parametrize(
+    "selector, neighbour",
+    # test-fast: the default (tabpe) and gape_agg, which thresholds neighbourhood sums of the votes
+    slow_unless(
+        lambda selector, _: selector in ("tabpe", "gape_agg"),
+        product(TABLE_SELECTORS, sorted(TABLE_NEIGHBOURS)),
+    ),
+)
+def test_tabular_pe(selector, neighbour):
     meta = metadata_from_description(DESCRIPTION)
 
     def run(df):
         est = TabularPE(
-            4.0, 1e-5, meta, n_synthetic=20, iterations=1, pool=200, random_state=0
+            4.0,
+            1e-5,
+            meta,
+            n_synthetic=20,
+            iterations=2,  # the first round's selection shapes the published sample
+            pool=200,
+            selector=selector,
+            random_state=0,
         ).fit(df)
         sample = est.sample(50, random_state=1)
         return {
@@ -359,11 +383,12 @@ def test_cli_synth_user_level_replace_default_delta(tmp_path):
     assert_neighbour_safe(cli_run(tmp_path, argv, write_users), (D, users), more)
 
 
-def test_cli_synth_table_with_metadata(tmp_path):
+@pytest.mark.parametrize("selector", ["tabpe", "gape_agg"])
+def test_cli_synth_table_with_metadata(tmp_path, selector):
     metadata_from_description(DESCRIPTION).to_json(tmp_path / "meta.json")
     argv = ["synth-table", "{w}/data.csv", "--metadata", str(tmp_path / "meta.json")]
-    argv += ["--epsilon", "4", "--delta", "1e-5", "--population", "20", "--iterations", "1"]
-    argv += ["--seed", "2", "-o", "{w}/out.csv"]
+    argv += ["--epsilon", "4", "--delta", "1e-5", "--population", "20", "--iterations", "2"]
+    argv += ["--selector", selector, "--seed", "2", "-o", "{w}/out.csv"]
     run = cli_run(tmp_path, argv, write_table)
     assert_neighbour_safe(run, table(), TABLE_NEIGHBOURS["a new category (other)"])
 
