@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-from .readers import _listing
+from .readers import _checked_suffix, _listing
 
 __all__ = [
     "TEXT_FORMATS",
@@ -189,12 +189,7 @@ def read_labelled_texts(path, column: str = "text", label_column: str | None = N
     string.
     """
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in TEXT_FORMATS:
-        raise ValueError(
-            f"{path}: unsupported text file type {suffix or '(none)'!r}; use one of "
-            f"{', '.join(TEXT_FORMATS)}"
-        )
+    suffix = _checked_suffix(path, TEXT_FORMATS, "text file")
     if not path.is_file():
         raise ValueError(f"{path} does not exist or is not a file")
     if label_column is not None and suffix == ".txt":

@@ -91,12 +91,7 @@ def read_table(
     """
     path = Path(path)
     wanted = parse_columns(columns)
-    suffix = path.suffix.lower()
-    if suffix not in READ_FORMATS:
-        raise ValueError(
-            f"{path}: unsupported file type {suffix or '(none)'!r}; "
-            f"use one of {', '.join(READ_FORMATS)}"
-        )
+    suffix = _checked_suffix(path, READ_FORMATS)
     if path.is_dir():
         raise ValueError(f"{path} is a directory; give a data file ({', '.join(READ_FORMATS)})")
     if not path.exists():
@@ -110,6 +105,17 @@ def read_table(
     else:
         data, names = _read_delimited(path, _DELIMITERS[suffix], wanted, header)
     return Table(data, names, str(path))
+
+
+def _checked_suffix(path: Path, formats: Sequence[str], kind: str = "file") -> str:
+    """``path``'s suffix, lower-cased; refused (one line) unless it is one of ``formats``."""
+    suffix = path.suffix.lower()
+    if suffix not in formats:
+        raise ValueError(
+            f"{path}: unsupported {kind} type {suffix or '(none)'!r}; "
+            f"use one of {', '.join(formats)}"
+        )
+    return suffix
 
 
 # -- delimited text -----------------------------------------------------------
