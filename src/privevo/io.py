@@ -8,7 +8,7 @@ costs no privacy budget; :func:`check_distinct_paths` refuses an output that
 is an input or another output of the run.
 
 Private files are read inside the boundary, by :mod:`privevo.private` (``read_table``,
-``read_folder``, ``scan_delimited``, ``named_header``, ``read_labelled_texts``).
+``read_folder``, ``read_text_table``, ``read_labelled_texts``).
 """
 
 from __future__ import annotations

@@ -15,9 +15,7 @@ from pathlib import Path
 from ..selection import selector_names
 from .options import ADJACENCIES, add_header_flags, command
 
-__all__ = ["add_tabular_commands", "read_table"]
-
-TABLE_FORMATS = (".csv", ".tsv")
+__all__ = ["add_tabular_commands"]
 
 
 def add_tabular_commands(subparsers) -> None:
@@ -131,62 +129,6 @@ def _metadata_parser(sub) -> None:
 # -- files ------------------------------------------------------------------------------
 
 
-def read_table(path, names=None, header: bool | None = None, header_only: bool = False):
-    """A CSV/TSV as a DataFrame (strings stay strings; empty cells are missing).
-
-    The tabular header rule (:func:`privevo.private.named_header`): with public column
-    ``names`` (the metadata's), line 1 is the header exactly when its cells are those
-    names; otherwise every line is a row, in the declared column order. Without them,
-    line 1 is the header unless ``header`` is False. The frame's columns are the
-    declared names, line 1's names, or positions ``0, 1, ...`` (no header). No message
-    quotes a cell. ``header_only``: the frame has no rows (only line 1 is decided).
-    """
-    import pandas as pd
-
-    from ..private import named_header, scan_delimited
-
-    path = _checked_table_path(path)
-    sep = "\t" if path.suffix.lower() == ".tsv" else ","
-    cells, width = scan_delimited(path, sep)
-    has_header = named_header(path, cells, names, header, "metadata")
-    columns = cells if has_header else (list(names) if names is not None else None)
-    columns = columns or [str(j) for j in range(width)]
-    if header_only:
-        return pd.DataFrame(columns=columns)
-    positions = [str(j) for j in range(width)]
-    try:
-        df = pd.read_csv(
-            path,
-            sep=sep,
-            header=None,
-            names=positions,
-            skiprows=[0] if has_header else None,
-            index_col=False,
-            encoding="utf-8-sig",
-        )
-    except pd.errors.EmptyDataError:
-        df = pd.DataFrame(columns=positions)
-    except (pd.errors.ParserError, UnicodeDecodeError) as err:
-        raise ValueError(f"{path} is not a well-formed table ({type(err).__name__})") from None
-    if len(df) == 0:
-        raise ValueError(f"{path} has a header but no rows; it needs data rows")
-    df.columns = columns
-    return df
-
-
-def _checked_table_path(path) -> Path:
-    path = Path(path)
-    if path.suffix.lower() not in TABLE_FORMATS:
-        raise ValueError(
-            f"{path}: unsupported table type {path.suffix or '(none)'!r}; use .csv or .tsv"
-        )
-    if not path.is_file():
-        raise ValueError(f"{path} does not exist or is not a file")
-    if path.stat().st_size == 0:
-        raise ValueError(f"{path} is empty; it needs a header row and data rows")
-    return path
-
-
 def _is_parquet(path) -> bool:
     """A .parquet/.pq file or a folder (of Parquet parts: the reader checks them)."""
     path = Path(path)
@@ -209,6 +151,7 @@ def _synth_table(args) -> int:
         write_json,
         write_outputs,
     )
+    from ..private import TABLE_FORMATS, read_text_table
     from ..tabular.estimator import TabularPE
 
     check_epsilon(args.epsilon)
@@ -239,7 +182,7 @@ def _synth_table(args) -> int:
             )
         df = args.data  # read block by block by the fit
     else:
-        df = read_table(args.data, None if metadata is None else metadata.names, args.header)
+        df = read_text_table(args.data, None if metadata is None else metadata.names, args.header)
         _check_table_memory(args, df.shape[1])
         positional = metadata is None and args.header is None  # line 1 could be a private row
         if positional:
@@ -338,6 +281,7 @@ def _print_summary(args, out: Path, report_path: Path, rows: int, report: dict) 
 
 def _metadata(args) -> int:
     from ..io import check_distinct_paths, check_output_path, write_json, write_outputs
+    from ..private import read_text_table
     from ..tabular.metadata import metadata_from_data, metadata_from_description
 
     out = check_output_path(args.output, (".json",)) if args.output else None
@@ -348,10 +292,10 @@ def _metadata(args) -> int:
     if args.public_description:
         text = _read_text(_existing(args.public_description))
         declared = metadata_from_description(text).names
-        header = read_table(args.data, declared, args.header, header_only=True).columns
+        header = read_text_table(args.data, declared, args.header, header_only=True).columns
         meta = metadata_from_description(text, list(header))
     else:
-        df = read_table(args.data, None, args.header)
+        df = read_text_table(args.data, None, args.header)
         unknown = [c for c in args.categorical if c not in df.columns]
         if unknown:
             what = "line 1 (the header)" if args.header is not False else "0, 1, ... (no header)"

@@ -13,7 +13,7 @@ the ones before it:
   collections, and :func:`as_source`; :mod:`.frames` — private tables (pandas,
   Parquet, Dask DataFrames) read block by block through a public per-row map;
 * :mod:`.readers`, :mod:`.headers` — the one reader of private files (CSV/TSV,
-  ``.npy``, Parquet, folders of parts, files of texts): one rule set for headers, nulls,
+  ``.npy``, Parquet, folders of parts, tables and files of texts): one rule set for headers, nulls,
   folders and errors;
 * :mod:`.noise` — the exact discrete Gaussian sampler;
 * :mod:`.release` — every noisy release, returned as a frozen
@@ -27,9 +27,11 @@ from .domain import LEAK_NOTE, Domain, clip_to_ball, public_domain
 from .files import BlockSource, ClippedSource, NpySource, ParquetSource, open_source
 from .frames import FrameSource, MappedSource, frame_source
 from .headers import (
+    TABLE_FORMATS,
     TEXT_FORMATS,
     named_header,
     read_labelled_texts,
+    read_text_table,
     read_texts,
     scan_delimited,
     text_column,
@@ -106,6 +108,7 @@ __all__ = [
     "Release",
     "PreparedCandidates",
     "READ_FORMATS",
+    "TABLE_FORMATS",
     "TEXT_FORMATS",
     "Table",
     "Source",
@@ -155,6 +158,7 @@ __all__ = [
     "read_labelled_texts",
     "read_points",
     "read_table",
+    "read_text_table",
     "read_texts",
     "reference_assign",
     "reference_votes",

@@ -3,7 +3,8 @@
 :func:`scan_delimited` reads line 1 and checks the shape of the file, :func:`named_header`
 decides whether line 1 is the header against the public column names (the metadata's or a
 description's), and :func:`text_column` takes a text column by its header name.
-:func:`read_labelled_texts` reads a file of texts (CSV/TSV by that rule, JSONL, ``.txt``).
+:func:`read_text_table` reads a table of text cells as a DataFrame by that rule, and
+:func:`read_labelled_texts` a file of texts (CSV/TSV by that rule, JSONL, ``.txt``).
 No message quotes a cell: they give line numbers and positions (docs/privacy.md).
 """
 
@@ -17,14 +18,17 @@ from typing import Sequence
 from .readers import _checked_suffix, _listing
 
 __all__ = [
+    "TABLE_FORMATS",
     "TEXT_FORMATS",
     "scan_delimited",
     "named_header",
     "text_column",
     "read_texts",
     "read_labelled_texts",
+    "read_text_table",
 ]
 
+TABLE_FORMATS = (".csv", ".tsv")
 TEXT_FORMATS = (".csv", ".tsv", ".jsonl", ".txt")
 
 
@@ -230,3 +234,60 @@ def _json_text(path: Path, line_no: int, line: str, column: str) -> str:
     if not isinstance(value, str):
         raise ValueError(f"{path} line {line_no}: {column!r} is not a string")
     return value
+
+
+# -- tables of text cells as frames -------------------------------------------------------
+
+
+def read_text_table(path, names=None, header: bool | None = None, header_only: bool = False):
+    """A CSV/TSV as a DataFrame (strings stay strings; empty cells are missing).
+
+    The tabular header rule (:func:`named_header`): with public column
+    ``names`` (the metadata's), line 1 is the header exactly when its cells are those
+    names; otherwise every line is a row, in the declared column order. Without them,
+    line 1 is the header unless ``header`` is False. The frame's columns are the
+    declared names, line 1's names, or positions ``0, 1, ...`` (no header). No message
+    quotes a cell. ``header_only``: the frame has no rows (only line 1 is decided).
+    """
+    import pandas as pd
+
+    path = _checked_table_path(path)
+    sep = "\t" if path.suffix.lower() == ".tsv" else ","
+    cells, width = scan_delimited(path, sep)
+    has_header = named_header(path, cells, names, header, "metadata")
+    columns = cells if has_header else (list(names) if names is not None else None)
+    columns = columns or [str(j) for j in range(width)]
+    if header_only:
+        return pd.DataFrame(columns=columns)
+    positions = [str(j) for j in range(width)]
+    try:
+        df = pd.read_csv(
+            path,
+            sep=sep,
+            header=None,
+            names=positions,
+            skiprows=[0] if has_header else None,
+            index_col=False,
+            encoding="utf-8-sig",
+        )
+    except pd.errors.EmptyDataError:
+        df = pd.DataFrame(columns=positions)
+    except (pd.errors.ParserError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path} is not a well-formed table ({type(err).__name__})") from None
+    if len(df) == 0:
+        raise ValueError(f"{path} has a header but no rows; it needs data rows")
+    df.columns = columns
+    return df
+
+
+def _checked_table_path(path) -> Path:
+    path = Path(path)
+    if path.suffix.lower() not in TABLE_FORMATS:
+        raise ValueError(
+            f"{path}: unsupported table type {path.suffix or '(none)'!r}; use .csv or .tsv"
+        )
+    if not path.is_file():
+        raise ValueError(f"{path} does not exist or is not a file")
+    if path.stat().st_size == 0:
+        raise ValueError(f"{path} is empty; it needs a header row and data rows")
+    return path
