@@ -87,27 +87,17 @@ def test_whole_runs_replace_adjacency_below_claim():
 
 
 @pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
-def test_sigma_over_four_single_release_is_caught(noise):
+@pytest.mark.parametrize(
+    "epsilon, n_releases, planted_bug",  # planted_bug(noise): audit_release's keyword to swap in
+    [
+        (1.0, 20_000, lambda noise: {"add_noise": quarter_sigma_noise(noise)}),
+        (4.0, 300_000, lambda noise: {"histogram": last_row_counted_twice}),
+    ],
+    ids=["sigma_over_four", "canary_that_votes_twice"],
+)
+def test_planted_bug_in_a_single_release_is_caught(noise, epsilon, n_releases, planted_bug):
     r = audit_release(
-        1.0,
-        DELTA,
-        noise=noise,
-        n_releases=20_000,
-        random_state=1,
-        add_noise=quarter_sigma_noise(noise),
-    )
-    assert r.epsilon_lower > r.claimed_epsilon
-
-
-@pytest.mark.parametrize("noise", ["gaussian", "discrete_gaussian"])
-def test_canary_that_votes_twice_is_caught(noise):
-    r = audit_release(
-        4.0,
-        DELTA,
-        noise=noise,
-        n_releases=300_000,
-        random_state=1,
-        histogram=last_row_counted_twice,
+        epsilon, DELTA, noise=noise, n_releases=n_releases, random_state=1, **planted_bug(noise)
     )
     assert r.epsilon_lower > r.claimed_epsilon
 
