@@ -137,17 +137,13 @@ def test_scalar_noise_on_cluster_sums_is_caught():
     assert r.epsilon_lower > 3 * r.claimed_epsilon and r.statistic == "sum residual off (1, …, 1)"
 
 
-@pytest.mark.slow  # thousands of cluster-sum releases
-def test_quarter_sigma_on_cluster_sums_is_caught():
-    r = audit_cluster_sums(1.0, DELTA, n_releases=2000, random_state=1, release=quarter_sigma_sums)
-    assert r.epsilon_lower > r.claimed_epsilon
-
-
-@pytest.mark.slow  # thousands of second-moment releases
-def test_quarter_sigma_on_second_moment_is_caught():
-    r = audit_second_moment(
-        1.0, DELTA, n_releases=2000, random_state=1, release=quarter_sigma_moment
-    )
+@pytest.mark.slow  # thousands of cluster-sum or second-moment releases
+@pytest.mark.parametrize(
+    "audit_statistic, release",
+    [(audit_cluster_sums, quarter_sigma_sums), (audit_second_moment, quarter_sigma_moment)],
+)
+def test_quarter_sigma_on_cluster_sums_and_second_moment_is_caught(audit_statistic, release):
+    r = audit_statistic(1.0, DELTA, n_releases=2000, random_state=1, release=release)
     assert r.epsilon_lower > r.claimed_epsilon
 
 
