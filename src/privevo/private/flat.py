@@ -88,7 +88,8 @@ def prepare_candidates(candidates, metric: str = "euclidean") -> PreparedCandida
 def _first_of_each_row(points: np.ndarray) -> np.ndarray:
     """Sorted index of the first occurrence of each distinct row (−0.0 equals 0.0).
 
-    ``np.unique(points, axis=0, return_index=True)`` up to order, 2–5× faster: rows are
+    ``np.unique(points, axis=0, return_index=True)`` up to order, 1.8–2.8× faster at
+    m = 20 000, d = 16 and 2 (``benchmarks/histogram.py``'s ``dedup_timing``): rows are
     compared as byte strings after ``+ 0.0`` turns −0.0 into 0.0 (points are finite).
     """
     rows = np.ascontiguousarray(points + 0.0)
