@@ -3,7 +3,11 @@ and the 2-D mixture most command-line tests read."""
 
 from __future__ import annotations
 
+import json
 import os
+import sys
+import tempfile
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -58,3 +62,45 @@ def small_pe() -> Callable[..., object]:
         return PrivateEvolution(**{**plugins, **params, **overrides})
 
     return make
+
+
+# -- the privacy checks' tables: each process (pytest-xdist worker) writes what it saw, the main
+# process prints the merged tables at the end of the run ------------------------------------------
+
+_TABLES = "PRIVEVO_TEST_TABLES"
+
+
+def pytest_configure(config) -> None:
+    if not hasattr(config, "workerinput"):  # the main process; workers inherit the variable
+        os.environ[_TABLES] = tempfile.mkdtemp(prefix="privevo-test-tables-")
+
+
+def pytest_sessionfinish(session) -> None:
+    neighbour = sys.modules.get("helpers.neighbour")
+    if neighbour is None or _TABLES not in os.environ:
+        return
+    seen = {"ratios": neighbour.LARGEST_RATIOS, "plants": neighbour.PLANT_RESULTS}
+    Path(os.environ[_TABLES], f"{os.getpid()}.json").write_text(json.dumps(seen))
+
+
+def pytest_terminal_summary(terminalreporter, config) -> None:
+    if hasattr(config, "workerinput") or _TABLES not in os.environ:
+        return
+    ratios: dict[str, list] = {}
+    plants: dict[str, str] = {}
+    for path in Path(os.environ[_TABLES]).glob("*.json"):
+        seen = json.loads(path.read_text())
+        for family, (ratio, where) in seen["ratios"].items():
+            if ratio > ratios.get(family, [-1.0])[0]:
+                ratios[family] = [ratio, where]
+        plants.update(seen["plants"])
+    write = terminalreporter.write_line
+    if ratios:
+        write("sensitivity replay: largest observed change / declared sensitivity per release")
+        for family, (ratio, where) in sorted(ratios.items()):
+            write(f"  {family:<28} {ratio:8.4f}   {where}")
+    if plants:
+        caught = sum(verdict.startswith("caught") for verdict in plants.values())
+        write(f"planted-leak catalogue: {caught} of {len(plants)} plants caught")
+        for name, verdict in sorted(plants.items()):
+            write(f"  {name:<44} {verdict}")

@@ -1,35 +1,50 @@
-"""The neighbour-replay check: every published byte is a function of the releases and public inputs.
+"""The neighbour replay: every published byte is a function of the releases and public inputs,
+and every release's exact statistic moves by at most its declared sensitivity.
 
 Every noisy value privevo publishes is drawn by
-:func:`privevo.private.release.release_noise` (docs/privacy.md, "The private
-boundary"). The check
+:func:`privevo.private.release.release_noise`, and every release shows its exact
+statistic to :func:`privevo.private.release.observing_exact_statistics` first
+(docs/privacy.md, "How the checks work"). The check
 
-1. runs an entry point on D, recording each value ``release_noise`` returns;
+1. runs an entry point on D, recording each value ``release_noise`` returns and
+   each release's exact statistic;
 2. runs it on a neighbour D' with the same seed, ``release_noise`` patched to
    draw as usual (so the generator advances the same way) but to return D's
-   recorded value instead of its own;
-3. compares every published artefact of the two runs byte for byte.
+   recorded value instead of its own, again recording the exact statistics;
+3. compares every published artefact of the two runs byte for byte (the
+   *byte replay*), and
+4. compares each release's exact statistic on D and D': the change of every
+   part, in the release's norm, must be at most its declared sensitivity (the
+   *sensitivity replay*). With the releases pinned, both runs ask the same
+   questions (same candidates, same public maps), so a leak that travels
+   *through* a release (a broken sensitivity, a per-row encoding that depends on
+   other rows) shows up here although the bytes after it are pinned equal.
 
 With the releases pinned, an artefact that differs was carried by something
 other than a release: a leak. Report timestamps and the version are masked,
 nothing else. An entry point that makes a different number of releases, or
-releases of another shape, on D' is a leak too (the artefact ``releases``).
+releases of another shape or name, on D' is a leak too (the artefact ``releases``).
+
+The privevo modules are looked up when a check runs, not when this file is
+imported, so the checks also run against a patched copy of the package
+(tests/privacy/test_planted_leaks.py).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import json
+import os
 import shutil
 import sys
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
-
-import privevo.private.release as _release
 
 MASKED_KEYS = ("timestamp", "privevo_version")
 
@@ -51,10 +66,17 @@ class _Pinned:
         return noisy
 
 
+def _release_module():
+    return importlib.import_module("privevo.private.release")
+
+
 @contextlib.contextmanager
 def pinned_releases(recorded: list | None = None):
-    """Patch ``release_noise`` in every privevo module that binds it; yield the recorder."""
-    original = _release.release_noise
+    """Patch ``release_noise`` in every privevo module that binds it; yield the recorder.
+
+    The recorder's ``exact`` lists every release's :class:`ExactStatistic` in order."""
+    release_module = _release_module()
+    original = release_module.release_noise
     pinned = _Pinned(original, recorded)
     patched = [
         module
@@ -63,8 +85,10 @@ def pinned_releases(recorded: list | None = None):
     ]
     for module in patched:
         module.release_noise = pinned
+    pinned.exact = []
     try:
-        yield pinned
+        with release_module.observing_exact_statistics(pinned.exact.append):
+            yield pinned
     finally:
         for module in patched:
             module.release_noise = original
@@ -114,19 +138,106 @@ def published(run: Callable[[], object]) -> dict[str, object]:
 
 
 def replay(run: Callable[[object], object], data, neighbour) -> tuple[dict, dict]:
-    """(artefacts on D, artefacts on D' with D's releases pinned); ``run(data)`` publishes."""
-    with pinned_releases() as first:
-        on_d = published(lambda: run(data))
-    on_d["releases"] = first.shapes
-    with pinned_releases(first.values) as second:
-        on_d2 = published(lambda: run(neighbour))
-    on_d2["releases"] = second.shapes
+    """(artefacts on D, artefacts on D' with D's releases pinned); ``run(data)`` publishes.
+
+    Each side's exact statistics are under the (unpublished) key ``EXACT``."""
+    first, on_d = _run_on(run, data, None)
+    _, on_d2 = _run_on(run, neighbour, first.values)
     return on_d, on_d2
+
+
+EXACT = "exact statistics (not published)"
+
+
+def _run_on(run, data, recorded):
+    with pinned_releases(recorded) as pinned:
+        artefacts = published(lambda: run(data))
+    artefacts["releases"] = [
+        *pinned.shapes,
+        *((s.name, tuple(np.shape(p) for p in s.parts)) for s in pinned.exact),
+    ]
+    artefacts[EXACT] = pinned.exact
+    return pinned, artefacts
 
 
 def differences(a: dict, b: dict) -> list[str]:
     """The artefacts that differ, by name (arrays compared by dtype, shape and bytes)."""
-    return [key for key in sorted(set(a) | set(b)) if _bytes(a.get(key)) != _bytes(b.get(key))]
+    keys = sorted((set(a) | set(b)) - {EXACT})
+    return [key for key in keys if _bytes(a.get(key)) != _bytes(b.get(key))]
+
+
+# -- the sensitivity replay ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Movement:
+    """How far one release's exact statistic moved between D and D' against its sensitivity."""
+
+    release: str
+    index: int  # the release's position in the run
+    part: int
+    change: float  # the largest part's change, in the release's norm
+    sensitivity: float
+    slack: float = 0.0  # float round-off forgiven: 1e-12 of the part's magnitude
+
+    @property
+    def exceeds(self) -> bool:
+        return not self.change <= self.sensitivity * (1.0 + RATIO_TOLERANCE) + self.slack
+
+    @property
+    def ratio(self) -> float:
+        return self.change / self.sensitivity if self.sensitivity > 0 else float("inf")
+
+
+def movements(exact_d: list, exact_d2: list) -> list[Movement]:
+    """The largest movement of each release, paired by position (same name and part shapes)."""
+    moved = []
+    for index, (a, b) in enumerate(zip(exact_d, exact_d2)):
+        if a.name != b.name or len(a.parts) != len(b.parts):
+            continue  # a different sequence of releases: the byte replay's ``releases`` says so
+        changes = [
+            _norm(np.asarray(pa) - np.asarray(pb), a.norm) if np.shape(pa) == np.shape(pb) else 0.0
+            for pa, pb in zip(a.parts, b.parts)
+        ]
+        worst = int(np.argmax(changes)) if changes else 0
+        change = changes[worst] if changes else 0.0
+        slack = 0.0
+        if changes:  # float sums of many rows round: forgive 1e-12 of their magnitude
+            slack = 1e-12 * float(np.abs(a.parts[worst]).sum() + np.abs(b.parts[worst]).sum())
+        moved.append(Movement(a.name, index, worst, change, a.sensitivity, slack))
+    return moved
+
+
+def _norm(diff: np.ndarray, norm: str) -> float:
+    diff = np.ravel(diff).astype(np.float64)
+    if not np.all(np.isfinite(diff)):
+        return float("inf")
+    return float(np.abs(diff).sum() if norm == "l1" else np.sqrt((diff * diff).sum()))
+
+
+RATIO_TOLERANCE = 1e-9
+LARGEST_RATIOS: dict[str, tuple[float, str]] = {}  # release family → (largest ratio, where)
+PLANT_RESULTS: dict[str, str] = {}  # planted leak → "caught by ..." or "missed" (the catalogue)
+
+
+def record_ratios(moved: list[Movement], where: str) -> None:
+    """Keep each release family's largest observed/declared ratio (the session's table)."""
+    for m in moved:
+        if m.ratio > LARGEST_RATIOS.get(m.release, (-1.0, ""))[0]:
+            LARGEST_RATIOS[m.release] = (m.ratio, where)
+
+
+def sensitivity_violations(on_d: dict, on_d2: dict, where: str = "") -> list[str]:
+    """The releases whose exact statistic moved by more than its sensitivity between D and D'."""
+    moved = movements(on_d.get(EXACT, []), on_d2.get(EXACT, []))
+    test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
+    record_ratios(moved, f"{test} [{where}]")
+    return [
+        f"release {m.index} ({m.release}) moved {m.change:.6g} against a declared sensitivity "
+        f"{m.sensitivity:.6g} (ratio {m.ratio:.3g})"
+        for m in moved
+        if m.exceeds
+    ]
 
 
 def _bytes(value) -> bytes:
@@ -144,19 +255,45 @@ def _bytes(value) -> bytes:
 def assert_neighbour_safe(
     run: Callable[[object], object], data, neighbour, releases: bool = True
 ) -> None:
-    """Fail, naming the artefacts, if any published artefact differs between D and D'.
+    """Fail, naming the artefacts, if any published artefact differs between D and D', or if a
+    release's exact statistic moved by more than its declared sensitivity.
 
     The run on D must succeed and (unless ``releases=False``) make at least one release.
     """
-    on_d, on_d2 = replay(run, data, neighbour)
+    assert_neighbours_safe(run, data, {"the neighbour": neighbour}, releases)
+
+
+def assert_neighbours_safe(
+    run: Callable[[object], object], data, neighbours: dict, releases: bool = True
+) -> None:
+    """:func:`assert_neighbour_safe` for several neighbours of D (D runs once); every failing
+    neighbour is named."""
+    failures = neighbour_failures(run, data, neighbours, releases)
+    assert not failures, "\n".join(failures)
+
+
+def neighbour_failures(
+    run: Callable[[object], object], data, neighbours: dict, releases: bool = True
+) -> list[str]:
+    """What the byte and sensitivity replays find for each neighbour (empty: all safe)."""
+    first, on_d = _run_on(run, data, None)
     assert "error" not in on_d and on_d.get("exit", 0) in (0, None), (
         f"the run on D itself failed: {on_d.get('error', on_d.get('exit'))} {on_d['stderr']}"
     )
     assert on_d["releases"] or not releases, "the run on D made no release: nothing was checked"
-    diff = differences(on_d, on_d2)
-    assert not diff, "published artefacts differ between neighbours: " + ", ".join(
-        f"{key}: {_show(on_d.get(key))} vs {_show(on_d2.get(key))}" for key in diff
-    )
+    failures = []
+    for name, neighbour in neighbours.items():
+        _, on_d2 = _run_on(run, neighbour, first.values)
+        diff = differences(on_d, on_d2)
+        found = [
+            f"{key}: {_show(on_d.get(key))} vs {_show(on_d2.get(key))}" for key in diff
+        ] + sensitivity_violations(on_d, on_d2, name)
+        if found:
+            failures.append(
+                f"{name}: published artefacts differ between neighbours or a "
+                "release exceeds its sensitivity: " + "; ".join(found)
+            )
+    return failures
 
 
 def _show(value) -> str:

@@ -21,9 +21,10 @@ Sensitivities (L2 unless noted; add/remove → replace):
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -41,6 +42,8 @@ from .votes import vote_sensitivity
 
 __all__ = [
     "Release",
+    "ExactStatistic",
+    "observing_exact_statistics",
     "NOISES",
     "calibrate",
     "quadratic_budget",
@@ -230,6 +233,65 @@ def release_noise(
     return add_noise(lattice, float(sigma) / granularity, rng) * granularity
 
 
+# -- the sensitivity seam -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExactStatistic:
+    """A release's exact statistic, before noise, with the sensitivity its release declares.
+
+    ``parts`` are the separately accounted vectors of one release (a release of
+    ``count=K`` histograms has K parts, of P dependence scores P scalars); each
+    may move by at most ``sensitivity`` in ``norm`` (``"l2"``, or ``"l1"`` for
+    Laplace and geometric noise) between neighbours under ``adjacency``. Only
+    :func:`observing_exact_statistics` sees these objects: the sensitivity replay
+    (docs/privacy.md, "How the checks work") compares them on D and D′. They are
+    private, never stored and never published.
+    """
+
+    name: str
+    parts: tuple
+    sensitivity: float
+    norm: str
+    adjacency: str
+
+
+_OBSERVERS: list[Callable[[ExactStatistic], None]] = []
+
+
+@contextlib.contextmanager
+def observing_exact_statistics(observer: Callable[[ExactStatistic], None]) -> Iterator[None]:
+    """Call ``observer`` with the :class:`ExactStatistic` of every release made inside the block.
+
+    In-process only (a test harness): the statistics are exact private values.
+    """
+    _OBSERVERS.append(observer)
+    try:
+        yield
+    finally:
+        _OBSERVERS.remove(observer)
+
+
+def observe_exact(name: str, parts, sensitivity: float, noise: str, adjacency: str) -> None:
+    """Show every observer the exact ``parts`` of release ``name`` (no-op without observers).
+
+    Every release function calls this with the statistic it is about to noise;
+    ``tests/private/test_boundary.py`` checks that each caller of
+    :func:`release_noise` inside the boundary does.
+    """
+    if not _OBSERVERS:
+        return
+    statistic = ExactStatistic(
+        name,
+        tuple(np.array(part, dtype=np.float64, copy=True) for part in parts),
+        float(sensitivity),
+        "l1" if noise in ("laplace", "geometric") else "l2",
+        adjacency,
+    )
+    for observer in list(_OBSERVERS):
+        observer(statistic)
+
+
 def _check_release(rng, adjacency: str, **positive) -> None:
     """A release needs an explicit Generator, a known adjacency and finite, positive scales."""
     if not isinstance(rng, np.random.Generator):
@@ -253,15 +315,22 @@ def noisy_statistic(
     noise: str = "gaussian",
     adjacency: str = "add_remove",
     granularity: float = 1.0,
+    per_value: bool = False,
 ) -> Release:
     """A :class:`Release` of an exact statistic computed inside this package (e.g. the baselines').
 
     The caller states the statistic's sensitivity under ``adjacency``; the
     noise kind, the lattice and the record are the same as for every release.
+    ``per_value=True``: each value is its own release of that sensitivity
+    (``count`` = the number of values), as P dependence scores are.
     """
     _check_release(rng, adjacency, sigma=sigma, sensitivity=sensitivity)
+    values = np.asarray(values, dtype=np.float64)
+    parts = values.reshape(-1, 1) if per_value else (values,)
+    observe_exact(name, parts, sensitivity, noise, adjacency)
     noisy = release_noise(values, sigma, rng, noise, granularity)
-    return Release(name, float(sigma), float(sensitivity), noise, adjacency, 1, noisy)
+    count = values.size if per_value else 1
+    return Release(name, float(sigma), float(sensitivity), noise, adjacency, count, noisy)
 
 
 # -- the releases of PE and DP k-means ---------------------------------------------------
