@@ -29,7 +29,7 @@ import numpy as np
 
 from ..adjacency import vote_sensitivity
 from .blocks import Source
-from .release import Release, _check_release, release_noise
+from .release import Release, _check_release, observe_exact, release_noise
 
 __all__ = ["noisy_cell_counts", "noisy_dependence_scores"]
 
@@ -69,7 +69,9 @@ def noisy_cell_counts(
     """K noisy histograms of ``cells`` (n, K) with ``sizes[k]`` cells each (value: a list)."""
     _check_release(rng, adjacency, sigma=sigma)
     sensitivity = vote_sensitivity(adjacency)  # a row adds 1 to one cell, as a vote does
-    noisy = [release_noise(counts, sigma, rng) for counts in _summed_counts(cells, sizes)]
+    exact = _summed_counts(cells, sizes)
+    observe_exact(name, exact, sensitivity, "gaussian", adjacency)
+    noisy = [release_noise(counts, sigma, rng) for counts in exact]
     return Release(name, float(sigma), sensitivity, "gaussian", adjacency, len(sizes), noisy)
 
 
@@ -93,5 +95,6 @@ def noisy_dependence_scores(
             joint += _exact_counts(cell, len(joint))
     scores = np.array([np.abs(j - np.ravel(e)).sum() for j, e in zip(joints, expected)])
     sensitivity = 1.0 if adjacency == "add_remove" else 2.0
+    observe_exact(name, scores.reshape(-1, 1), sensitivity, "gaussian", adjacency)
     noisy = release_noise(scores, sigma, rng)
     return Release(name, float(sigma), sensitivity, "gaussian", adjacency, len(pairs), noisy)
