@@ -189,8 +189,10 @@ def read_texts(path, column: str = "text") -> list[str]:
 def read_labelled_texts(path, column: str = "text", label_column: str | None = None):
     """(texts, labels or None): ``label_column`` from .csv/.tsv/.jsonl (not .txt).
 
-    Rows whose text is empty are dropped with their label; a label is read as a
-    string.
+    Every row (every line of a .txt file, blank lines at its end aside) is one
+    private record, an empty text included: dropping empty texts would make the
+    number of records depend on a cell, so under replace adjacency a replaced
+    text could change the public n (docs/privacy.md). A label is read as a string.
     """
     path = Path(path)
     suffix = _checked_suffix(path, TEXT_FORMATS, "text file")
@@ -201,7 +203,7 @@ def read_labelled_texts(path, column: str = "text", label_column: str | None = N
     labels: list | None = None
     with open(path, newline="", encoding="utf-8") as handle:
         if suffix == ".txt":
-            texts = [line.rstrip("\n") for line in handle if line.strip()]
+            texts = [line.rstrip("\r") for line in handle.read().rstrip("\r\n").split("\n")]
         elif suffix == ".jsonl":
             lines = [(i, line) for i, line in enumerate(handle, 1) if line.strip()]
             texts = [_json_text(path, i, line, column) for i, line in lines]
@@ -213,10 +215,9 @@ def read_labelled_texts(path, column: str = "text", label_column: str | None = N
             if label_column is not None:
                 handle.seek(0)
                 labels = text_column(csv.reader(handle, delimiter=delimiter), path, label_column)
-    keep = [i for i, t in enumerate(texts) if t.strip()]
-    if not keep:
-        raise ValueError(f"{path} holds no non-empty texts")
-    return [texts[i] for i in keep], None if labels is None else [labels[i] for i in keep]
+    if texts == [""] or not texts:
+        raise ValueError(f"{path} holds no texts")
+    return texts, labels
 
 
 def _json_label(path: Path, line_no: int, line: str, key: str) -> str:

@@ -1,0 +1,470 @@
+"""Every entry point × input path × adjacency the generated-neighbour replay runs, in one table.
+
+An :class:`EntryPoint` knows its input kind (so tests/helpers/neighbours.py generates its
+neighbours), its adjacency, its base data D, and how to run it on any data and publish what it
+publishes. :func:`check` runs the byte and sensitivity replays (tests/helpers/neighbour.py) on D
+and every generated neighbour and returns what they find. tests/privacy/test_generated_neighbours.py
+runs every row; tests/privacy/test_planted_leaks.py runs them against planted leaks.
+
+privevo is imported inside the run functions, so that a patched copy of the package swapped into
+``sys.modules`` (the planted-leak catalogue) is the one that runs.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from helpers import neighbours as gen
+from helpers.neighbour import estimator_artefacts, files_in, neighbour_failures
+
+# -- the base data ----------------------------------------------------------------------------
+
+
+def points(n: int = 120, seed: int = 0) -> np.ndarray:
+    """Three blobs in 2-D; the second column integer-valued (a CSV reader might type by it)."""
+    rng = np.random.default_rng(seed)
+    centres = np.array([[-1.0, -4.0], [1.0, 4.0], [1.0, -4.0]])
+    X = centres[rng.integers(0, 3, n)] + rng.standard_normal((n, 2)) * [0.2, 1.0]
+    X[:, 1] = np.round(X[:, 1])
+    return X
+
+
+def users(n: int = 120) -> tuple[np.ndarray, np.ndarray]:
+    return points(n), np.arange(n) // 3
+
+
+TABLE_DESCRIPTION = """
+zip: categorical 01234, 02139, 10001, other | other=other
+color: categorical red, green, blue
+size: integer 0..100
+weight: numeric 0..2000 | nullable
+"""
+
+
+def table(n: int = 120, seed: int = 0):
+    """Codes with leading zeros, a colour, an integer and a nullable integer-looking number."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "zip": rng.choice(["01234", "02139", "10001"], n),
+            "color": rng.choice(["red", "green", "blue"], n),
+            "size": rng.integers(0, 100, n),
+            "weight": rng.integers(500, 1500, n),
+        }
+    )
+
+
+def table_metadata():
+    from privevo.tabular import metadata_from_description
+
+    return metadata_from_description(TABLE_DESCRIPTION)
+
+
+def texts():
+    from helpers.text_doubles import PRIVATE
+
+    return list(PRIVATE)
+
+
+def labelled_texts():
+    from helpers.text_doubles import REVIEW_LABELS, REVIEWS
+
+    return list(REVIEWS), list(REVIEW_LABELS)
+
+
+# -- the table --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    """One entry point on one input path under one adjacency."""
+
+    name: str
+    kind: str  # points, users, table, texts, labelled_texts
+    adjacency: str
+    make_run: Callable[[Path], Callable[[object], object]]  # tmp folder → run(data)
+    data: Callable[[], object]
+    fast: bool = False  # in ``make test-fast``
+
+    @property
+    def id(self) -> str:
+        return f"{self.name}/{self.adjacency}"
+
+    def neighbours(self) -> dict[str, object]:
+        D = self.data()
+        if self.kind == "points":
+            return gen.point_neighbours(D, self.adjacency)
+        if self.kind == "users":
+            return gen.user_neighbours(D, self.adjacency)
+        if self.kind == "table":
+            return gen.table_neighbours(D, table_metadata(), self.adjacency)
+        if self.kind == "texts":
+            return gen.text_neighbours(D, self.adjacency)
+        return gen.labelled_text_neighbours(D, self.adjacency)
+
+
+def check(entry: EntryPoint, tmp_path: Path, neighbours: dict | None = None) -> list[str]:
+    """What the byte and sensitivity replays find on ``entry`` (empty: nothing)."""
+    run = entry.make_run(Path(tmp_path))
+    D = entry.data()
+    return neighbour_failures(run, D, entry.neighbours() if neighbours is None else neighbours)
+
+
+# -- runs: the library ------------------------------------------------------------------------
+
+
+def _pe(selector: str, adjacency: str, **fit):
+    def make(tmp):
+        def run(data):
+            from privevo import PrivateEvolution
+            from privevo.selection import make_selector
+            from privevo.variation import GaussianVariation, UniformBall
+
+            X, kw = (data[0], {"groups": data[1]}) if fit.get("users") else (data, {})
+            options = {"R": 1.0} if selector.startswith("gape") else {}
+            est = PrivateEvolution(
+                UniformBall(8.0),
+                GaussianVariation(0.3),
+                make_selector(selector, **options),
+                n_synthetic=6,
+                iterations=2,
+                epsilon=2.0,
+                delta=1e-5,
+                adjacency=adjacency,
+                random_state=3,
+            ).fit(X, **kw)
+            return estimator_artefacts(est, "synthetic_")
+
+        return run
+
+    return make
+
+
+def _dpkmeans(adjacency: str, **options):
+    def make(tmp):
+        def run(X):
+            from privevo import DPKMeans
+
+            est = DPKMeans(
+                3,
+                epsilon=2.0,
+                delta=1e-5,
+                radius=8.0,
+                iterations=2,
+                adjacency=adjacency,
+                random_state=0,
+                **options,
+            ).fit(X)
+            return estimator_artefacts(est, "cluster_centers_")
+
+        return run
+
+    return make
+
+
+def _baseline(name: str):
+    def make(tmp):
+        def run(X):
+            from privevo import baselines
+
+            cls = {"dplloyd": "DPLloyd", "fastlloyd": "FastLloyd", "lsh_tree": "LSHTreeKMeans"}
+            est = getattr(baselines, cls[name])(
+                3, epsilon=1.0, bounds=(-8.0, 8.0), random_state=0
+            ).fit(X)
+            return estimator_artefacts(est, "cluster_centers_", "n_iter_")
+
+        return run
+
+    return make
+
+
+def _write_parquet(df, path: Path, folder: bool) -> Path:
+    shutil.rmtree(path, ignore_errors=True)
+    if path.exists():
+        path.unlink()
+    if not folder:
+        df.to_parquet(path, row_group_size=50)
+        return path
+    path.mkdir(parents=True)
+    half = len(df) // 2
+    df.iloc[:half].to_parquet(path / "part-0.parquet", row_group_size=50)
+    df.iloc[half:].to_parquet(path / "part-1.parquet", row_group_size=50)
+    return path
+
+
+def _tabular(adjacency: str, path: str = "memory"):
+    def make(tmp):
+        def run(df):
+            import pandas as pd
+
+            from privevo import TabularPE
+
+            source = df
+            if path in ("parquet", "parquet folder"):
+                typed = df.astype({"zip": str, "color": str})
+                typed = typed.astype({c: float for c in ("size", "weight")})
+                source = _write_parquet(typed, tmp / "table.parquet", path == "parquet folder")
+            elif path == "dask":
+                import dask.dataframe as dd
+
+                source = dd.from_pandas(pd.DataFrame(df), npartitions=3)
+            est = TabularPE(
+                4.0,
+                1e-5,
+                table_metadata(),
+                n_synthetic=20,
+                iterations=2,
+                pool=200,
+                adjacency=adjacency,
+                random_state=0,
+            ).fit(source)
+            sample = est.sample(30, random_state=1)
+            return {
+                "csv": sample.to_csv(index=False),
+                "dtypes": [str(t) for t in sample.dtypes],
+                "report": estimator_artefacts(est)["privacy_report_"],
+            }
+
+        return run
+
+    return make
+
+
+def _text(adjacency: str, labelled: bool):
+    def make(tmp):
+        def run(data):
+            from helpers.text_doubles import labelled_text_pe, text_pe
+
+            if labelled:
+                est = labelled_text_pe(epsilon=2.0, adjacency=adjacency).fit(
+                    data[0], labels=data[1]
+                )
+                return {
+                    **estimator_artefacts(est, "synthetic_texts_"),
+                    "labels": list(est.synthetic_labels_),
+                }
+            est = text_pe(adjacency=adjacency).fit(data)
+            return estimator_artefacts(est, "synthetic_texts_")
+
+        return run
+
+    return make
+
+
+# -- runs: the command line -------------------------------------------------------------------
+
+
+def _cli(argv: list[str], write: Callable[[Path, object], None]):
+    """run(data) over ``privevo ARGV``: data written by ``write`` into a fresh folder ``{w}``;
+    publishes the exit status and every file the command left there (the input removed)."""
+
+    def make(tmp):
+        def run(data):
+            from privevo.cli import main
+
+            work = Path(tmp) / "w"
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir(parents=True)
+            inputs = set(_listing(work))
+            write(work, data)
+            inputs = set(_listing(work)) - inputs
+            code = main([a.replace("{w}", str(work)) for a in argv])
+            for name in inputs:
+                target = work / name
+                shutil.rmtree(target) if target.is_dir() else target.unlink()
+            return {"exit": code, "files": files_in(work)}
+
+        return run
+
+    return make
+
+
+def _listing(folder: Path) -> list[str]:
+    return [p.name for p in folder.iterdir()]
+
+
+def _write_points_csv(folder: Path, X) -> None:
+    np.savetxt(folder / "data.csv", X, delimiter=",", header="x,y", comments="", fmt="%.17g")
+
+
+def _write_points_npy(folder: Path, X) -> None:
+    np.save(folder / "data.npy", np.asarray(X, dtype=np.float64))
+
+
+def _write_users_csv(folder: Path, data) -> None:
+    X, u = data
+    np.savetxt(
+        folder / "data.csv",
+        np.column_stack([X, u]),
+        delimiter=",",
+        header="x,y,u",
+        comments="",
+        fmt="%.17g",
+    )
+
+
+def _write_table_csv(folder: Path, df) -> None:
+    df.to_csv(folder / "data.csv", index=False)
+
+
+def _write_table_parquet(folder: Path, df) -> None:
+    typed = df.astype({"zip": str, "color": str}).astype({"size": float, "weight": float})
+    _write_parquet(typed, folder / "data.parquet", False)
+
+
+def _write_texts_csv(folder: Path, data) -> None:
+    import pandas as pd
+
+    if isinstance(data, tuple):
+        pd.DataFrame({"review": data[0], "y": data[1]}).to_csv(folder / "data.csv", index=False)
+    else:
+        pd.DataFrame({"review": data}).to_csv(folder / "data.csv", index=False)
+
+
+_POINT_FLAGS = ["--epsilon", "1", "--iterations", "2", "--seed", "5", "--radius", "8"]
+_SYNTH = ["synth", "{w}/DATA", "--m", "5", "--selector", "rank", *_POINT_FLAGS]
+_KMEANS = ["kmeans", "{w}/DATA", "--k", "3", *_POINT_FLAGS]
+_TABLE = ["synth-table", "{w}/DATA", "--metadata", "{w}/../meta.json", "--epsilon", "4"]
+_TABLE += ["--delta", "1e-5", "--population", "20", "--iterations", "2", "--seed", "2"]
+_TEXT = ["synth-text", "{w}/data.csv", "--column", "review", "--m", "4", "--iterations", "2"]
+_TEXT += ["--epsilon", "2", "--seed", "3"]
+
+
+def _argv(base: list[str], data_file: str, *extra: str) -> list[str]:
+    return [a.replace("DATA", data_file) for a in base] + list(extra)
+
+
+def _table_cli(adjacency: str, data_file: str, write):
+    argv = _argv(_TABLE, data_file, "--adjacency", adjacency, "-o", "{w}/out.csv")
+    make_cli = _cli(argv, write)
+
+    def make(tmp):
+        table_metadata().to_json(Path(tmp) / "meta.json")
+        return make_cli(tmp)
+
+    return make
+
+
+def _text_cli(adjacency: str, labelled: bool):
+    argv = list(_TEXT) + ["--adjacency", adjacency, "-o", "{w}/out.csv"]
+    if labelled:
+        argv += ["--label-column", "y", "--labels", "great,other"]
+    else:
+        argv += ["--topics", "tea,bread"]
+    make_cli = _cli(argv, _write_texts_csv)
+
+    def make(tmp):
+        from helpers.text_doubles import HashEmbedder, TopicLM, WordLM
+        from privevo.cli import text as cli_text
+
+        model = TopicLM() if labelled else WordLM()
+        original = cli_text._models
+        cli_text._models = lambda args: (model, HashEmbedder())
+        run = make_cli(tmp)
+
+        def patched(data):
+            cli_text._models = lambda args: (model, HashEmbedder())
+            try:
+                return run(data)
+            finally:
+                cli_text._models = original
+
+        return patched
+
+    return make
+
+
+def _entry_points() -> list[EntryPoint]:
+    E = EntryPoint
+    rows = []
+    for adjacency in ("add_remove", "replace"):
+        for selector in ("rank", "subsample", "weighted_kmeans", "gape", "gape_agg"):
+            fast = selector in ("rank", "gape_agg")
+            rows.append(
+                E(f"pe {selector}", "points", adjacency, _pe(selector, adjacency), points, fast)
+            )
+        rows.append(
+            E("pe users", "users", adjacency, _pe("rank", adjacency, users=True), users, True)
+        )
+        rows.append(E("dpkmeans", "points", adjacency, _dpkmeans(adjacency), points, True))
+        rows.append(
+            E("dpkmeans hdpe", "points", adjacency, _dpkmeans(adjacency, projection="pca"), points)
+        )
+        for path in ("memory", "parquet", "parquet folder", "dask"):
+            rows.append(
+                E(
+                    f"tabular {path}",
+                    "table",
+                    adjacency,
+                    _tabular(adjacency, path),
+                    table,
+                    path == "memory",
+                )
+            )
+        rows.append(E("text pe", "texts", adjacency, _text(adjacency, False), texts))
+        rows.append(
+            E(
+                "labelled text pe",
+                "labelled_texts",
+                adjacency,
+                _text(adjacency, True),
+                labelled_texts,
+            )
+        )
+        for cmd, base in (("kmeans", _KMEANS), ("synth", _SYNTH)):
+            for suffix, write in (("csv", _write_points_csv), ("npy", _write_points_npy)):
+                argv = _argv(base, f"data.{suffix}", "--adjacency", adjacency, "-o", "{w}/out.csv")
+                fast = cmd == "synth" and suffix == "csv"
+                rows.append(
+                    E(f"cli {cmd} {suffix}", "points", adjacency, _cli(argv, write), points, fast)
+                )
+            argv = _argv(base, "data.csv", "--adjacency", adjacency, "--json")
+            rows.append(
+                E(f"cli {cmd} --json", "points", adjacency, _cli(argv, _write_points_csv), points)
+            )
+        argv = _argv(_SYNTH, "data.csv", "--adjacency", adjacency, "--user-column", "u")
+        argv += ["-o", "{w}/out.csv"]
+        rows.append(E("cli synth users", "users", adjacency, _cli(argv, _write_users_csv), users))
+        for suffix, write in (("csv", _write_table_csv), ("parquet", _write_table_parquet)):
+            rows.append(
+                E(
+                    f"cli synth-table {suffix}",
+                    "table",
+                    adjacency,
+                    _table_cli(adjacency, f"data.{suffix}", write),
+                    table,
+                    suffix == "csv",
+                )
+            )
+        rows.append(E("cli synth-text", "texts", adjacency, _text_cli(adjacency, False), texts))
+        rows.append(
+            E(
+                "cli synth-text labels",
+                "labelled_texts",
+                adjacency,
+                _text_cli(adjacency, True),
+                labelled_texts,
+            )
+        )
+    for name in ("dplloyd", "fastlloyd", "lsh_tree"):
+        rows.append(
+            E(
+                f"baseline {name}",
+                "points",
+                "add_remove",
+                _baseline(name),
+                points,
+                name == "dplloyd",
+            )
+        )
+    return rows
+
+
+ENTRY_POINTS: dict[str, EntryPoint] = {e.id: e for e in _entry_points()}
