@@ -32,17 +32,23 @@ def check_points(
         message = f"{name} must be a numeric 2-D array (rows x features) of numbers"
         raise ValueError(message) from None
     if array.ndim != 2:
-        raise ValueError(
-            f"{name} must be 2-D (rows x features), got {array.ndim}-D with shape {array.shape}; "
-            "reshape 1-D data with .reshape(-1, 1)"
-        )
-    if array.shape[0] < min_rows:
-        raise ValueError(f"{name} must have at least {min_rows} row(s), got {array.shape[0]}")
+        raise ValueError(not_two_d(name, array.ndim))
+    if array.shape[0] < min_rows:  # how many rows it has is private: never said
+        raise ValueError(f"{name} must have at least {min_rows} row(s); it has fewer")
     if array.shape[1] < 1:
         raise ValueError(f"{name} must have at least 1 feature column, got 0")
     if not np.isfinite(array).all():
         raise ValueError(f"{name} contains NaN or infinite values; drop or impute them first")
     return array
+
+
+def not_two_d(name: str, ndim: int) -> str:
+    """The refusal of an array that is not 2-D: its number of axes, never its shape (which
+    holds the row count, private under add/remove; docs/privacy.md, "What is public")."""
+    return (
+        f"{name} must be 2-D (rows x features), got a {ndim}-D array; "
+        "reshape 1-D data with .reshape(-1, 1)"
+    )
 
 
 def check_same_dimension(candidate_dim: int, data_dim: int, name: str = "candidates") -> None:

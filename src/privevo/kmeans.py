@@ -46,6 +46,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import time
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -459,7 +460,8 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             raise ValueError(_BAD_X) from None
         if reset and array.ndim == 2:  # before scikit-learn's check, which prints n
             _check_enough_rows(array.shape[0])
-        try:  # then scikit-learn's shape and feature checks, shown without the array they print
+        try:  # then scikit-learn's shape and feature checks, shown without the array and the
+            # shape they print (its cells; n)
             X = _validate_data(
                 self,
                 X,
@@ -803,9 +805,11 @@ _BAD_X = "X must be a real-valued numeric 2-D array (rows x features)"
 
 
 def _without_array(error: Exception) -> str:
-    """An error's message without the lines that print the input (``array=...``)."""
-    lines = [line for line in str(error).splitlines() if "array=" not in line]
-    return " ".join(line.strip() for line in lines).strip() or _BAD_X
+    """An error's message without the input it prints: ``array=[...]`` (its cells, over
+    several lines for a long array) and ``shape=(...)`` (it holds n)."""
+    text = re.sub(r"array=.*\]\.?", "", str(error), flags=re.S)
+    text = re.sub(r"\s*\(?shape=\([^)]*\)\)?", "", text)
+    return " ".join(text.split()) or _BAD_X
 
 
 def in_domain(domain: Domain, unit_centers: np.ndarray) -> np.ndarray:

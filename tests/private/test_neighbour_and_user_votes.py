@@ -123,7 +123,7 @@ def test_noisy_release_with_votes_is_votes_plus_seeded_gaussian():
         ({"n_neighbors": 0}, "n_neighbors"),
         ({"n_neighbors": 1.5}, "n_neighbors"),
         ({"n_neighbors": True}, "n_neighbors"),
-        ({"groups": np.zeros(3)}, "one per row"),
+        ({"groups": np.zeros(3)}, "one entry per row"),
         ({"groups": np.zeros((10, 2))}, "1-D"),
         ({"groups": np.r_[np.zeros(9), np.nan]}, "NaN"),
     ],

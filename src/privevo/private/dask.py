@@ -34,7 +34,7 @@ from typing import Iterator
 
 import numpy as np
 
-from .._validation import check_same_dimension
+from .._validation import check_same_dimension, not_two_d
 from .blocks import Source
 from .files import BlockSource
 from .flat import as_block as _as_private_block
@@ -77,6 +77,8 @@ class DaskSource(Source):
     """
 
     def __init__(self, data):
+        if not hasattr(data, "columns") and len(np.shape(data)) != 2:
+            raise ValueError(not_two_d("private data", len(np.shape(data))))
         self.data = data
         self.dim = int(len(data.columns) if hasattr(data, "columns") else np.shape(data)[1])
 
@@ -248,8 +250,5 @@ def as_dask_array(x):
 
 def _two_dim(x):
     if x.ndim != 2:
-        raise ValueError(
-            f"private data must be 2-D (rows x features), got shape {x.shape}; reshape 1-D data "
-            "with .reshape(-1, 1)"
-        )
+        raise ValueError(not_two_d("private data", x.ndim))
     return x

@@ -310,9 +310,8 @@ def _npy_layout(path: str) -> tuple[str, int, int, np.dtype, int]:
     """(path, rows, columns, dtype, data offset) of a 2-D C-ordered numeric .npy file."""
     shape, fortran, dtype, offset = _npy_header(path)
     if len(shape) != 2:
-        raise ValueError(
-            f"{path!r} holds a {len(shape)}-D array of shape {shape}; save a 2-D (rows x features) "
-            "array"
+        raise ValueError(  # the number of axes, never the shape: it holds n
+            f"{path!r} holds a {len(shape)}-D array; save a 2-D (rows x features) array"
         )
     if fortran:
         raise ValueError(

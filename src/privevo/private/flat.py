@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .._validation import check_points, check_same_dimension
+from .._validation import check_points, check_same_dimension, not_two_d
 
 SMALL_WORK = 2_000_000  # n·m·d below this: one thread, no chunking (measured crossover)
 
@@ -233,10 +233,7 @@ def as_block(private, d: int):
     if not isinstance(private, np.ndarray) or private.dtype.kind not in "fiu":
         private = check_points(private, "private data")
     if private.ndim != 2:
-        raise ValueError(
-            f"private data must be 2-D (rows x features), got shape {private.shape}; "
-            "reshape 1-D data with .reshape(-1, 1)"
-        )
+        raise ValueError(not_two_d("private data", private.ndim))
     if private.shape[0] == 0:
         raise ValueError("private data is empty; pass at least one row")
     check_same_dimension(d, private.shape[1])

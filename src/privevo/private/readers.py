@@ -218,7 +218,7 @@ def _check_ragged(
         what = "the header has" if has_header else "the first row has"
         raise ValueError(
             f"{path}: line {first_line + i} has {lengths[i]} fields but {what} {width} "
-            f"(ragged rows: {bad.size} line(s) differ); make every row the same length"
+            "(ragged rows); make every row the same length"
         )
 
 
@@ -298,7 +298,7 @@ def _check_finite(
     path, values: np.ndarray, name: str, first_line: int | None, rows_of: str = ""
 ) -> None:
     """Refuse NaN or ±inf, naming the column and the first line (or row: ``rows_of`` says of
-    what) that holds one; never the value."""
+    what) that holds one; never the value, never how many rows hold one."""
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
         where = (
@@ -307,7 +307,7 @@ def _check_finite(
             else f"line {first_line + int(bad[0])}"
         )
         raise ValueError(
-            f"{path}: column {name!r} has NaN or infinite values ({bad.size}, first at {where}); "
+            f"{path}: column {name!r} has NaN or infinite values (first at {where}); "
             "drop or impute them first"
         )
 
@@ -330,15 +330,14 @@ def _read_npy(path: Path, wanted: list[str] | None) -> tuple[np.ndarray, list[st
     if array.dtype.kind not in "fiub":
         raise ValueError(f"{path} holds {array.dtype} values; save a numeric array (float or int)")
     if array.ndim != 2:
-        raise ValueError(
-            f"{path} holds a {array.ndim}-D array of shape {array.shape}; "
-            "save a 2-D array (rows x features), "
+        raise ValueError(  # the number of axes, never the shape: it holds n
+            f"{path} holds a {array.ndim}-D array; save a 2-D array (rows x features), "
             "e.g. X.reshape(-1, 1) for one feature"
         )
     if array.shape[0] == 0 or array.shape[1] == 0:
+        empty = "no rows" if array.shape[0] == 0 else "no columns"
         raise ValueError(
-            f"{path} holds an empty array of shape {array.shape}; "
-            "it needs at least one row and column"
+            f"{path} holds an empty array ({empty}); it needs at least one row and column"
         )
     names = [str(j) for j in range(array.shape[1])]
     picked = _pick_columns(path, names, wanted)
@@ -373,9 +372,10 @@ def _parquet_column(path: Path, column, name: str) -> np.ndarray:
             f"{path}: column {name!r} is not numeric ({kind}); "
             "choose numeric columns with --columns"
         )
-    if column.null_count:
+    if column.null_count:  # the first null's row, never how many there are
+        first = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
         raise ValueError(
-            f"{path}: column {name!r} has {column.null_count} missing value(s); "
+            f"{path}: column {name!r} has missing values (first at row {first}); "
             "drop or impute them first"
         )
     values = column.to_numpy().astype(np.float64)

@@ -45,7 +45,9 @@ def _cell_blocks(cells, n_histograms: int) -> Iterator[np.ndarray]:
     for block in blocks:
         block = np.asarray(block)
         if block.ndim != 2 or block.shape[1] != n_histograms:
-            raise ValueError(f"cells must be (n, {n_histograms}), got shape {block.shape}")
+            raise ValueError(  # the block's row count is private: never said
+                f"cells must be 2-D blocks of {n_histograms} columns (rows x histograms)"
+            )
         yield block.astype(np.int64, copy=False)
 
 

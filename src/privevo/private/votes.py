@@ -52,12 +52,12 @@ def check_vote_arguments(n_neighbors, groups, n_rows: int | None = None):
         return int(n_neighbors), None
     groups = np.asarray(groups)
     if groups.ndim != 1:
-        raise ValueError(f"groups must be 1-D (one user id per row), got shape {groups.shape}")
-    if n_rows is not None and len(groups) != n_rows:
         raise ValueError(
-            f"groups has {len(groups)} entries, not one per row of the data; "
+            f"groups must be 1-D (one user id per row), got a {groups.ndim}-D array; "
             "pass one user id per row"
         )
+    if n_rows is not None and len(groups) != n_rows:  # neither length is said: n is private
+        raise ValueError("groups must have one entry per row of the data; pass one user id per row")
     if groups.dtype.kind == "f" and not np.isfinite(groups).all():
         raise ValueError("groups contains NaN or infinite ids; give every row a user id")
     return int(n_neighbors), groups
