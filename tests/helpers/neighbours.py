@@ -9,9 +9,10 @@ adjacency. Each generator returns ``{name: D'}``; every D' is valid input wherev
   tiny values; replace: the first row replaced by each of those.
 * users (points with user ids) — a new user owning many rows, a user removed with all their
   rows; replace: one user's rows replaced by many more, far away.
-* tables — a missing value in each nullable column, an extreme number, a decimal in an integer
-  column, a code with a leading zero, a number-like string, a code with whitespace, an unlisted
-  category, a duplicate, a removed row; replace: the first row replaced by each new row.
+* tables — a missing value in each nullable column, an extreme number, a decimal in an
+  integer-valued (not integer-declared) column, and where a category column maps unlisted values
+  to ``other``: a code with a leading zero, a number-like string, a code with whitespace, an
+  unlisted category; a duplicate, a removed row; replace: the first row replaced by each new row.
 * texts — an empty text, a very long one, one like a header, a duplicate, a removed text;
   labelled texts add a text of an unlisted label.
 * :func:`random_neighbours` — many random neighbours of any kind above, for the search that keeps
@@ -100,12 +101,12 @@ def _table_rows(df, metadata) -> dict[str, dict]:
             rows[f"a missing {name}"] = {**base, name: None}
         if spec.kind == "numeric":
             rows[f"an extreme {name}"] = {**base, name: 10**9}
-            if pd.api.types.is_integer_dtype(df[name]):
+            if not spec.integer and pd.api.types.is_integer_dtype(df[name]):
                 rows[f"a decimal in integer-valued {name}"] = {
                     **base,
                     name: float(base[name]) + 0.5,
                 }
-        if spec.kind == "categorical":
+        if spec.kind == "categorical" and spec.other is not None:  # else unlisted is invalid
             first = str(spec.categories[0])
             rows[f"an unlisted {name}"] = {**base, name: "unlisted-value"}
             rows[f"a number-like {name}"] = {**base, name: "1234"}
