@@ -44,7 +44,7 @@ def test_cli_synth_table_and_metadata(tmp_path, meta, capsys):
         (lambda p: p.write_text(""), "is empty"),
         (lambda p: p.write_text("color,shade,size,weight,flag\n"), "no rows"),
         (lambda p: small_table(30).assign(extra=1).to_csv(p, index=False), "have no metadata"),
-        (lambda p: small_table(30).assign(weight=np.nan).to_csv(p, index=False), "all missing"),
+        (lambda p: small_table(30).assign(size=np.nan).to_csv(p, index=False), "row 0 is missing"),
     ],
 )
 def test_cli_bad_input_one_line(tmp_path, meta, capsys, setup, message):

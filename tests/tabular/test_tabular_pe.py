@@ -253,7 +253,7 @@ def test_unknown_category_without_other_names_row_not_value(meta):
         (lambda df: df.drop(columns=["flag"]), "not in the table"),
         (lambda df: df.assign(extra=1), "have no metadata"),
         (lambda df: df.iloc[:0], "no rows"),
-        (lambda df: df.assign(weight=np.nan), "all missing"),
+        (lambda df: df.assign(size=np.nan), "'size' row 0 is missing"),
         (
             lambda df: df.assign(size=df["size"].astype(float).where(df.index != 7)),
             "'size' row 7 is missing",

@@ -241,7 +241,10 @@ def _json_text(path: Path, line_no: int, line: str, column: str) -> str:
 
 
 def read_text_table(path, names=None, header: bool | None = None, header_only: bool = False):
-    """A CSV/TSV as a DataFrame (strings stay strings; empty cells are missing).
+    """A CSV/TSV as a DataFrame of text cells: every cell is read as its text, never typed
+    by the other cells of its column; a cell that is empty or only spaces is missing (NaN),
+    any other is text (``"NA"`` and ``"nan"`` too). The metadata types each cell by itself
+    (docs/tabular.md, "How cells are read").
 
     The tabular header rule (:func:`named_header`): with public column
     ``names`` (the metadata's), line 1 is the header exactly when its cells are those
@@ -270,6 +273,8 @@ def read_text_table(path, names=None, header: bool | None = None, header_only: b
             skiprows=[0] if has_header else None,
             index_col=False,
             encoding="utf-8-sig",
+            dtype=str,
+            na_filter=False,  # no text is read as missing here: blank cells are, below
         )
     except pd.errors.EmptyDataError:
         df = pd.DataFrame(columns=positions)
@@ -278,7 +283,12 @@ def read_text_table(path, names=None, header: bool | None = None, header_only: b
     if len(df) == 0:
         raise ValueError(f"{path} has a header but no rows; it needs data rows")
     df.columns = columns
-    return df
+    return _blank_as_missing(df)
+
+
+def _blank_as_missing(df):
+    """``df`` with each cell that is empty or only whitespace set to missing (NaN)."""
+    return df.mask(df.apply(lambda column: column.str.strip().eq("")))
 
 
 def _checked_table_path(path) -> Path:

@@ -19,21 +19,28 @@ Decoding (embedding → codes) inverts this exactly on embedded rows; on other
 vectors it takes the nearest valid value (argmax of a one-hot block, clip and
 round of a numeric), which the variation API never needs but keeps decoding
 total.
+
+*Cells* (docs/tabular.md, "How cells are read"): each cell's code is a function of that
+cell and the public metadata alone, whatever the column's dtype and the other rows hold,
+for CSV text, in-memory values and Parquet values alike. A cell is missing when it is a
+null (None, NaN, NA) or text that is empty after stripping spaces; a categorical or boolean
+cell matches by :func:`~privevo.tabular.metadata.cell_text`; a numeric cell is
+:func:`cell_number`.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
-from .metadata import ColumnSpec, TableMetadata
+from .metadata import ColumnSpec, TableMetadata, cell_text
 
 __all__ = [
     "encode_table",
     "encode_block",
-    "check_present",
-    "present_columns",
+    "cell_number",
     "per_block",
     "decode_codes",
     "output_dtype",
@@ -52,41 +59,20 @@ def encode_table(df, metadata: TableMetadata) -> np.ndarray:
 
     Numeric values outside ``[lower, upper]`` are clipped (integers rounded);
     categories not declared map to the column's ``other`` category, else raise.
-    Errors name the column and row position, never a cell's content.
+    Errors name the column and row position, never a cell's content. A nullable column
+    may be missing in every row: the metadata declares that a valid table.
     """
-    codes = encode_block(df, metadata)
-    check_present(present_columns(codes, metadata), metadata)
-    return codes
+    return encode_block(df, metadata)
 
 
 def encode_block(df, metadata: TableMetadata, offset: int = 0) -> np.ndarray:
-    """Codes of a block of a table, its rows ``offset, offset + 1, …`` (errors name those).
-
-    :func:`encode_table` without the whole-table check: a column missing in every row of a
-    block may have values in another (:func:`check_present` after the last block).
-    """
+    """Codes of a block of a table, its rows ``offset, offset + 1, …`` (errors name those)."""
     _check_columns(df, metadata)
     if len(df) == 0:
         raise ValueError("the table has no rows; give a table with at least one row")
     return np.column_stack(
         [_encode_column(df[spec.name], spec, offset) for spec in metadata.columns]
     )
-
-
-def present_columns(codes: np.ndarray, metadata: TableMetadata) -> np.ndarray:
-    """Per column: whether any row of ``codes`` holds a value (not missing)."""
-    missing = [
-        np.isnan(codes[:, j]) if spec.is_numeric else codes[:, j] == len(spec.levels)
-        for j, spec in enumerate(metadata.columns)
-    ]
-    return np.array([not m.all() for m in missing])
-
-
-def check_present(present: np.ndarray, metadata: TableMetadata) -> None:
-    """Refuse a column that holds no value in any row (``present``: per column)."""
-    for spec, ok in zip(metadata.columns, present):
-        if not ok:
-            raise ValueError(f"column {spec.name!r} is all missing; drop it or fill it")
 
 
 def per_block(codes, fn, dim: int, dtype=np.float64):
@@ -110,41 +96,108 @@ def _check_columns(df, metadata: TableMetadata) -> None:
 
 
 def _encode_column(series, spec: ColumnSpec, offset: int = 0) -> np.ndarray:
-    missing = series.isna().to_numpy()
+    if spec.is_numeric:
+        codes = _encode_numeric(series, spec, offset)
+        missing = np.isnan(codes)
+    else:
+        codes = _encode_categorical(series, spec, offset)
+        missing = codes == len(spec.levels)
     if missing.any() and not spec.nullable:
         row = offset + int(np.flatnonzero(missing)[0])
         raise ValueError(
             f"column {spec.name!r} row {row} is missing but the metadata says nullable: false; "
             "declare it nullable or impute the column"
         )
-    if spec.is_numeric:
-        return _encode_numeric(series, spec, missing, offset)
-    return _encode_categorical(series, spec, missing, offset)
+    return codes
 
 
-def _encode_numeric(series, spec: ColumnSpec, missing: np.ndarray, offset: int) -> np.ndarray:
+def cell_number(value) -> float:
+    """A numeric cell's value by itself: NaN if missing, ``inf`` if not a finite number.
+
+    Text is ``float(text)`` of the stripped text (no ``_`` separators): ``"2.50"``, ``"+1"``,
+    ``"1e3"`` and ``" 7 "`` are numbers, ``"NA"`` and ``"nan"`` are not; a number (or boolean)
+    is its float64 value.
+    """
+    if _is_missing(value):
+        return math.nan
+    try:
+        if isinstance(value, str):
+            number = float(value.strip()) if "_" not in value else math.inf
+        elif isinstance(value, (numbers.Number, np.bool_)):
+            number = float(value)
+        else:
+            number = math.inf
+    except (TypeError, ValueError, ArithmeticError):
+        number = math.inf
+    return number if math.isfinite(number) else math.inf
+
+
+def _is_missing(value) -> bool:
+    """A null (None, NaN, NA, NaT) or text that is empty after stripping whitespace."""
+    if isinstance(value, str):
+        return not value.strip()
+    if value is None:
+        return True
     import pandas as pd
 
-    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-    bad = np.isnan(values) & ~missing | np.isinf(values)
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # an array-like cell is not a null
+        return False
+
+
+def _per_cell(series, fn, merged_ok: bool = True) -> np.ndarray:
+    """``fn(cell)`` of every cell of ``series`` as floats, evaluated once per distinct value.
+
+    pandas groups values that compare equal (True, 1 and 1.0; NaN and None). ``fn`` gives
+    equal numbers one result, so only booleans need care: an object column with a boolean
+    or a number equal to 0 or 1 is evaluated cell by cell unless ``merged_ok``.
+    """
+    import pandas as pd
+
+    index, uniques = pd.factorize(series, use_na_sentinel=True)  # nulls → −1
+    uniques = list(uniques)
+    if not merged_ok and series.dtype == object and any(_bool_like(v) for v in uniques):
+        return np.array([fn(v) for v in series.array], dtype=float)
+    return np.array([fn(v) for v in uniques] + [fn(None)], dtype=float)[index]
+
+
+def _bool_like(value) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    return isinstance(value, numbers.Number) and not _is_missing(value) and value in (0, 1)
+
+
+def _encode_numeric(series, spec: ColumnSpec, offset: int) -> np.ndarray:
+    import pandas as pd
+
+    if pd.api.types.is_numeric_dtype(series.dtype):  # numbers (or booleans) held as such
+        values = series.to_numpy(dtype=float, na_value=np.nan)
+        values = np.where(np.isinf(values), np.inf, values)  # ±inf: not a finite number
+    else:  # text, objects, categories: each cell by itself
+        values = _per_cell(series, cell_number)
+    bad = np.isinf(values)
     if bad.any():
         raise ValueError(
             f"column {spec.name!r} row {offset + int(np.flatnonzero(bad)[0])} is not a finite "
-            "number but the metadata says numeric; fix the cell or declare the column categorical"
+            "number but the metadata says numeric; fix the cell (leave a missing value empty) "
+            "or declare the column categorical"
         )
     values = np.clip(values, spec.lower, spec.upper)  # the documented out-of-domain rule
     return np.round(values) if spec.integer else values
 
 
-def _encode_categorical(series, spec: ColumnSpec, missing: np.ndarray, offset: int) -> np.ndarray:
-    import pandas as pd
+def _encode_categorical(series, spec: ColumnSpec, offset: int) -> np.ndarray:
+    lookup, missing = _lookup(spec), len(spec.levels)
 
-    lookup = _lookup(spec)
-    index, uniques = pd.factorize(series.astype(object), use_na_sentinel=True)  # missing → −1
-    per_value = [lookup.get(_key(v), -1) for v in uniques] + [
-        len(spec.levels)
-    ]  # [−1] = missing code
-    codes = np.asarray(per_value, dtype=float)[index]
+    def code(value) -> float:
+        if _is_missing(value):
+            return missing
+        return lookup.get(
+            cell_text(value), _boolean_number(value) if spec.kind == "boolean" else -1
+        )
+
+    codes = _per_cell(series, code, merged_ok=spec.kind == "boolean")
     unknown = codes < 0
     if unknown.any():
         if spec.other is None:
@@ -158,21 +211,20 @@ def _encode_categorical(series, spec: ColumnSpec, missing: np.ndarray, offset: i
 
 
 def _lookup(spec: ColumnSpec) -> dict:
-    """Cell value → code; values match by their text (a CSV's '1' is category 1)."""
+    """Cell text → code (:func:`~privevo.tabular.metadata.cell_text`; a CSV's '1' is the
+    category 1). Booleans: true/false, 1/0, yes/no, t/f, any case."""
     if spec.kind == "boolean":
         table = {}
         for code, words in enumerate((("false", "0", "no", "f"), ("true", "1", "yes", "t"))):
             table.update({w: code for w in words})
         return table
-    return {_key(c): i for i, c in enumerate(spec.levels)}
+    return {cell_text(c): i for i, c in enumerate(spec.levels)}
 
 
-def _key(value) -> str:
-    if isinstance(value, (bool, np.bool_)):
-        return "true" if value else "false"
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        value = int(value)
-    return str(value).strip().lower()
+def _boolean_number(value) -> int:
+    """A boolean cell's code from a number (text or not) equal to 0 or 1, else −1."""
+    number = cell_number(value)
+    return int(number) if number in (0.0, 1.0) else -1
 
 
 # ----------------------------------------------------------------- codes → table

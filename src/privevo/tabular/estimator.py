@@ -44,14 +44,7 @@ from ..private import frame_source
 from ..report import privacy_report, with_seed_warning
 from ..selection import Selector, make_selector, selector_names
 from .apis import RoundTagged, TabPESelection, TabularRandomAPI, TabularVariationAPI
-from .encoding import (
-    TableEmbedding,
-    check_present,
-    decode_codes,
-    encode_block,
-    per_block,
-    present_columns,
-)
+from .encoding import TableEmbedding, decode_codes, encode_block, per_block
 from .fine import BRANCHING, FineColumn, level_cells, tree_levels
 from .marginals import cell_sampler, cells_of, fit_pool, noisy_marginals, probabilities, rake
 from .metadata import TableMetadata, metadata_from_data
@@ -686,14 +679,14 @@ def _in_memory(rows):
 
 def _validated_codes(rows, metadata: TableMetadata):
     """The table's codes (a source of code blocks), after one pass that validates every block
-    and refuses a table without rows or a column without a value (before any release)."""
-    present, seen = np.zeros(len(metadata.columns), dtype=bool), False
+    and refuses a table without rows (before any release). A nullable column missing in every
+    row is valid input (the metadata says so): its releases count every row as missing."""
+    seen = False
     for offset, frame in rows.frames():
-        present |= present_columns(encode_block(frame, metadata, offset), metadata)
+        encode_block(frame, metadata, offset)
         seen = True
     if not seen:
         raise ValueError("the table has no rows; give a table with at least one row")
-    check_present(present, metadata)
     return rows.map(
         lambda frame, offset: encode_block(frame, metadata, offset), len(metadata.columns)
     )

@@ -30,8 +30,10 @@ from __future__ import annotations
 import csv
 import json
 import math
+import numbers
 import warnings
 from dataclasses import asdict, dataclass, field, replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -46,6 +48,7 @@ __all__ = [
     "metadata_from_data",
     "metadata_from_description",
     "DESCRIPTION_SYNTAX",
+    "cell_text",
 ]
 
 KINDS = ("categorical", "numeric", "boolean")
@@ -151,6 +154,11 @@ def _check_categories(spec: ColumnSpec, where: str) -> None:
         raise ValueError(f"{where}: a categorical column needs a non-empty 'categories' list")
     if len({str(c) for c in cats}) != len(cats):
         raise ValueError(f"{where}: 'categories' has duplicates; list each category once")
+    if len({cell_text(c) for c in cats}) != len(cats):
+        raise ValueError(
+            f"{where}: two categories are the same cell text (they differ only in case, "
+            "surrounding spaces or number format, e.g. 1 and 1.0); list each category once"
+        )
     if spec.other is not None and spec.other not in cats:
         raise ValueError(
             f"{where}: other={spec.other!r} is not one of its categories; add it to 'categories'"
@@ -174,6 +182,42 @@ def _check_prior(spec: ColumnSpec, where: str) -> None:
             f"{where}: 'prior' needs {spec.n_codes} non-negative weights "
             "(one per category, then one for missing if nullable)"
         )
+
+
+def cell_text(value) -> str:
+    """The text a cell, or a declared category, is matched by (docs/tabular.md, "How cells
+    are read"): a function of that one value, never of its column's dtype or other rows.
+
+    Text: stripped of surrounding whitespace, lower-cased (``" 01234"`` → ``"01234"``).
+    Boolean: ``"true"`` / ``"false"``. A number stored as a number: its value's canonical
+    text — an integral value its integer digits (``1234``, ``1234.0``, ``Decimal("1234.00")``
+    → ``"1234"``), another the shortest text of its float64 (``2.5`` → ``"2.5"``), a Decimal
+    that no float64 equals its plain digits. Equal numbers get equal text.
+    """
+    if isinstance(value, str):
+        return value.strip().lower()
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, numbers.Number):
+        return _number_text(value)
+    return str(value).strip().lower()
+
+
+def _number_text(value) -> str:
+    """A number's canonical text (:func:`cell_text`); NaN and infinities as ``str`` gives."""
+    if isinstance(value, numbers.Integral):  # exact: math.floor(np.int64) goes through a float
+        return str(int(value))
+    try:
+        if value == math.floor(value):
+            return str(int(value))
+        as_float = float(value)
+    except (TypeError, ValueError, ArithmeticError):
+        return str(value).strip().lower()
+    if as_float == value:
+        return repr(as_float)
+    if isinstance(value, Decimal):
+        return format(value.normalize(), "f")
+    return str(value).strip().lower()
 
 
 @dataclass(frozen=True)
@@ -410,10 +454,10 @@ def _spec_from_column(name: str, series, force_categorical: bool) -> ColumnSpec:
         return ColumnSpec(name, "boolean", nullable=nullable)
     values = pd.to_numeric(present, errors="coerce") if not force_categorical else None
     if values is None or values.isna().any() or _looks_categorical(values):
-        cats = tuple(sorted(present.unique().tolist(), key=lambda v: (str(type(v)), v)))
-        return ColumnSpec(
-            name, "categorical", categories=tuple(_plain(c) for c in cats), nullable=nullable
+        cats = sorted(
+            (_plain(c) for c in present.unique().tolist()), key=lambda v: (str(type(v)), v)
         )
+        return ColumnSpec(name, "categorical", categories=_distinct(cats), nullable=nullable)
     lo, hi = float(values.min()), float(values.max())
     return ColumnSpec(
         name,
@@ -430,5 +474,22 @@ def _looks_categorical(values) -> bool:
     return integral and values.nunique() <= _MAX_INTEGER_LEVELS and values.nunique() < len(values)
 
 
+def _distinct(values) -> tuple:
+    """The first value of each cell text (:func:`cell_text`), in order."""
+    seen: set[str] = set()
+    return tuple(v for v in values if not (cell_text(v) in seen or seen.add(cell_text(v))))
+
+
 def _plain(value):
-    return value.item() if isinstance(value, np.generic) else value
+    """A numpy scalar as Python; a text cell that is a number's canonical text (:func:`cell_text`)
+    as that number: a CSV's ``"10"`` is the category 10, its ``"01"`` stays text."""
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, str):
+        for kind in (int, float):
+            try:
+                number = kind(value)
+            except ValueError:
+                continue
+            if math.isfinite(number) and cell_text(number) == value:
+                return number
+    return value
