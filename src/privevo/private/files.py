@@ -368,6 +368,71 @@ def _parts(folder: Path) -> list[Path]:
 
 
 _KINDS = {".npy": ".npy", ".parquet": "Parquet", ".pq": "Parquet"}
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"  # a missing partition value (Hive, Spark, pyarrow)
+
+
+def is_partitioned(folder: Path) -> bool:
+    """Whether ``folder`` holds a Hive partition sub-folder (a name ``key=value``)."""
+    return any(p.is_dir() and "=" in p.name for p in _parts(folder))
+
+
+def partitioned_parts(folder: Path) -> list[tuple[str, tuple[tuple[str, str | None], ...]]]:
+    """The Parquet files of a Hive-partitioned folder (``key=value`` sub-folders, as
+    ``to_parquet(partition_cols=...)`` in pandas, Spark and Dask write them), each with its
+    partition values: ``(path, ((key, value), ...))``, sorted by path.
+
+    Values are percent-decoded text; ``__HIVE_DEFAULT_PARTITION__`` is missing (None).
+    Entries whose names start with ``.`` or ``_`` (``_SUCCESS``, ``_metadata``) are not parts,
+    as for those writers. Each depth must use one key, and only the last depth holds files,
+    all ``.parquet``/``.pq``. A sub-folder name holds a partition value, a private cell: no
+    message names a sub-folder or a file below ``folder``.
+    """
+    parts: list[tuple[str, tuple[tuple[str, str | None], ...]]] = []
+    keys: list[str] = []
+    _walk_partitions(folder, folder, (), keys, parts)
+    if not parts:
+        raise _partition_error(folder, "it holds no .parquet parts")
+    if len({len(values) for _, values in parts}) > 1:
+        raise _partition_error(folder, "its parts lie at different depths")
+    return sorted(parts)
+
+
+def _walk_partitions(folder: Path, here: Path, values: tuple, keys: list, parts: list) -> None:
+    """Collect the parts below ``here`` (``values``: the partitions above it) into ``parts``."""
+    entries = [p for p in sorted(here.iterdir()) if not p.name.startswith((".", "_"))]
+    if any(p.is_dir() for p in entries):
+        if not all(p.is_dir() and "=" in p.name for p in entries):
+            raise _partition_error(
+                folder, "a level mixes key=value sub-folders with files or other sub-folders"
+            )
+        for entry in entries:
+            key, value = _partition(entry.name)
+            if len(keys) == len(values):
+                keys.append(key)
+            if keys[len(values)] != key or key in keys[: len(values)]:
+                raise _partition_error(folder, "its sub-folders at one depth use different keys")
+            _walk_partitions(folder, entry, (*values, (key, value)), keys, parts)
+        return
+    if not all(p.is_file() and p.suffix in (".parquet", ".pq") for p in entries):
+        raise _partition_error(folder, "a part is not a .parquet file")
+    parts.extend((str(p), values) for p in entries)
+
+
+def _partition(name: str) -> tuple[str, str | None]:
+    """(key, value) of a sub-folder name ``key=value``, percent-decoded; missing → None."""
+    from urllib.parse import unquote
+
+    key, _, value = name.partition("=")
+    value = unquote(value)
+    return unquote(key), None if value in ("", HIVE_NULL) else value
+
+
+def _partition_error(folder: Path, why: str) -> ValueError:
+    return ValueError(
+        f"{folder} is a partitioned Parquet folder (sub-folders key=value) that privevo cannot "
+        f"read: {why} (sub-folders are not named: their names hold values); write it again "
+        "with partition_cols, or as one folder of .parquet parts"
+    )
 
 
 def _check_one_kind(folder: Path) -> None:
@@ -379,6 +444,12 @@ def _check_one_kind(folder: Path) -> None:
         raise ValueError(f"{folder} is a directory without parts; it needs .npy or .parquet parts")
     kinds = [_KINDS.get(p.suffix) for p in parts]
     first = next((k for k in kinds if k is not None), None)
+    if is_partitioned(folder):
+        raise ValueError(
+            f"{folder} is a partitioned Parquet folder (sub-folders key=value; not named: their "
+            "names hold values); this reader takes one folder of parts: write the table without "
+            "partition_cols (e.g. pandas.read_parquet(folder).to_parquet(...))"
+        )
     for part, kind in zip(parts, kinds):
         if part.is_dir():
             why = "is a sub-folder (parts are not read from sub-folders)"

@@ -5,7 +5,9 @@ A :class:`FrameSource` yields a private table as consecutive pandas DataFrames
 
 * an in-memory DataFrame is one block, never copied;
 * a Parquet file or folder (the folder checks and readers of :mod:`.files`) is
-  read in batches of at most ``block_rows`` rows, whatever its row groups;
+  read in batches of at most ``block_rows`` rows, whatever its row groups; a
+  Hive-partitioned folder (``key=value`` sub-folders) gives each key a column of text
+  cells, its partition values (:func:`~.files.partitioned_parts`);
 * a Dask DataFrame is read one partition at a time (computed on the caller).
 
 :meth:`FrameSource.map` applies a *public per-row map* (the tabular encoding
@@ -18,6 +20,7 @@ blocks give the same exact counts, hence the same releases.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -25,7 +28,15 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .files import BlockSource, _check_one_kind, _files, _parquet_file, import_pyarrow
+from .files import (
+    BlockSource,
+    _check_one_kind,
+    _files,
+    _parquet_file,
+    import_pyarrow,
+    is_partitioned,
+    partitioned_parts,
+)
 
 __all__ = ["FrameSource", "MappedSource", "frame_source"]
 
@@ -70,40 +81,118 @@ class _MemoryFrames(FrameSource):
 
 
 class _ParquetFrames(FrameSource):
-    """A Parquet file or folder, in batches of at most ``block_rows`` rows per read."""
+    """A Parquet file or folder, in batches of at most ``block_rows`` rows per read.
+
+    In a Hive-partitioned folder every key is one more column, after the files' columns: its
+    cells are the partition value as text (missing: None). No message names a file below a
+    partitioned folder (its path holds partition values). Integer and boolean columns read as
+    pandas' nullable dtypes, so a column's dtype never depends on whether a block holds a null.
+    """
 
     def __init__(self, path, block_rows: int = BLOCK_ROWS):
         pq = import_pyarrow()
         path = Path(os.fspath(path))
-        if path.is_dir():
-            _check_one_kind(path)
+        self.partitioned = path.is_dir() and is_partitioned(path)
+        if self.partitioned:
+            self.parts = partitioned_parts(path)
+        else:
+            if path.is_dir():
+                _check_one_kind(path)
+            self.parts = [(f, ()) for f in _files(path, ".parquet", ".pq")]
         self.path, self.block_rows = str(path), int(block_rows)
-        self.files = _files(path, ".parquet", ".pq")
-        self.columns = _frame_columns(pq, self.files[0])
-        for f in self.files[1:]:
-            names = _frame_columns(pq, f)
-            if names != self.columns:
+        self.files = [f for f, _ in self.parts]
+        names = [self._columns(pq, f) for f in self.files]
+        keys = [key for key, _ in self.parts[0][1]]
+        self.columns = names[0] + keys
+        for f, other in zip(self.files, names):
+            if other != names[0]:
                 raise ValueError(
-                    f"Parquet file {f!r} has columns {names}, not {self.columns}; all files "
+                    f"{self._name(f)} has columns {other}, not {names[0]}; all files "
                     "must share one schema"
                 )
+        if set(keys) & set(names[0]):
+            raise ValueError(
+                f"{self.path}: partition key(s) {sorted(set(keys) & set(names[0]))} are also "
+                "columns of its files; keep each column in one place"
+            )
+
+    def _name(self, path: str) -> str:
+        """How messages name a file: its path, or (partitioned) a part of the folder."""
+        return f"a part of {self.path}" if self.partitioned else f"Parquet file {path!r}"
+
+    def _columns(self, pq, path: str) -> list[str]:
+        with self._unnamed():
+            return _frame_columns(pq, path)
+
+    @contextlib.contextmanager
+    def _unnamed(self):
+        """A partitioned folder's read errors without the part's path (it holds values)."""
+        if not self.partitioned:
+            yield
+            return
+        try:
+            yield
+        except Exception as err:  # pyarrow raises OSError or its own types for a corrupt part
+            if not (isinstance(err, (OSError, ValueError)) or _is_arrow(err)):
+                raise
+            raise ValueError(
+                f"a part of the partitioned folder {self.path} is not a readable Parquet file "
+                "(not named: its path holds partition values); replace or remove it"
+            ) from None
 
     def frames(self):
         pq, offset = import_pyarrow(), 0
-        for f in self.files:
-            for batch in _parquet_file(pq, f).iter_batches(batch_size=self.block_rows):
+        for f, values in self.parts:
+            for batch in self._batches(pq, f):
                 if batch.num_rows:
-                    yield offset, batch.to_pandas()
+                    yield offset, _with_partitions(_to_pandas(batch), values)
                     offset += batch.num_rows
+
+    def _batches(self, pq, path: str):
+        with self._unnamed():
+            yield from _parquet_file(pq, path).iter_batches(batch_size=self.block_rows)
 
     def n_rows(self) -> int:
         pq = import_pyarrow()
-        return sum(_parquet_file(pq, f).metadata.num_rows for f in self.files)
+        with self._unnamed():
+            return sum(_parquet_file(pq, f).metadata.num_rows for f in self.files)
 
 
 def _frame_columns(pq, path: str) -> list[str]:
     """The DataFrame columns a Parquet file reads as (a stored pandas index is not one)."""
     return [str(c) for c in _parquet_file(pq, path).schema_arrow.empty_table().to_pandas().columns]
+
+
+def _is_arrow(err: BaseException) -> bool:
+    return type(err).__module__.startswith("pyarrow")
+
+
+def _to_pandas(batch):
+    """A record batch as a DataFrame; integers and booleans as nullable pandas dtypes (not
+    float64 or object when the batch holds a null)."""
+    return batch.to_pandas(types_mapper=_nullable_dtype)
+
+
+def _nullable_dtype(arrow_type):
+    """pandas' nullable dtype for an Arrow integer or boolean type (else None: the default)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    if pa.types.is_boolean(arrow_type):
+        return pd.BooleanDtype()
+    if pa.types.is_integer(arrow_type):
+        name = f"{'U' if pa.types.is_unsigned_integer(arrow_type) else ''}Int{arrow_type.bit_width}"
+        return pd.api.types.pandas_dtype(name)
+    return None
+
+
+def _with_partitions(frame, values):
+    """``frame`` with one text column per partition key, the part's value in every row."""
+    import pandas as pd
+
+    for key, value in values:
+        frame[key] = pd.Series([value] * len(frame), index=frame.index, dtype=object)
+    return frame
 
 
 class _DaskFrames(FrameSource):
