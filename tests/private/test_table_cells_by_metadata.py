@@ -109,6 +109,21 @@ def test_csv_codes_keep_their_categories(tmp_path):
     assert codes[:, 6].tolist() == [float(v == "1") for v in df["flag"]]
 
 
+def test_synth_table_keeps_leading_zero_codes_as_their_categories(tmp_path, cli):
+    """End to end: a CSV of zip codes whose every cell looks like a number; the synthetic table
+    holds the declared codes ('01234'), not 'other'."""
+    codes_table(400)[["zip", "amount"]].to_csv(tmp_path / "d.csv", index=False)
+    TableMetadata((META["zip"], META["amount"])).to_json(tmp_path / "meta.json")
+    out = tmp_path / "syn.csv"
+    argv = ["synth-table", tmp_path / "d.csv", "--metadata", tmp_path / "meta.json", "-o", out]
+    code, _, err = cli(
+        [*argv, "--epsilon", "20", "--delta", "1e-5", "--rows", "300", "--seed", "0"]
+    )
+    assert code == 0, err
+    counts = pd.read_csv(out, dtype=str, keep_default_na=False)["zip"].value_counts()
+    assert set(ZIPS) <= set(counts.index) and counts.get("other", 0) < 30, counts.to_dict()
+
+
 @pytest.mark.parametrize("added", sorted(ADDED_ROWS))
 def test_one_added_csv_row_moves_each_marginal_by_at_most_one(tmp_path, added):
     df = codes_table()
