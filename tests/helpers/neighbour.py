@@ -54,8 +54,10 @@ class _Pinned:
 
     def __init__(self, original: Callable, recorded: list | None):
         self.original, self.recorded, self.values, self.shapes = original, recorded, [], []
+        self.inputs: list[np.ndarray] = []  # what was noised, to hold against what was shown
 
     def __call__(self, values, *args, **kwargs):
+        self.inputs.append(np.array(values, dtype=np.float64).ravel())
         noisy = self.original(values, *args, **kwargs)
         self.shapes.append(tuple(np.shape(noisy)))
         if self.recorded is not None and len(self.values) < len(self.recorded):
@@ -157,12 +159,30 @@ def _run_on(run, data, recorded):
         *((s.name, tuple(np.shape(p) for p in s.parts)) for s in pinned.exact),
     ]
     artefacts[EXACT] = pinned.exact
+    artefacts[UNSHOWN] = unshown_noise(pinned)
     return pinned, artefacts
+
+
+UNSHOWN = "noise on values not shown to the sensitivity seam (not published)"
+
+
+def unshown_noise(pinned) -> str:
+    """Whether every value noised is a value some release showed the sensitivity seam, in order
+    ('' if so): a release that noises something else escapes the sensitivity replay."""
+    noised = np.concatenate(pinned.inputs) if pinned.inputs else np.zeros(0)
+    shown = [np.ravel(p) for s in pinned.exact for p in s.parts]
+    shown = np.concatenate(shown) if shown else np.zeros(0)
+    if noised.shape == shown.shape and np.array_equal(noised, shown, equal_nan=True):
+        return ""
+    return (
+        f"{noised.size} values were noised, {shown.size} shown to the sensitivity seam, "
+        "and they differ"
+    )
 
 
 def differences(a: dict, b: dict) -> list[str]:
     """The artefacts that differ, by name (arrays compared by dtype, shape and bytes)."""
-    keys = sorted((set(a) | set(b)) - {EXACT})
+    keys = sorted((set(a) | set(b)) - {EXACT, UNSHOWN})
     return [key for key in keys if _bytes(a.get(key)) != _bytes(b.get(key))]
 
 
@@ -273,15 +293,26 @@ def assert_neighbours_safe(
 
 
 def neighbour_failures(
-    run: Callable[[object], object], data, neighbours: dict, releases: bool = True
+    run: Callable[[object], object],
+    data,
+    neighbours: dict,
+    releases: bool = True,
+    secrets: tuple[str, ...] = (),
 ) -> list[str]:
-    """What the byte and sensitivity replays find for each neighbour (empty: all safe)."""
+    """What the byte and sensitivity replays find for each neighbour (empty: all safe); with
+    ``secrets`` (e.g. the seed's digits), any published artefact on D that contains one."""
     first, on_d = _run_on(run, data, None)
     assert "error" not in on_d and on_d.get("exit", 0) in (0, None), (
         f"the run on D itself failed: {on_d.get('error', on_d.get('exit'))} {on_d['stderr']}"
     )
     assert on_d["releases"] or not releases, "the run on D made no release: nothing was checked"
-    failures = []
+    failures = [f"on D: {on_d[UNSHOWN]}"] if on_d[UNSHOWN] else []
+    failures += [
+        f"on D: artefact {key} holds the secret {secret!r}"
+        for key in differences(on_d, {})
+        for secret in secrets
+        if secret.encode() in _bytes(on_d[key])
+    ]
     for name, neighbour in neighbours.items():
         _, on_d2 = _run_on(run, neighbour, first.values)
         diff = differences(on_d, on_d2)

@@ -121,11 +121,10 @@ def table_neighbours(df, metadata, adjacency: str) -> dict[str, object]:
 
     rows = _table_rows(df, metadata)
 
-    def with_row(row: dict, replace: bool):
-        new = pd.DataFrame([row]).astype(object)
+    def with_row(row: dict, replace: bool):  # pandas types the result as a reader would
+        new = pd.DataFrame([row])
         rest = df.iloc[1:] if replace else df
-        parts = [new, rest] if replace else [rest, new]
-        return pd.concat([p.astype(object) for p in parts], ignore_index=True)
+        return pd.concat([new, rest] if replace else [rest, new], ignore_index=True)
 
     if adjacency == "replace":
         return {f"the first row replaced by {k}": with_row(r, True) for k, r in rows.items()}

@@ -1,0 +1,255 @@
+"""The planted-leak catalogue: small leaks of distinct kinds, each a text patch to a copy of privevo.
+
+The privacy checks are only as good as the leaks they catch. Each :class:`Plant` replaces one or
+more snippets of the package's source (each must occur exactly once, so a plant that no longer
+applies fails loudly) and names the entry points (tests/helpers/entry_points.py) whose generic
+checks — the generated-neighbour byte replay and the sensitivity replay — must catch it. No check
+is written for a plant: tests/privacy/test_planted_leaks.py runs the same generic checks on every
+plant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Plant:
+    name: str
+    file: str  # relative to src/privevo
+    edits: tuple[tuple[str, str], ...]  # (old, new) snippets, applied in order
+    entry_points: tuple[str, ...]  # ENTRY_POINTS ids the generic checks run on
+
+
+_HISTOGRAM = (
+    "        return noisy_nn_histogram(X, candidates, self.sigma_, rng, noise=self.noise, **votes)"
+)
+_PE_PUBLIC = '            "n_neighbors": self.n_neighbors,\n'
+_LABEL_BLOCK = "    index = {str(name): j for j, name in enumerate(names)}\n"
+_VOTE_SENS = '    return 1.0 if check_adjacency(adjacency) == "add_remove" else math.sqrt(2.0)'
+_CLIP = "    out = X.copy()\n    if outside.any():\n"
+_KM_SIZE = '            else {"n_estimate": self.evolution_.n_private}\n'
+_NOISY_STAT = "    observe_exact(name, parts, sensitivity, noise, adjacency)\n"
+_TAB_FIT = '    def fit(self, df, y=None) -> "TabularPE":\n'
+_TAB_SAMPLE = "        return decode_codes(codes, self.metadata_)\n"
+_PE_FINISH = "        self.synthetic_ = state.selection.points\n"
+_KM_OUTPUTS = "        self.method_ = cfg.method\n"
+_CLIP_OFFSETS = "    X, scale, unit = _scaled_offsets(X, center)\n"
+
+PLANTS = (
+    Plant(
+        "report: the exact row count",
+        "evolution.py",
+        (
+            (_HISTOGRAM, "        self._rows = len(X)\n" + _HISTOGRAM),
+            (_PE_PUBLIC, _PE_PUBLIC + '            "rows": getattr(self, "_rows", None),\n'),
+        ),
+        ("pe rank/add_remove",),
+    ),
+    Plant(
+        "report: the row count rounded to a block of 50",
+        "evolution.py",
+        (
+            (_HISTOGRAM, "        self._rows = len(X) // 50\n" + _HISTOGRAM),
+            (_PE_PUBLIC, _PE_PUBLIC + '            "blocks": getattr(self, "_rows", None),\n'),
+        ),
+        ("pe gape_agg/add_remove",),
+    ),
+    Plant(
+        "k-means report: n_samples under add/remove",
+        "kmeans.py",
+        ((_KM_SIZE, '            else {"n_samples": len(X)}\n'),),
+        ("dpkmeans/add_remove",),
+    ),
+    Plant(
+        "sensitivity: every vote counted twice",
+        "private/sources.py",
+        (
+            (
+                "    return expand_counts(prepared, source.count(prepared, backend, chunk_size, n_threads))",
+                "    return 2 * expand_counts(prepared, source.count(prepared, backend, chunk_size, n_threads))",
+            ),
+        ),
+        ("pe subsample/add_remove",),
+    ),
+    Plant(
+        "sensitivity: the vote histogram declared at half",
+        "adjacency.py",
+        ((_VOTE_SENS, _VOTE_SENS.replace("return 1.0", "return 0.5")),),
+        ("pe weighted_kmeans/add_remove",),
+    ),
+    Plant(
+        "sensitivity: replace declared as add/remove",
+        "adjacency.py",
+        ((_VOTE_SENS, "    return 1.0"),),
+        ("pe rank/replace",),
+    ),
+    Plant(
+        "sensitivity: rows not clipped before the cluster sums",
+        "private/domain.py",
+        ((_CLIP, "    out = X.copy()\n    if False:\n"),),
+        ("dpkmeans/add_remove",),
+    ),
+    Plant(
+        "a message quoting a private cell",
+        "private/domain.py",
+        (
+            (
+                _CLIP,
+                _CLIP
+                + '        import warnings\n\n        warnings.warn(f"clipped a row at {X[outside][0][0]:.3g}")\n',
+            ),
+        ),
+        ("cli kmeans csv/add_remove",),
+    ),
+    Plant(
+        "a private label joins the public label list",
+        "text/labels.py",
+        (
+            (
+                _LABEL_BLOCK,
+                "    names = [*names, *sorted({str(x) for x in labels} - {str(x) for x in names})]\n"
+                + _LABEL_BLOCK,
+            ),
+        ),
+        ("labelled text pe/add_remove",),
+    ),
+    Plant(
+        "sensitivity: a private text of the last label votes twice",
+        "text/labels.py",
+        (
+            (
+                "    return np.hstack([points, label_block(labels, names, scale)])\n",
+                "    out = np.hstack([points, label_block(labels, names, scale)])\n"
+                "    return np.vstack([out, out[[str(x) == str(names[-1]) for x in labels]]])\n",
+            ),
+        ),
+        ("labelled text pe/add_remove",),
+    ),
+    Plant(
+        "a release bypasses the sensitivity seam with a doubled statistic",
+        "private/release.py",
+        (
+            (
+                _NOISY_STAT + "    noisy = release_noise(values, sigma, rng, noise, granularity)\n",
+                _NOISY_STAT
+                + "    noisy = release_noise(values * 2, sigma, rng, noise, granularity)\n",
+            ),
+        ),
+        ("baseline fastlloyd/add_remove",),
+    ),
+    Plant(
+        "a dtype copied from the private frame",
+        "tabular/estimator.py",
+        (
+            (_TAB_FIT, _TAB_FIT + '        self._dtypes = dict(getattr(df, "dtypes", {}))\n'),
+            (
+                _TAB_SAMPLE,
+                "        out = decode_codes(codes, self.metadata_)\n"
+                "        for name, kind in getattr(self, '_dtypes', {}).items():\n"
+                "            if name in out and kind != object:\n"
+                "                out[name] = out[name].astype(kind, errors='ignore')\n"
+                "        return out\n",
+            ),
+        ),
+        ("tabular memory/add_remove",),
+    ),
+    Plant(
+        "a size-dependent decision from the exact n",
+        "kmeans.py",
+        (
+            (
+                "k, L = cfg.k, self._population(cfg, n_hat)",
+                "k, L = cfg.k, self._population(cfg, float(len(Z)))",
+            ),
+        ),
+        ("dpkmeans/add_remove",),
+    ),
+    Plant(
+        "a per-row encoding that depends on other rows (centred at the private mean)",
+        "private/domain.py",
+        (
+            (
+                _CLIP_OFFSETS,
+                "    center = np.mean(np.asarray(X, dtype=np.float64), axis=0)\n" + _CLIP_OFFSETS,
+            ),
+        ),
+        ("dpkmeans/add_remove",),
+    ),
+    Plant(
+        "a timing line on stderr",
+        "evolution.py",
+        (
+            (
+                _PE_FINISH,
+                "        import sys, time\n\n"
+                "        print(f'finished in {time.process_time():.6f} s', file=sys.stderr)\n"
+                + _PE_FINISH,
+            ),
+        ),
+        ("cli synth csv/add_remove",),
+    ),
+    Plant(
+        "the seed in the report",
+        "evolution.py",
+        ((_PE_PUBLIC, _PE_PUBLIC + '            "seed": repr(self.random_state),\n'),),
+        ("pe gape/add_remove",),
+    ),
+    Plant(
+        "the seed in a warning",
+        "kmeans.py",
+        (
+            (
+                _KM_OUTPUTS,
+                _KM_OUTPUTS
+                + "        import warnings\n\n"
+                + "        warnings.warn(f'seeded with {self.random_state}')\n",
+            ),
+        ),
+        ("cli kmeans --json/add_remove",),
+    ),
+    Plant(
+        "sensitivity: cluster counts declared at half",
+        "private/release.py",
+        (
+            (
+                "            vote_sensitivity(adjacency),\n            rng,\n",
+                "            0.5 * vote_sensitivity(adjacency),\n            rng,\n",
+            ),
+        ),
+        ("dpkmeans/add_remove",),
+    ),
+    Plant(
+        "sensitivity: the second moment declared at half",
+        "private/release.py",
+        (
+            (
+                "    sensitivity = radius**2 * vote_sensitivity(adjacency)\n",
+                "    sensitivity = 0.5 * radius**2 * vote_sensitivity(adjacency)\n",
+            ),
+        ),
+        ("dpkmeans hdpe/add_remove",),
+    ),
+    Plant(
+        "sensitivity: the tabular marginals counted twice",
+        "private/tables.py",
+        (
+            (
+                "    exact = _summed_counts(cells, sizes)\n",
+                "    exact = [2 * c for c in _summed_counts(cells, sizes)]\n",
+            ),
+        ),
+        ("tabular parquet folder/add_remove",),
+    ),
+    Plant(
+        "sensitivity: pair scores declared at half",
+        "private/tables.py",
+        (
+            (
+                '    sensitivity = 1.0 if adjacency == "add_remove" else 2.0\n',
+                '    sensitivity = 0.5 if adjacency == "add_remove" else 2.0\n',
+            ),
+        ),
+        ("tabular dask/add_remove",),
+    ),
+)
