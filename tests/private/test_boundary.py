@@ -473,3 +473,31 @@ def test_noise_reaching_private_values_through_names_and_calls_is_caught(leak):
 def test_a_public_random_projection_of_private_rows_is_not_a_mix():
     source = "def codes(X, rng):\n    return hash_rows(X, rng.standard_normal((X.shape[1], 8)))\n"
     assert noise_violations_in(source, "x.py") == []
+
+
+def unshown_release_violations(root: Path = SRC) -> list[str]:
+    """Functions inside the boundary that noise values (``release_noise``) without showing the
+    sensitivity seam their exact statistic (``observe_exact``): the sensitivity replay
+    (tests/helpers/neighbour.py) could not see such a release."""
+    found = []
+    for path in sorted((root / "privevo" / "private").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.FunctionDef) or node.name == "release_noise":
+                continue
+            calls = {_call_name(c) for c in ast.walk(node) if isinstance(c, ast.Call)}
+            if "release_noise" in calls and "observe_exact" not in calls:
+                found.append(f"{path.name}:{node.lineno} {node.name}")
+    return found
+
+
+def test_every_release_shows_its_exact_statistic_to_the_sensitivity_seam():
+    assert not unshown_release_violations()
+
+
+def test_a_release_that_hides_its_statistic_is_caught(tree):
+    path = tree / "privevo" / "private" / "extra.py"
+    path.write_text(
+        "from .release import release_noise\n\n\n"
+        "def leaky(values, sigma, rng):\n    return release_noise(values, sigma, rng)\n"
+    )
+    assert unshown_release_violations(tree) == ["extra.py:4 leaky"]

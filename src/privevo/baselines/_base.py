@@ -13,6 +13,7 @@ from .._validation import (
     check_positive_int,
     check_random_state,
 )
+from ..adjacency import check_adjacency
 from ..evaluation import labels_and_inertia, nearest_distances
 from ..private import public_domain
 
@@ -51,7 +52,13 @@ class BaselineKMeans(ClusterMixin, BaseEstimator):
 
 class DPBaselineKMeans(BaselineKMeans):
     """A DP baseline with the common parameters: k, the (ε, δ) budget, the public domain, the
-    seed."""
+    adjacency, the seed.
+
+    ``adjacency`` (docs/privacy.md, "Adjacency"): ``"add_remove"`` (default) releases a noisy
+    row count for the iteration count and thresholds; under ``"replace"`` n is public (read as
+    X's length, no release, the whole budget goes to the iterations) and every release is
+    calibrated to its replace sensitivity.
+    """
 
     def __init__(
         self,
@@ -61,6 +68,7 @@ class DPBaselineKMeans(BaselineKMeans):
         delta=None,
         radius=None,
         bounds=None,
+        adjacency: str = "add_remove",
         random_state=None,
     ):
         self.n_clusters = n_clusters
@@ -68,10 +76,17 @@ class DPBaselineKMeans(BaselineKMeans):
         self.delta = delta
         self.radius = radius
         self.bounds = bounds
+        self.adjacency = adjacency
         self.random_state = random_state
 
-    def _epsilon_delta(self) -> tuple[float, float]:
-        """The checked budget; ``delta=None`` → :func:`~privevo.accounting.default_delta`."""
+    def _public_n(self, X: np.ndarray) -> int | None:
+        """n where it is public (replace adjacency), else None: then a noisy count stands in."""
+        return len(X) if check_adjacency(self.adjacency) == "replace" else None
+
+    def _epsilon_delta(self, n_public: int | None = None) -> tuple[float, float]:
+        """The checked budget; ``delta=None`` → :func:`~privevo.accounting.run_default_delta`
+        (n^−1.1 of a public n, else the fixed, refusable 1e-6)."""
         epsilon = check_epsilon(self.epsilon)
-        delta = accounting.default_delta(None) if self.delta is None else check_delta(self.delta)
-        return epsilon, delta
+        if self.delta is not None:
+            return epsilon, check_delta(self.delta)
+        return epsilon, accounting.run_default_delta(check_adjacency(self.adjacency), n_public)

@@ -1,20 +1,22 @@
 """DPLloyd (Su et al. 2016): diffprivlib's ``KMeans``, vectorised, seeded, without its ε swap.
 
-Pure ε-DP under add/remove and replace. Sphere-packing initialisation inside the public box;
-T = clip(ε'/ε_m, 2, 7) iterations with ε_m = √(500·k³/ñ²·(d + ∛(4dρ²))³), ρ = 0.225, where
-ñ is a noisy count (two-sided geometric noise, ε·``COUNT_SHARE``; Su et al. read the exact n,
-which makes T, and so the output, a function of n) and ε' = ε·(1 − ``COUNT_SHARE``).
-Each iteration spends ε'/T: a noisy count per cluster (two-sided geometric
-noise, ε_c) and a noisy sum per cluster and feature (Laplace, ε_s each), with ε_c : ε_s = ∛(4dρ²) :
-1 and
-ε_c + d·ε_s = ε/T (diffprivlib 0.6 unpacks these two in the wrong order and
-overspends; we return them named). The sums are of x − m, m the box's
-midpoint, so one row changes a feature's sum by at most (hi − lo)/2 when
-added or removed, and two sums by (hi − lo) in all when replaced: the Laplace
-scale (hi − lo)/ε_s is right under both adjacencies. (Raw sums, as in
-diffprivlib, change by max(|lo|, |hi|) when a row is added: for a box like
-[10, 12] six times the range.) Centre = m + noisy sum / noisy count, clipped
-to the box; a cluster whose noisy count is < 1 keeps its centre.
+Pure ε-DP under the ``adjacency`` it is given (add/remove by default, or replace).
+Sphere-packing initialisation inside the public box; T = clip(ε'/ε_m, 2, 7) iterations with
+ε_m = √(500·k³/ñ²·(d + ∛(4dρ²))³), ρ = 0.225. Under add/remove ñ is a noisy count
+(two-sided geometric noise, ε·``COUNT_SHARE``; Su et al. read the exact n, which makes T, and
+so the output, a function of n) and ε' = ε·(1 − ``COUNT_SHARE``); under replace n is public,
+ñ = n and ε' = ε. Each iteration spends ε'/T: a noisy count per cluster (two-sided geometric
+noise, ε_c) and a noisy sum per cluster and feature (Laplace, ε_s each), with
+ε_c : ε_s = ∛(4dρ²) : 1 and ε_c + d·ε_s = ε'/T (diffprivlib 0.6 unpacks these two in the
+wrong order and overspends; we return them named). The sums are of x − m, m the box's
+midpoint, so one row changes a feature's sum by at most (hi − lo)/2 when added or removed,
+and the sums by (hi − lo) per feature in all when replaced: the Laplace scale (hi − lo)/ε_s
+is right under both adjacencies. A replaced row can also move from one cluster to another,
+which changes two counts: their geometric scale is 2/ε_c under replace, 1/ε_c under
+add/remove (:func:`privevo.private.dplloyd_release` states the bounds). (Raw sums, as in
+diffprivlib, change by max(|lo|, |hi|) when a row is added: for a box like [10, 12] six
+times the range.) Centre = m + noisy sum / noisy count, clipped to the box; a cluster whose
+noisy count is < 1 keeps its centre.
 """
 
 from __future__ import annotations
@@ -71,30 +73,36 @@ def box_sphere_packing(
     return mid + half * SpherePacking(1.0).sample(k, len(lo), rng)
 
 
-def dplloyd_release(X, centers, lo, hi, split: EpsilonSplit, rng: np.random.Generator):
-    """One iteration: (Σ(x − m) per cluster + Laplace((hi − lo)/ε_s), counts + geometric(ε_c)).
+def dplloyd_release(
+    X, centers, lo, hi, split: EpsilonSplit, rng: np.random.Generator, adjacency="add_remove"
+):
+    """One iteration: (Σ(x − m) per cluster + Laplace((hi − lo)/ε_s), counts + geometric noise
+    of scale Δ_c/ε_c, Δ_c = 1 (add/remove) or 2 (replace)).
 
-    ε_c + d·ε_s-DP; m = (lo + hi)/2. The two :class:`~privevo.private.Release` objects
-    (:func:`privevo.private.dplloyd_release`). See the module doc.
+    ε_c + d·ε_s-DP under ``adjacency``; m = (lo + hi)/2. The two
+    :class:`~privevo.private.Release` objects (:func:`privevo.private.dplloyd_release`).
     """
-    return _release(X, centers, lo, hi, split.count, split.feature_sum, rng)
+    return _release(X, centers, lo, hi, split.count, split.feature_sum, rng, adjacency)
 
 
 class DPLloyd(DPBaselineKMeans):
-    """Su et al.'s DPLloyd (pure ε-DP); ``delta`` is accepted and ignored."""
+    """Su et al.'s DPLloyd (pure ε-DP under ``adjacency``); ``delta`` is accepted and ignored."""
 
     def _fit_centers(self, X, lo, hi, k, rng):
         epsilon = check_epsilon(self.epsilon)
+        n, adjacency = self._public_n(X), self.adjacency
         d = X.shape[1]
         self.releases_ = []
-        n = noisy_n(X, 1.0 / (COUNT_SHARE * epsilon), rng, "geometric", self.releases_)
-        rest = epsilon * (1 - COUNT_SHARE)
+        rest = epsilon
+        if n is None:  # add/remove: n is private, a noisy count takes COUNT_SHARE of ε
+            n = noisy_n(X, 1.0 / (COUNT_SHARE * epsilon), rng, "geometric", self.releases_)
+            rest = epsilon * (1 - COUNT_SHARE)
         T = dplloyd_iterations(rest, n, k, d)
         split = split_epsilon(rest / T, d)
         centers = box_sphere_packing(k, lo, hi, rng)
         mid = (lo + hi) / 2
         for _ in range(T):
-            sums, counts = dplloyd_release(X, centers, lo, hi, split, rng)
+            sums, counts = dplloyd_release(X, centers, lo, hi, split, rng, adjacency)
             self.releases_ += [sums, counts]
             noisy_sums, noisy_counts = sums.value, counts.value
             ok = noisy_counts >= 1
@@ -103,6 +111,7 @@ class DPLloyd(DPBaselineKMeans):
         self.privacy_ = {
             "epsilon": epsilon,
             "delta": 0.0,
+            "adjacency": adjacency,
             "mechanism": "DPLloyd: Laplace sums + geometric counts",
         }
         return centers

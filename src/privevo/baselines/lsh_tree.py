@@ -15,7 +15,10 @@ Laplace, so the whole run is accounted exactly by GDP — μ² is split in half
 between the sums and the ``max_depth`` levels of counts (each level is one
 histogram of sensitivity 1, charged whether or not the tree reaches it).
 The root's count and the threshold's n/(2k) use a noisy count ñ (Gaussian,
-sensitivity 1, ``COUNT_SHARE`` of μ²), never the exact n.
+sensitivity 1, ``COUNT_SHARE`` of μ²), never the exact n. Under replace adjacency n is
+public (no count is released) and the sensitivities are those of a replaced row: √2 for a
+level's counts (one node −1, another +1), 2·r for the leaf sums
+(:func:`privevo.private.lsh_level_counts`, :func:`privevo.private.lsh_leaf_sums`).
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ import math
 import numpy as np
 
 from .. import accounting
-from ..private import lsh_leaf_sums, lsh_level_counts
+from ..adjacency import vote_sensitivity
+from ..private import cluster_sums_sensitivity, lsh_leaf_sums, lsh_level_counts
 from ..selection.weighted_kmeans import weighted_kmeans
 from ..variation._geometry import project_to_ball
 from ._base import DPBaselineKMeans
@@ -34,7 +38,7 @@ from .dplloyd import COUNT_SHARE, noisy_n
 
 class LSHTreeKMeans(DPBaselineKMeans):
     """LSH prefix-tree DP clustering (Google); ``delta=None`` → 1e-6 (n is private under
-    add/remove)."""
+    add/remove), n^−1.1 under replace."""
 
     def __init__(
         self,
@@ -44,6 +48,7 @@ class LSHTreeKMeans(DPBaselineKMeans):
         delta=None,
         radius=None,
         bounds=None,
+        adjacency: str = "add_remove",
         max_depth: int = 20,
         random_state=None,
     ):
@@ -53,33 +58,42 @@ class LSHTreeKMeans(DPBaselineKMeans):
             delta=delta,
             radius=radius,
             bounds=bounds,
+            adjacency=adjacency,
             random_state=random_state,
         )
         self.max_depth = max_depth
 
     def _fit_centers(self, X, lo, hi, k, rng):
-        epsilon, delta = self._epsilon_delta()
+        n, adjacency = self._public_n(X), self.adjacency
+        epsilon, delta = self._epsilon_delta(n)
         d = X.shape[1]
         mid = (lo + hi) / 2
         radius = float(np.linalg.norm((hi - lo) / 2)) if self.radius is None else float(self.radius)
         U = project_to_ball(X - mid, radius)
         budget = accounting.quadratic_budget(epsilon, delta)
         self.releases_ = []
-        n = noisy_n(
-            X, accounting.share_sigma(budget, COUNT_SHARE, 1.0), rng, "gaussian", self.releases_
+        if n is None:  # add/remove: n is private, a noisy count takes COUNT_SHARE of μ²
+            sigma_n = accounting.share_sigma(budget, COUNT_SHARE, 1.0)
+            n = noisy_n(X, sigma_n, rng, "gaussian", self.releases_)
+            accounting.check_default_delta(delta, n, sigma_n)  # δ below ñ^-1.1
+            budget *= 1 - COUNT_SHARE
+        # half of the rest to the leaf sums, half to the levels
+        sum_sensitivity = cluster_sums_sensitivity(radius, adjacency, "gaussian", 1)
+        sigma_sum = accounting.share_sigma(budget, 0.5, sum_sensitivity)
+        sigma_count = accounting.share_sigma(
+            budget, 0.5, vote_sensitivity(adjacency), self.max_depth
         )
-        accounting.check_default_delta(delta, n, self.releases_[-1].sigma)  # δ below ñ^-1.1
-        budget *= 1 - COUNT_SHARE  # half of the rest to the leaf sums, half to the levels
-        sigma_sum = accounting.share_sigma(budget, 0.5, radius)
-        sigma_count = accounting.share_sigma(budget, 0.5, 1.0, self.max_depth)
         codes = _simhash(U, rng.standard_normal((d, self.max_depth)))
         depths, prefixes, counts = self._grow(codes, n, k, d, sigma_sum / radius, sigma_count, rng)
-        leaves = lsh_leaf_sums(U, codes, self.max_depth, depths, prefixes, sigma_sum, radius, rng)
+        leaves = lsh_leaf_sums(
+            U, codes, self.max_depth, depths, prefixes, sigma_sum, radius, rng, adjacency
+        )
         self.releases_.append(leaves)
         self.n_leaves_ = len(prefixes)
         self.privacy_ = {
             "epsilon": epsilon,
             "delta": delta,
+            "adjacency": adjacency,
             "mechanism": "LSH tree: Gaussian counts per level + leaf sums",
         }
         return mid + _centers_from_leaves(leaves.value, counts, k, radius, rng)
@@ -100,7 +114,7 @@ class LSHTreeKMeans(DPBaselineKMeans):
             if not len(frontier):
                 break
             children = np.sort(np.concatenate([frontier * 2, frontier * 2 + 1]))
-            release = lsh_level_counts(codes, D - level, children, sigma_count, rng)
+            release = lsh_level_counts(codes, D - level, children, sigma_count, rng, self.adjacency)
             self.releases_.append(release)
             noisy = release.value
             keep = noisy >= t

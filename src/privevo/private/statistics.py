@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..adjacency import check_adjacency, vote_sensitivity
 from ..metrics import nearest_distances
-from .release import Release, noisy_statistic
+from .release import Release, cluster_sums_sensitivity, noisy_statistic
 
 __all__ = [
     "cluster_statistics",
     "baseline_row_count",
+    "dplloyd_count_sensitivity",
     "dplloyd_release",
     "fastlloyd_release",
     "lsh_level_counts",
@@ -31,23 +33,55 @@ def baseline_row_count(X, scale: float, rng: np.random.Generator, noise: str) ->
     return noisy_statistic("count", count, scale, 1.0, rng, noise)
 
 
-def dplloyd_release(
-    X, centers, lo, hi, eps_count: float, eps_feature: float, rng: np.random.Generator
-) -> tuple[Release, Release]:
-    """DPLloyd's iteration: (Σ(x − m) + Laplace((hi − lo)/ε_s), counts + geometric(ε_c)).
+def dplloyd_count_sensitivity(adjacency: str) -> float:
+    """L1 sensitivity of DPLloyd's k cluster counts: 1 (add/remove: one count moves by 1) or 2
+    (replace: the old row's count drops by 1 and the new row's rises by 1)."""
+    return 1.0 if check_adjacency(adjacency) == "add_remove" else 2.0
 
-    m = (lo + hi)/2. Feature j of a sum moves by ≤ (hi_j − lo_j)/2 when a row is
-    added or removed and by ≤ hi_j − lo_j in all when one is replaced, so the
-    sums, scaled by 1/(hi − lo), have L1 sensitivity d under both adjacencies:
-    d·ε_s + ε_c-DP (replace bound, used for both). Values come back unscaled.
+
+def dplloyd_release(
+    X,
+    centers,
+    lo,
+    hi,
+    eps_count: float,
+    eps_feature: float,
+    rng: np.random.Generator,
+    adjacency: str = "add_remove",
+) -> tuple[Release, Release]:
+    """DPLloyd's iteration: (Σ(x − m) + Laplace((hi − lo)/ε_s), counts + geometric(Δ_c/ε_c)).
+
+    m = (lo + hi)/2; the sums are released scaled by 1/(hi − lo) per feature, so a row's
+    scaled offset (x_j − m_j)/(hi_j − lo_j) lies in [−1/2, 1/2]. L1 sensitivities:
+
+    * sums: adding or removing a row moves one cluster's scaled sum by ≤ d/2; replacing x
+      by y moves one cluster's by Σ_j |y_j − x_j|/(hi_j − lo_j) ≤ d (same cluster), or
+      two clusters' by ≤ d/2 each (x leaves one, y joins another): ≤ d. Declared d under
+      both (Su et al.'s range; d/2 would do under add/remove), tight under replace.
+    * counts: Δ_c = :func:`dplloyd_count_sensitivity`, 1 (add/remove) or 2 (replace).
+
+    So the iteration is (ε_c + d·ε_s)-DP under ``adjacency``. Values come back unscaled.
     """
     mid, width = (lo + hi) / 2, hi - lo
     sums, counts = cluster_statistics(X - mid, centers - mid)
+    count_sensitivity = dplloyd_count_sensitivity(adjacency)
     counts_release = noisy_statistic(
-        "dplloyd_counts", counts, 1.0 / eps_count, 1.0, rng, "geometric"
+        "dplloyd_counts",
+        counts,
+        count_sensitivity / eps_count,
+        count_sensitivity,
+        rng,
+        "geometric",
+        adjacency,
     )
     scaled = noisy_statistic(
-        "dplloyd_sums", sums / width, 1.0 / eps_feature, float(X.shape[1]), rng, "laplace"
+        "dplloyd_sums",
+        sums / width,
+        1.0 / eps_feature,
+        float(X.shape[1]),
+        rng,
+        "laplace",
+        adjacency,
     )
     sums_release = Release(
         scaled.name,
@@ -62,20 +96,49 @@ def dplloyd_release(
 
 
 def fastlloyd_release(
-    U, centers, max_dist: float, sigma_sum: float, sigma_count: float, rng: np.random.Generator
+    U,
+    centers,
+    max_dist: float,
+    sigma_sum: float,
+    sigma_count: float,
+    rng: np.random.Generator,
+    adjacency: str = "add_remove",
 ) -> tuple[Release, Release]:
     """FastLloyd's iteration: Σ(x − c(x)) over rows within ``max_dist`` of c(x), + N(0, σ_s²);
-    counts + N(0, σ_c²). L2 sensitivities ``max_dist`` and 1 (add/remove)."""
+    counts + N(0, σ_c²).
+
+    Each term has norm ≤ ``max_dist``, so the sums are per-cluster sums of rows in a ball of
+    that radius (:func:`~.release.cluster_sums_sensitivity`): L2 sensitivity ``max_dist``
+    (add/remove) or 2·``max_dist`` (replace: ‖u − v‖ in one cluster, √2·``max_dist`` across
+    two); the counts 1 or √2 (:func:`~privevo.adjacency.vote_sensitivity`).
+    """
     sums, counts = cluster_statistics(U, centers, max_dist=max_dist, relative=True)
+    sum_sensitivity = cluster_sums_sensitivity(max_dist, adjacency, "gaussian", sums.size)
+    count_sensitivity = vote_sensitivity(adjacency)
     return (
-        noisy_statistic("fastlloyd_sums", sums, sigma_sum, max_dist, rng),
-        noisy_statistic("fastlloyd_counts", counts, sigma_count, 1.0, rng),
+        noisy_statistic(
+            "fastlloyd_sums", sums, sigma_sum, sum_sensitivity, rng, "gaussian", adjacency
+        ),
+        noisy_statistic(
+            "fastlloyd_counts", counts, sigma_count, count_sensitivity, rng, "gaussian", adjacency
+        ),
     )
 
 
-def lsh_level_counts(codes, shift: int, nodes, sigma: float, rng: np.random.Generator) -> Release:
-    """One tree level's node counts + N(0, σ²) (a histogram: L2 sensitivity 1, add/remove)."""
-    return noisy_statistic("lsh_level_counts", prefix_counts(codes, shift, nodes), sigma, 1.0, rng)
+def lsh_level_counts(
+    codes, shift: int, nodes, sigma: float, rng: np.random.Generator, adjacency: str = "add_remove"
+) -> Release:
+    """One tree level's node counts + N(0, σ²): a histogram, L2 sensitivity 1 (add/remove) or √2
+    (replace)."""
+    return noisy_statistic(
+        "lsh_level_counts",
+        prefix_counts(codes, shift, nodes),
+        sigma,
+        vote_sensitivity(adjacency),
+        rng,
+        "gaussian",
+        adjacency,
+    )
 
 
 def lsh_leaf_sums(
@@ -87,15 +150,13 @@ def lsh_leaf_sums(
     sigma: float,
     radius: float,
     rng: np.random.Generator,
+    adjacency: str = "add_remove",
 ) -> Release:
-    """Leaf sums of rows in the ``radius`` ball + N(0, σ²) (disjoint leaves: L2 sensitivity r)."""
-    return noisy_statistic(
-        "lsh_leaf_sums",
-        leaf_sums(U, codes, depth, leaf_depths, leaf_prefixes),
-        sigma,
-        float(radius),
-        rng,
-    )
+    """Leaf sums of rows in the ``radius`` ball + N(0, σ²): disjoint leaves, so L2 sensitivity r
+    (add/remove) or 2r (replace), as any per-cluster sums (:func:`.cluster_sums_sensitivity`)."""
+    sums = leaf_sums(U, codes, depth, leaf_depths, leaf_prefixes)
+    sensitivity = cluster_sums_sensitivity(float(radius), adjacency, "gaussian", sums.size)
+    return noisy_statistic("lsh_leaf_sums", sums, sigma, sensitivity, rng, "gaussian", adjacency)
 
 
 def cluster_statistics(
