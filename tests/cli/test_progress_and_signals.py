@@ -1,9 +1,11 @@
 """What a command shows while it runs: a progress bar on a terminal only, a heartbeat line off
-one, no bars from the audit; SIGTERM stops it cleanly and a rerun resumes."""
+one that says where the run is but never for how long, no bars from the audit; SIGTERM stops it
+cleanly and a rerun resumes."""
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -13,6 +15,9 @@ import pytest
 
 from helpers.cli import SMALL_AUDIT, SYNTH, fill, swap
 from privevo.cli import main
+
+#: A duration as a line could print it: "12 s", "3.5 seconds", a clock "00:03".
+DURATION = re.compile(r"\d\s*(s|sec|seconds?)\b|\bseconds?\b|\d:\d\d", re.IGNORECASE)
 
 
 @pytest.mark.slow  # two real processes on a pseudo-terminal
@@ -70,9 +75,41 @@ def test_a_long_run_off_a_terminal_is_never_silent(files, tmp_path, cli, monkeyp
     assert code == 0
     lines = err.strip().splitlines()
     assert lines and all(line.startswith("privevo synth: running (") for line in lines)
-    assert any(" of 20, " in line for line in lines)
+    assert any(line.endswith(" of 20 rounds done)") for line in lines)
+    assert not [line for line in lines if DURATION.search(line)]
     code, _, err = cli(argv + ["-q"])
     assert code == 0 and err == ""
+
+
+@pytest.mark.parametrize(
+    "command,total,where,line",
+    [
+        ("kmeans", None, {}, "privevo kmeans: running"),
+        ("demo", None, {}, "privevo demo: running"),
+        ("synth", 500, {}, "privevo synth: running (0 of 500 rounds done)"),
+        ("synth", 500, {"done": 120}, "privevo synth: running (120 of 500 rounds done)"),
+        (
+            "synth-text",
+            None,
+            {"phase": "round 2 of 3: generating 40 texts"},
+            "privevo synth-text: running (round 2 of 3: generating 40 texts)",
+        ),
+    ],
+)
+def test_every_heartbeat_says_where_a_run_is_never_how_long(
+    capsys, monkeypatch, command, total, where, line
+):
+    from types import SimpleNamespace
+
+    import privevo.cli.publishing as publishing
+
+    monkeypatch.setattr(publishing, "_HEARTBEAT_SECONDS", 0.01)
+    with publishing.heartbeat(SimpleNamespace(command=command, quiet=False), total) as beat:
+        beat.update(where)
+        time.sleep(0.2)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and lines[-1] == line
+    assert not [shown for shown in lines if DURATION.search(shown)]
 
 
 def test_audit_no_progress_bars_off_a_terminal(cli):

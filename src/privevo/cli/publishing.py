@@ -79,25 +79,22 @@ _HEARTBEAT_SECONDS = 30.0
 @contextlib.contextmanager
 def heartbeat(args, total: int | None = None):
     """Off a terminal (no progress bar there), one line every _HEARTBEAT_SECONDS while a run
-    lasts, so that a long run in a log or a pipe is never silent; none with --quiet. Yields a
-    dict whose ``"done"`` the caller updates with the rounds completed."""
+    lasts, so that a long run in a log or a pipe is never silent; none with --quiet. The line
+    says where the run is (:func:`heartbeat_line`), never for how long it has run: durations
+    grow with the private data size (docs/privacy.md, side channels). Yields a dict whose
+    ``"done"`` (rounds completed, of ``total``) or ``"phase"`` (a public phase name) the caller
+    updates."""
     import threading
-    import time
 
-    state = {"done": None}
+    state = {"done": None, "phase": None}
     if args.quiet or sys.stderr.isatty():
         yield state
         return
-    stop, start = threading.Event(), time.monotonic()
+    stop = threading.Event()
 
     def beat() -> None:
         while not stop.wait(_HEARTBEAT_SECONDS):
-            done = "" if state["done"] is None else f"round {state['done']} of {total}, "
-            print(
-                f"privevo {args.command}: running ({done}{time.monotonic() - start:.0f} s)",
-                file=sys.stderr,
-                flush=True,
-            )
+            print(heartbeat_line(args.command, state, total), file=sys.stderr, flush=True)
 
     thread = threading.Thread(target=beat, name="privevo-heartbeat", daemon=True)
     thread.start()
@@ -106,6 +103,15 @@ def heartbeat(args, total: int | None = None):
     finally:
         stop.set()
         thread.join()
+
+
+def heartbeat_line(command: str, state: dict, total: int | None = None) -> str:
+    """``privevo synth: running (3 of 10 rounds done)``, ``privevo synth-text: running (round 2
+    of 3: generating 40 texts)``, ``privevo kmeans: running``: public counts only, no time."""
+    where = state.get("phase")
+    if where is None and total is not None:
+        where = f"{state.get('done') or 0} of {total} rounds done"
+    return f"privevo {command}: running" + (f" ({where})" if where else "")
 
 
 def finish(
