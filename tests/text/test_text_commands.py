@@ -81,6 +81,35 @@ def test_bad_arguments_get_one_line_before_any_model_loads(data, no_models, caps
     assert "_TextEngine" not in err and "internal error" not in err
 
 
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["--lookahead", "1000000000"], "--lookahead must be at most 100 "),
+        (["--variations", "1000000000"], "--variations must be at most 1000 "),
+        (["--iterations", "1000000000"], "--iterations must be at most 10000 "),
+        (["--m", "1000000000"], "--m 1000000000 needs about "),
+        (["--max-tokens", "1000000000"], "--max-tokens must be at most 100000 "),
+        (["--m", "100000", "--max-tokens", "100000"], "--m 100000 needs about "),
+        (["--threads", "1000000"], "--threads must be at most "),
+    ],
+)
+def test_sizes_are_refused_before_any_file_is_read_or_model_loaded(
+    tmp_path, no_models, capsys, extra, message
+):
+    missing = tmp_path / "not_there.csv"  # reading it would fail with another message
+    assert main(["synth-text", str(missing), *BASE, *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert "internal error" not in err and "not_there" not in err
+
+
+def test_intrinsic_dim_refuses_variations_beyond_memory_before_reading(tmp_path, no_models, capsys):
+    argv = ["intrinsic-dim", str(tmp_path / "not_there.txt"), "--variations", "1000000000", "-q"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--variations 1000000000 needs about " in err and "GiB of memory" in err
+
+
 def test_a_txt_output_with_labels_is_refused_before_reading(data, no_models, tmp_path, capsys):
     argv = ["synth-text", str(data), *BASE, "--label-column", "score", "--labels", "great,other"]
     assert main([*argv, "-o", str(tmp_path / "s.txt")]) == 2
@@ -138,7 +167,7 @@ def test_labelled_jsonl_round_trip(tmp_path, fake_models):
 
 
 def test_summary_line_names_the_rules_that_fired_most_first():
-    from privevo.cli.text import validity_line
+    from privevo.cli.synth_text import validity_line
 
     steps = [
         {"generated": 10, "invalid": 3, "regenerated": 4, "fallback": 0, "reasons": {}},

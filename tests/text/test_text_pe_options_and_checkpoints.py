@@ -158,7 +158,7 @@ def test_text_run_killed_mid_round_resumes_with_the_same_texts_and_epsilon(tmp_p
 
 
 def test_round_seconds_split_every_phase_and_the_cli_prints_them():
-    from privevo.cli.text import timing_line
+    from privevo.cli.synth_text import timing_line
 
     model = text_pe().fit(PRIVATE)
     rows = model.round_seconds_

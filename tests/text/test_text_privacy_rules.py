@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from helpers.text_doubles import HashEmbedder, TopicLM, needs_models
-from privevo.cli.text import is_local_endpoint, write_texts
+from privevo.cli.intrinsic_dim import is_local_endpoint
+from privevo.cli.text import write_texts
 
 TEXTS = [
     "ok",

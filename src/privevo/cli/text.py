@@ -1,8 +1,10 @@
-"""``privevo synth-text`` and ``privevo intrinsic-dim``: text PE from the command line.
+"""What ``privevo synth-text`` and ``privevo intrinsic-dim`` share: the language-model and
+embedder options and checks, the models (loaded once per process), and the texts writer.
 
-:func:`add_text_commands` registers both on the main parser's subparsers.
-Models are loaded once per process (:func:`load_generator`,
-:func:`load_embedder`), so several commands in one process share them.
+:func:`add_text_commands` registers both commands (:mod:`.synth_text`,
+:mod:`.intrinsic_dim`) on the main parser's subparsers. Models are loaded once per process
+(:func:`load_generator`, :func:`load_embedder`), so several commands in one process share
+them; the commands load them through this module's ``_models``, the one seam tests replace.
 """
 
 from __future__ import annotations
@@ -11,27 +13,35 @@ import csv
 import functools
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
-from ..selection import selector_names
-from .options import add_adjacency_and_noise, command, run_delta
-
 __all__ = [
     "add_text_commands",
+    "add_llm_options",
     "write_texts",
     "load_generator",
     "load_embedder",
 ]
 
+#: --threads at most this many per core: each thread of the default engine is a worker that
+#: loads its own copy of the model, so more threads than cores only costs memory.
+THREADS_PER_CORE = 4
+#: --max-tokens at most: above the output limit of any model these commands drive.
+MAX_TOKENS_MAX = 100_000
+
 
 def add_text_commands(subparsers) -> None:
     """Add ``synth-text`` and ``intrinsic-dim`` to ``subparsers`` (from ``add_subparsers``)."""
-    _synth_text_parser(subparsers)
-    _intrinsic_parser(subparsers)
+    from . import intrinsic_dim, synth_text
+
+    synth_text.add_parser(subparsers)
+    intrinsic_dim.add_parser(subparsers)
 
 
-def _add_model_options(p) -> None:
+def add_llm_options(p) -> None:
+    """The model options of both text commands (engine, model, endpoint, embedder, sampling)."""
     g = p.add_argument_group(
         "models (default: SmolLM2-135M-Instruct and all-MiniLM-L6-v2, offline)"
     )
@@ -63,7 +73,10 @@ def _add_model_options(p) -> None:
         "--batch-size", type=int, help="prompts per generation batch (default: the engine's, 64)"
     )
     g.add_argument(
-        "--threads", type=int, help="CPU threads of the local model (default: all cores)"
+        "--threads",
+        type=int,
+        help=f"CPU threads of the local model (default: all cores; at most {THREADS_PER_CORE} "
+        "per core)",
     )
     g.add_argument(
         "--kind", default="text", help='what one text is, used in the prompts (e.g. "food review")'
@@ -72,7 +85,7 @@ def _add_model_options(p) -> None:
         "--max-tokens",
         type=int,
         default=64,
-        help="length cap of a generated text in tokens (default 64)",
+        help=f"length cap of a generated text in tokens (default 64, at most {MAX_TOKENS_MAX})",
     )
     g.add_argument(
         "--mask-fraction",
@@ -82,7 +95,8 @@ def _add_model_options(p) -> None:
     )
 
 
-def _add_io(p) -> None:
+def add_text_io(p) -> None:
+    """DATA, --column, --seed, --json and -q of both text commands."""
     p.add_argument(
         "data",
         metavar="DATA",
@@ -97,163 +111,51 @@ def _add_io(p) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars or messages")
 
 
-def _synth_text_parser(sub) -> None:
-    p = command(
-        sub,
-        "synth-text",
-        "DP synthetic texts by Private Evolution with a language model",
-        "Differentially private synthetic texts: an LLM writes and rewrites candidates, private "
-        "texts vote\n"
-        "in sentence-embedding space. Writes the texts (one per row) and a JSON privacy report "
-        "beside them.\n"
-        "--epsilon inf runs without noise (not private; the report says so).",
-        "  privevo synth-text reviews.csv --column review --m 100 --epsilon 4 --kind 'food review' "
-        "-o syn.csv\n"
-        "  privevo synth-text notes.jsonl --m 50 --epsilon 1 --selector rank --iterations 3 -o "
-        "syn.jsonl\n"
-        "  privevo synth-text t.csv --m 20 --epsilon 1 --api-base http://127.0.0.1:8000/v1 "
-        "--api-model m -o s.csv",
-    )
-    _add_io(p)
-    p.add_argument("--m", type=int, required=True, help="number of synthetic texts (>= 1)")
-    p.add_argument(
-        "--epsilon", type=float, required=True, help="total epsilon (> 0; 'inf' = non-private run)"
-    )
-    p.add_argument(
-        "--delta",
-        type=float,
-        help="delta in (0, 1); default 1e-6 under add_remove (n is "
-        "private), n^-1.1 under replace (n = number of texts, public there)",
-    )
-    p.add_argument(
-        "--iterations", type=int, default=5, help="T, the number of private releases (default 5)"
-    )
-    p.add_argument(
-        "--selector",
-        choices=sorted(selector_names(keeps_candidates=True)),
-        default="gape",
-        help="selection step (default gape; gape_agg: with neighbourhood aggregation)",
-    )
-    p.add_argument(
-        "--fill",
-        action="store_true",
-        help="gape: complete the selection to --m with the largest noisy counts (default: only "
-        "candidates above the threshold, possibly fewer than --m)",
-    )
-    p.add_argument(
-        "--lookahead",
-        type=int,
-        default=0,
-        help="Aug-PE lookahead: candidates vote with the mean of this many variations (default 0)",
-    )
-    p.add_argument(
-        "--n-neighbors",
-        type=int,
-        default=1,
-        help="votes per private text, to its k nearest candidates, sqrt(k)-normalised (default 1)",
-    )
-    p.add_argument(
-        "--threshold",
-        type=float,
-        help="subtract this from the noisy counts and clip at 0 before selection (DPSDA)",
-    )
-    p.add_argument(
-        "--no-keep-selected",
-        dest="keep_selected",
-        action="store_false",
-        help="next population = variations only (default: selected texts + variations)",
-    )
-    p.add_argument(
-        "--checkpoint",
-        help="checkpoint file (private: holds the RNG); a killed run resumes from it",
-    )
-    p.add_argument(
-        "--R",
-        type=float,
-        dest="R",
-        default=1.0,
-        help="gape: public cluster separation in embedding units (default 1.0; unit vectors)",
-    )
-    add_adjacency_and_noise(
-        p,
-        "noise of every release (default gaussian; "
-        "discrete_gaussian_secure for production: exact sampler, zCDP accounting)",
-    )
-    p.add_argument(
-        "--variations", type=int, default=1, help="rewrites per selected text (default 1)"
-    )
-    p.add_argument(
-        "--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)"
-    )
-    p.add_argument(
-        "--prompt", help="random-API prompt template ({kind}, {topic}, {label} filled in)"
-    )
-    p.add_argument("--topics", help="comma-separated public topics filling {topic}")
-    p.add_argument(
-        "--label-column",
-        help="column / key holding each text's label (private): candidates are written per "
-        "public label (--labels) and each text votes only among its label's candidates; the "
-        "output keeps the column",
-    )
-    p.add_argument(
-        "--labels",
-        help="comma-separated PUBLIC label list (required with --label-column; never read from "
-        "the data)",
-    )
-    p.add_argument(
-        "--label-weights",
-        help="comma-separated public weights of --labels for the initial texts (default equal)",
-    )
-    p.add_argument(
-        "--retries",
-        type=int,
-        default=3,
-        help="regenerations of a text that fails the validity check (leftover blanks, echoed "
-        "instruction, empty, truncated, length; default 3)",
-    )
-    p.add_argument(
-        "-o",
-        "--output",
-        help="output texts (.csv, .tsv, .jsonl, .txt); the privacy report goes beside it",
-    )
-    _add_model_options(p)
-    p.set_defaults(func=_synth_text)
+# -- checks (before any file is read or model loaded) -----------------------------------
 
 
-def _intrinsic_parser(sub) -> None:
-    p = command(
-        sub,
-        "intrinsic-dim",
-        "intrinsic dimension of an LLM's variations (GAPE appendix check)",
-        "Rewrite each of --n-texts texts --variations times at each temperature, embed, centre per "
-        "text,\n"
-        "and count the singular values explaining --variance of the variance. DATA MUST BE PUBLIC "
-        "TEXT:\n"
-        "the texts are sent to the language model and the result is not differentially private. A\n"
-        "--api-base that is not on this machine is refused unless --public-input confirms it.",
-        "  privevo intrinsic-dim reviews.csv --column review --n-texts 8 --variations 16\n"
-        "  privevo intrinsic-dim texts.txt --temperatures 0.6 1.0 1.4 --json\n"
-        "  privevo intrinsic-dim public.txt --public-input --api-base https://host/v1 "
-        "--api-model m",
-    )
-    _add_io(p)
-    p.add_argument(
-        "--n-texts", type=int, default=8, help="how many texts (the first ones) to vary (default 8)"
-    )
-    p.add_argument(
-        "--variations", type=int, default=16, help="rewrites per text and temperature (default 16)"
-    )
-    p.add_argument("--temperatures", type=float, nargs="+", default=[0.6, 0.8, 1.0, 1.2, 1.4])
-    p.add_argument(
-        "--variance", type=float, default=0.8, help="share of variance to explain (default 0.8)"
-    )
-    p.add_argument(
-        "--public-input",
-        action="store_true",
-        help="confirm that DATA is public text (required with a non-local --api-base)",
-    )
-    _add_model_options(p)
-    p.set_defaults(func=_intrinsic_dim)
+def check_llm_args(args) -> None:
+    """The model options' rules: endpoint and model pairs, --max-tokens, --batch-size,
+    --threads, --mask-fraction."""
+    from .._validation import check_positive_int
+
+    if args.api_base is not None and not args.api_model:
+        raise ValueError("--api-base needs --api-model (the model name the server expects)")
+    if args.api_base is None and args.api_model:
+        raise ValueError("--api-model needs --api-base (the endpoint serving it)")
+    if args.gguf_file and not args.model:
+        raise ValueError("--gguf-file needs --model (the folder holding the GGUF file)")
+    if check_positive_int(args.max_tokens, "--max-tokens") > MAX_TOKENS_MAX:
+        raise ValueError(
+            f"--max-tokens must be at most {MAX_TOKENS_MAX} (tokens of one generated text), got "
+            f"{args.max_tokens}; pass a smaller one"
+        )
+    if args.batch_size is not None:
+        check_positive_int(args.batch_size, "--batch-size")
+    if args.threads is not None:
+        check_threads(args.threads)
+    if not 0 <= args.mask_fraction < 1:
+        raise ValueError(f"--mask-fraction must be in [0, 1), got {args.mask_fraction}")
+
+
+def check_threads(threads: int) -> int:
+    """--threads from 1 to THREADS_PER_CORE × this machine's cores."""
+    from .._validation import check_positive_int
+
+    threads = check_positive_int(threads, "--threads")
+    cores = os.cpu_count() or 1
+    if threads > THREADS_PER_CORE * cores:
+        raise ValueError(
+            f"--threads must be at most {THREADS_PER_CORE * cores} ({THREADS_PER_CORE} per core "
+            f"of this machine's {cores}), got {threads}; omit --threads to use every core"
+        )
+    return threads
+
+
+def check_temperature(value: float, flag: str) -> float:
+    if not (value >= 0 and math.isfinite(value)):
+        raise ValueError(f"{flag} must be a finite number >= 0 (0 = greedy), got {value}")
+    return value
 
 
 # -- files ------------------------------------------------------------------------------
@@ -350,6 +252,8 @@ def _load_embedder(path):
 
 
 def _models(args):
+    """(generator, embedder) for the command's flags; the one place a text command loads
+    models."""
     if args.threads is not None and args.api_base is None:
         import torch
 
@@ -372,11 +276,14 @@ def _models(args):
     )
 
 
+def load_models(args):
+    """The command's models through :func:`_models`, looked up when called (tests replace it)."""
+    return _models(args)
+
+
 def _no_loading_bars() -> None:
     """No "Loading weights" bars from transformers / huggingface_hub (-q, --json, or no
     terminal)."""
-    import os
-
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     try:
         from transformers.utils import logging as hf_logging
@@ -390,373 +297,3 @@ def _no_loading_bars() -> None:
         disable_progress_bars()
     except ImportError:
         pass
-
-
-def check_threads(threads: int) -> int:
-    from .._validation import check_positive_int
-
-    return check_positive_int(threads, "--threads")
-
-
-# -- commands ---------------------------------------------------------------------------
-
-
-def _check_synth_args(args) -> None:
-    from .._validation import check_delta, check_epsilon, check_positive_int, check_positive_real
-
-    if args.epsilon != math.inf:
-        check_epsilon(args.epsilon)
-    if args.delta is not None:
-        check_delta(args.delta)
-    for name in ("m", "iterations", "variations", "max_tokens", "n_neighbors"):
-        check_positive_int(getattr(args, name), "--" + name.replace("_", "-"))
-    if args.batch_size is not None:
-        check_positive_int(args.batch_size, "--batch-size")
-    if args.lookahead < 0:
-        raise ValueError(f"--lookahead must be an integer >= 0, got {args.lookahead}")
-    if args.threshold is not None and not (args.threshold >= 0 and math.isfinite(args.threshold)):
-        raise ValueError(f"--threshold must be a finite number >= 0, got {args.threshold}")
-    check_positive_real(args.R, "--R")
-    if not 0 <= args.mask_fraction < 1:
-        raise ValueError(f"--mask-fraction must be in [0, 1), got {args.mask_fraction}")
-    check_temperature(args.temperature, "--temperature")
-    if args.threads is not None:
-        check_threads(args.threads)
-    if args.retries < 0:
-        raise ValueError(f"--retries must be an integer >= 0, got {args.retries}")
-    _check_model_args(args)
-    topics = parse_topics(args.topics)
-    labels, weights = parse_labels(args)
-    if args.prompt is not None:
-        check_prompt(args.prompt, labelled=labels is not None)
-    return topics, labels, weights
-
-
-def check_temperature(value: float, flag: str) -> float:
-    if not (value >= 0 and math.isfinite(value)):
-        raise ValueError(f"{flag} must be a finite number >= 0 (0 = greedy), got {value}")
-    return value
-
-
-def _check_model_args(args) -> None:
-    if args.api_base is not None and not args.api_model:
-        raise ValueError("--api-base needs --api-model (the model name the server expects)")
-    if args.api_base is None and args.api_model:
-        raise ValueError("--api-model needs --api-base (the endpoint serving it)")
-    if args.gguf_file and not args.model:
-        raise ValueError("--gguf-file needs --model (the folder holding the GGUF file)")
-    from .._validation import check_positive_int
-
-    check_positive_int(args.max_tokens, "--max-tokens")
-
-
-def parse_topics(value: str | None) -> tuple[str, ...]:
-    """--topics as a tuple (default: one generic topic); refuses a list with no topic."""
-    if value is None:
-        return ("any subject",)
-    topics = tuple(t.strip() for t in value.split(",") if t.strip())
-    if not topics:
-        raise ValueError(
-            "--topics holds no topic; give comma-separated topics, e.g. --topics 'tea,coffee'"
-        )
-    return topics
-
-
-def parse_labels(args):
-    """(public label list, weights) from --labels / --label-weights, or (None, None)."""
-    if args.label_column is None:
-        for flag, value in (("--labels", args.labels), ("--label-weights", args.label_weights)):
-            if value is not None:
-                raise ValueError(f"{flag} needs --label-column (the column holding the labels)")
-        return None, None
-    if args.labels is None:
-        raise ValueError(
-            "--label-column needs --labels, the public comma-separated label list "
-            "(it is never read from the private data)"
-        )
-    labels = [t.strip() for t in args.labels.split(",") if t.strip()]
-    if not labels:
-        raise ValueError("--labels holds no label; e.g. --labels 'great,other'")
-    if len(set(labels)) != len(labels):
-        raise ValueError("--labels must be distinct")
-    if args.label_column == args.column:
-        raise ValueError("--label-column must differ from --column")
-    if args.label_weights is None:
-        return labels, None
-    try:
-        weights = [float(w) for w in args.label_weights.split(",")]
-    except ValueError:
-        raise ValueError("--label-weights must be comma-separated numbers") from None
-    if len(weights) != len(labels):
-        raise ValueError(f"--label-weights gives {len(weights)} weights for {len(labels)} --labels")
-    if not all(w >= 0 and math.isfinite(w) for w in weights) or sum(weights) <= 0:
-        raise ValueError("--label-weights must be finite numbers >= 0, not all 0")
-    return labels, weights
-
-
-def check_prompt(template: str, labelled: bool) -> str:
-    """A --prompt whose placeholders are among {kind}, {topic} (and {label} with labels)."""
-    import string
-
-    allowed = {"kind", "topic", "label"} if labelled else {"kind", "topic"}
-    try:
-        fields = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
-    except ValueError as err:
-        raise ValueError(
-            f"--prompt is not a valid template ({err}); write a literal brace as {{{{ or }}}}"
-        ) from None
-    bad = sorted(f for f in fields if f not in allowed)
-    if bad:
-        raise ValueError(
-            f"--prompt has an unknown placeholder {{{bad[0]}}}; use "
-            + ", ".join("{" + a + "}" for a in sorted(allowed))
-        )
-    return template
-
-
-def _synth_text(args) -> int:
-    from ..io import (
-        check_distinct_paths,
-        check_output_path,
-        report_path_for,
-        write_json,
-        write_outputs,
-    )
-    from ..private import TEXT_FORMATS, read_labelled_texts
-    from ..text.apis import LABEL_PROMPT, RANDOM_PROMPT, LLMRandomAPI, LLMVariationAPI
-    from ..text.evolution import TextPrivateEvolution
-    from ..text.validity import TextChecker
-
-    topics, label_names, label_weights = _check_synth_args(args)
-    paths = {}
-    if args.output:
-        out = check_output_path(args.output, TEXT_FORMATS)
-        if label_names is not None and out.suffix.lower() == ".txt":
-            raise ValueError(
-                "-o .txt cannot hold the label column; write .csv, .tsv or .jsonl with "
-                "--label-column"
-            )
-        paths = {"output": out, "report": report_path_for(out)}
-    planned = {"-o": paths.get("output"), "the privacy report": paths.get("report")}
-    if args.checkpoint is not None:
-        planned["--checkpoint"] = check_output_path(args.checkpoint, None, "checkpoint")
-    check_distinct_paths(args.data, {k: v for k, v in planned.items() if v is not None})
-    texts, labels = read_labelled_texts(args.data, args.column, args.label_column)
-    generator, embedder = _models(args)
-    checker = TextChecker(retries=args.retries)
-    prompt = args.prompt or (RANDOM_PROMPT if label_names is None else LABEL_PROMPT)
-    if label_names is not None:
-        prompt = {name: prompt for name in label_names}
-    model = TextPrivateEvolution(
-        generator,
-        embedder,
-        n_synthetic=args.m,
-        iterations=args.iterations,
-        epsilon=args.epsilon,
-        delta=run_delta(args, library_default=False, n=len(texts)),
-        selector=args.selector,
-        gape_R=args.R,
-        fill=args.fill,
-        kind=args.kind,
-        adjacency=args.adjacency,
-        noise=args.noise,
-        random_state=args.seed,
-        lookahead=args.lookahead,
-        n_neighbors=args.n_neighbors,
-        threshold=args.threshold,
-        keep_selected=args.keep_selected,
-        checkpoint=args.checkpoint,
-        progress=not args.quiet and not args.json and sys.stderr.isatty(),
-        label_names=label_names,
-        random_api=LLMRandomAPI(
-            generator,
-            prompt,
-            label_weights=label_weights,
-            topics=topics,
-            kind=args.kind,
-            temperature=args.temperature,
-            max_new_tokens=args.max_tokens,
-            checker=checker,
-        ),
-        variation_api=LLMVariationAPI(
-            generator,
-            mask_fraction=args.mask_fraction,
-            temperature=args.temperature,
-            per_point=args.variations,
-            kind=args.kind,
-            max_new_tokens=args.max_tokens,
-            checker=checker,
-        ),
-        public_parameters={
-            "command": "synth-text",
-            "column": args.column,
-            **({"label_column": args.label_column} if label_names is not None else {}),
-            "retries": args.retries,
-        },  # never the seed's value
-    ).fit(texts, labels=labels)
-    report = model.privacy_report_
-    if paths:
-        write_outputs(
-            {
-                paths["output"]: lambda tmp: write_texts(
-                    tmp,
-                    model.synthetic_texts_,
-                    args.column,
-                    paths["output"].suffix,
-                    labels=model.synthetic_labels_ if label_names is not None else None,
-                    label_column=args.label_column,
-                ),
-                paths["report"]: lambda tmp: write_json(tmp, report),
-            }
-        )
-    _print_synth(args, model.synthetic_texts_, report, paths, validity_line(model.validity_))
-    if not args.quiet and not args.json:
-        print(timing_line(model.round_seconds_, model.population_.initial_seconds), file=sys.stderr)
-    return 0
-
-
-def timing_line(rounds: list[dict], initial: dict) -> str:
-    """Seconds per phase over the run: S_0, then every round's generation / embedding / histogram /
-    selection."""
-    total = {
-        k: sum(r[k] for r in rounds) for k in ("generation", "embedding", "histogram", "selection")
-    }
-    per_round = "; ".join(
-        f"{r['round'] + 1}: " + "/".join(f"{r[k]:.0f}" for k in total) for r in rounds
-    )
-    return (
-        f"seconds: S_0 generation {initial['generation']:.0f}, embedding "
-        f"{initial['embedding']:.0f}; "
-        f"rounds generation {total['generation']:.0f}, embedding {total['embedding']:.0f}, "
-        f"histogram {total['histogram']:.0f}, selection {total['selection']:.0f} "
-        f"(per round gen/emb/hist/sel: {per_round})"
-    )
-
-
-LOCAL_HOSTS = ("localhost", "::1")
-
-
-def is_local_endpoint(url: str) -> bool:
-    """Whether an API base URL points at this machine (localhost, 127.0.0.0/8, ::1)."""
-    import ipaddress
-    from urllib.parse import urlsplit
-
-    host = (urlsplit(url if "://" in url else "http://" + url).hostname or "").lower()
-    if host in LOCAL_HOSTS:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def check_public_endpoint(api_base: str | None, public_input: bool) -> None:
-    """Refuse to send intrinsic-dim's input to a server elsewhere unless it is declared public."""
-    if api_base is not None and not public_input and not is_local_endpoint(api_base):
-        raise ValueError(
-            f"--api-base {api_base} is not on this machine and intrinsic-dim sends it every "
-            "input text; pass --public-input if DATA is public text"
-        )
-
-
-def validity_line(steps: list[dict]) -> str:
-    """Invalid share on the first try, its reasons, and regenerations per step (S_0, then each
-    round)."""
-    parts = []
-    for t, counts in enumerate(steps):
-        if not counts or not counts.get("generated"):
-            continue
-        name = "S_0" if t == 0 else f"round {t}"
-        share = 100.0 * counts["invalid"] / counts["generated"]
-        reasons = sorted(counts.get("reasons", {}).items(), key=lambda kv: (-kv[1], kv[0]))
-        parts.append(
-            f"{name} {share:.1f}% ("
-            + "".join(f"{reason} {n}, " for reason, n in reasons)
-            + f"{counts['regenerated']} regenerated"
-            + (f", {counts['fallback']} fell back" if counts.get("fallback") else "")
-            + ")"
-        )
-    return "invalid on first try: " + ("; ".join(parts) if parts else "not checked")
-
-
-def _print_synth(args, texts, report: dict, paths: dict, validity: str = "") -> None:
-    if args.json:
-        result = {"outputs": {k: str(v) for k, v in paths.items()}, "privacy_report": report}
-        if not paths:
-            result["texts"] = list(texts)
-        print(json.dumps(result, indent=2))
-        return
-    if not paths:
-        for text in texts:
-            print(" ".join(text.split()))
-    if not args.quiet:
-        eps = "inf (NOT private)" if report["epsilon"] is None else f"{report['epsilon']:.4g}"
-        where = f"; wrote {', '.join(str(p) for p in paths.values())}" if paths else ""
-        short = (
-            (
-                f" (--m {args.m} requested: {args.selector} kept only the candidates above its "
-                "threshold; "
-                "--fill completes the selection)"
-            )
-            if len(texts) < args.m
-            else ""
-        )
-        print(
-            f"{len(texts)} texts{short}, epsilon={eps} delta={report['delta']:.3g} "
-            f"T={report['steps']}{where}" + (f"; {validity}" if validity else ""),
-            file=sys.stdout if paths else sys.stderr,
-        )
-
-
-def _intrinsic_dim(args) -> int:
-    from .._validation import check_positive_int
-    from ..private import read_texts
-    from ..text.intrinsic import variation_intrinsic_dimension
-
-    check_positive_int(args.n_texts, "--n-texts")
-    check_positive_int(args.variations, "--variations", minimum=2)
-    if not 0 < args.variance <= 1:
-        raise ValueError(f"--variance must be in (0, 1], got {args.variance}")
-    for temperature in args.temperatures:
-        check_temperature(temperature, "--temperatures")
-    if not 0 <= args.mask_fraction < 1:
-        raise ValueError(f"--mask-fraction must be in [0, 1), got {args.mask_fraction}")
-    if args.threads is not None:
-        check_threads(args.threads)
-    if args.batch_size is not None:
-        check_positive_int(args.batch_size, "--batch-size")
-    _check_model_args(args)
-    check_public_endpoint(args.api_base, args.public_input)
-    if not args.quiet:
-        print(
-            "privevo intrinsic-dim: its input must be PUBLIC text: the texts are sent to the "
-            "language "
-            "model and the result is not differentially private",
-            file=sys.stderr,
-        )
-    texts = read_texts(args.data, args.column)[: args.n_texts]
-    generator, embedder = _models(args)
-    rows = variation_intrinsic_dimension(
-        texts,
-        generator,
-        embedder,
-        temperatures=args.temperatures,
-        n_variations=args.variations,
-        variance=args.variance,
-        mask_fraction=args.mask_fraction,
-        kind=args.kind,
-        max_new_tokens=args.max_tokens,
-        random_state=args.seed,
-    )
-    if args.json:
-        print(
-            json.dumps({"variance": args.variance, "n_texts": len(texts), "rows": rows}, indent=2)
-        )
-        return 0
-    print(f"{'temperature':>11} {'intrinsic dim':>13} {'of ambient':>10} {'max possible':>12}")
-    for r in rows:
-        print(
-            f"{r['temperature']:>11.2f} {r['intrinsic_dim']:>13d} {r['ambient_dim']:>10d} "
-            f"{r['max_rank']:>12d}"
-        )
-    return 0

@@ -23,7 +23,7 @@ import time
 import warnings
 from dataclasses import dataclass, fields
 from numbers import Integral, Real
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -89,7 +89,12 @@ class TextPopulation:
     Each round's prompts go to the backend in one call per temperature (the
     backend sorts them by length and batches them); ``round_seconds`` holds
     each variation step's generation and embedding seconds.
+
+    ``announce`` is called with each step's public name as it starts ("generating 40
+    texts", "embedding 40 texts": counts of public texts only); a no-op by default.
     """
+
+    announce: Callable[[str], None] = staticmethod(lambda phase: None)
 
     def __init__(
         self,
@@ -139,6 +144,7 @@ class TextPopulation:
         clock = _Clock()
         validity = _Tally()
         if isinstance(self.random_api, LLMRandomAPI):
+            self.announce(f"generating {n} texts")
             with clock("generation"):
                 texts, labels = self.random_api.sample_texts(n, rng)
             validity.add(self.random_api.validity)
@@ -155,6 +161,7 @@ class TextPopulation:
                     "pass population_size=len(texts) or more texts"
                 )
         self.texts, self.labels = list(texts), list(labels)
+        self.announce(f"embedding {len(self.texts)} texts")
         with clock("embedding"):
             own = self._embed(self.texts, dim - self._label_dim)
         votes, self.ahead = self._vote_rows(self.texts, own, rng, clock, validity)
@@ -179,9 +186,11 @@ class TextPopulation:
         if all(len(a) >= k for a in ahead):  # lookahead variations become the children
             children = [t for a in ahead for t in a[:k]]
         else:
+            self.announce(f"generating {len(parents) * k} texts")
             with clock("generation"):
                 children = self.variation_api.vary_texts(parents, rng, per_point=k)
             validity.add(getattr(self.variation_api, "validity", {}))
+        self.announce(f"embedding {len(children)} texts")
         with clock("embedding"):
             own = self._embed(children, len(selection.points[0]) - self._label_dim)
         votes, children_ahead = self._vote_rows(children, own, rng, clock, validity)
@@ -214,10 +223,12 @@ class TextPopulation:
         if not self.lookahead:
             return own, [[] for _ in texts]
         L = int(self.lookahead)
+        self.announce(f"generating {len(texts) * L} lookahead texts")
         with clock("generation"):
             ahead = self.variation_api.vary_texts(texts, rng, per_point=L)
         if validity is not None:
             validity.add(getattr(self.variation_api, "validity", {}))
+        self.announce(f"embedding {len(ahead)} lookahead texts")
         with clock("embedding"):
             Z = self._embed(ahead, own.shape[1]).reshape(len(texts), L, -1)
         return Z.mean(axis=1), [ahead[i * L : (i + 1) * L] for i in range(len(texts))]
@@ -292,6 +303,44 @@ def _json_labels(labels) -> list:
     ]
 
 
+class _Phases:
+    """The public phase of a text run, told to ``callback`` (e.g. the command line's heartbeat)
+    and shown on ``bar`` (a rounds bar): "embedding the private texts", "S_0: generating 40
+    texts", "round 2 of 3: counting the private votes". A phase names counts of public texts
+    only, never the number of private texts, and carries no duration (docs/privacy.md)."""
+
+    def __init__(self, callback: Callable[[str], None] | None = None, bar=None):
+        self.callback, self.bar = callback, bar
+        self.step: str | None = None  # "S_0", "round 2 of 3": the prefix of every phase
+
+    def __call__(self, what: str) -> None:
+        phase = what if self.step is None else f"{self.step}: {what}"
+        if self.bar is not None:
+            self.bar.set_description_str(phase)
+        if self.callback is not None:
+            self.callback(phase)
+
+    def rounds(self, start: int, total: int):
+        """Rounds ``start`` … ``total - 1``, each announced as it starts and counted on the bar
+        when it ends."""
+        if self.bar is not None:
+            self.bar.n = start
+            self.bar.refresh()
+        for t in range(start, total):
+            self.step = f"round {t + 1} of {total}"
+            self("counting the private votes")
+            yield t
+            if self.bar is not None:
+                self.bar.update(1)
+
+
+def _phase_bar(total: int):
+    """A rounds bar with the phase as its label and no time, rate or remaining time."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, leave=False, bar_format="{desc} |{bar}| {n_fmt}/{total_fmt} rounds")
+
+
 class Thresholded:
     """DPSDA's ``histogram_threshold``: counts ← max(counts − threshold, 0), then ``selector``.
 
@@ -324,6 +373,12 @@ class _TextEngine(PrivateEvolution):
     the next population is the variations only."""
 
     _log = None
+    _phases: _Phases | None = None  # set by TextPrivateEvolution.fit: rounds announced there
+
+    def _rounds(self, start: int):
+        """The rounds, announced to the run's phases (a bar with no duration on it: a round's
+        time grows with the number of private texts)."""
+        return (self._phases or _Phases()).rounds(start, self.iterations)
 
     def _run(self, X, state, log):
         self._log = log
@@ -460,10 +515,18 @@ class TextPrivateEvolution:
     synthetic_ : their own embeddings
     privacy_report_ : the engine's report (:mod:`privevo.report`); no seed value
     round_seconds_ : per round: histogram, selection, generation, embedding seconds
-        (rounds replayed from a checkpoint show 0)
+        (rounds replayed from a checkpoint show 0); they grow with the number of private
+        texts, so they are not for publication (docs/privacy.md)
     engine_ : the fitted :class:`privevo.PrivateEvolution`
     population_ : the :class:`TextPopulation`
+
+    ``on_phase`` (an attribute, default None): a function called with each phase's public
+    name as it starts, e.g. "embedding the private texts", "S_0: generating 40 texts",
+    "round 2 of 3: counting the private votes" (counts of public texts only). With
+    ``progress``, the phase is the label of a rounds bar that shows no duration.
     """
+
+    on_phase: Callable[[str], None] | None = None
 
     _parameter_constraints: dict = {
         **{key: PrivateEvolution._parameter_constraints[key] for key in _ENGINE_KEYS},
@@ -573,18 +636,16 @@ class TextPrivateEvolution:
         with _own_name(), warnings.catch_warnings():  # every parameter, before the data is read
             warnings.simplefilter("ignore")  # fit warns once more for epsilon=inf
             engine._validate_params()
-        X = (
-            embed_private(self.embedder, texts)
-            if embeddings is None
-            else check_points(embeddings, "embeddings")
-        )
-        dim = X.shape[1]
-        if labels is not None:
-            X = with_labels(X, labels, names)
-        from .llm import progress_bars
+        with self._phases(engine, population) as phases:
+            X = self._private_embeddings(texts, embeddings, phases)
+            dim = X.shape[1]
+            if labels is not None:
+                X = with_labels(X, labels, names)
+            from .llm import progress_bars
 
-        with progress_bars(bool(self.progress)), _own_name():
-            engine.fit(X)
+            phases.step = "S_0"
+            with progress_bars(bool(self.progress)), _own_name():
+                engine.fit(X)
         chosen = engine.final_state_.selection.indices
         self.engine_, self.population_ = engine, population
         self.synthetic_texts_ = population.texts_of(chosen)
@@ -599,6 +660,28 @@ class TextPrivateEvolution:
         self.round_seconds_ = self._round_seconds(engine, population)
         self.validity_ = [population.initial_validity, *population.round_validity]
         return self
+
+    @contextlib.contextmanager
+    def _phases(self, engine: _TextEngine, population: TextPopulation):
+        """The run's :class:`_Phases`, told to ``on_phase`` and shown on a bar with
+        ``progress``; handed to the engine (rounds) and the population (its steps)."""
+        bar = _phase_bar(self.iterations) if self.progress else None
+        phases = _Phases(self.on_phase, bar)
+        engine._phases, population.announce = phases, phases
+        try:
+            yield phases
+        finally:
+            engine._phases = None
+            del population.announce  # back to the class's no-op
+            if bar is not None:
+                bar.close()
+
+    def _private_embeddings(self, texts, embeddings, phases: _Phases) -> np.ndarray:
+        """The private texts embedded (each alone, never cached), or the given embeddings."""
+        if embeddings is not None:
+            return check_points(embeddings, "embeddings")
+        phases("embedding the private texts")
+        return embed_private(self.embedder, texts)
 
     def _selector(self):
         """The named selector (GAPE keeps the population size when few pass its threshold),
