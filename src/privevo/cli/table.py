@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from ..selection import selector_names
-from .options import ADJACENCIES, add_header_flags, command
+from .options import add_adjacency_and_noise, add_header_flags, command
 
 __all__ = ["add_tabular_commands"]
 
@@ -35,7 +35,10 @@ def _synth_table_parser(sub) -> None:
         "'other' category (else an error). Without --metadata the domains are read off the\n"
         "data: not DP (warned; the report says so).",
         "  privevo synth-table credit.csv --metadata meta.json --epsilon 1 --rows 5000 -o syn.csv\n"
-        "  privevo synth-table credit.csv --metadata meta.json --epsilon 4 --delta 1e-6 -o syn.csv",
+        "  privevo synth-table credit.csv --metadata meta.json --epsilon 4 --delta 1e-6 "
+        "-o syn.csv\n"
+        "  privevo synth-table credit.csv --metadata meta.json --epsilon 1 "
+        "--noise discrete_gaussian_secure -o syn.csv",
     )
     p.add_argument(
         "data",
@@ -69,7 +72,11 @@ def _synth_table_parser(sub) -> None:
     p.add_argument(
         "--selector", choices=["tabpe", *selector_names(keeps_candidates=True)], default="tabpe"
     )
-    p.add_argument("--adjacency", choices=ADJACENCIES, default="add_remove")
+    add_adjacency_and_noise(
+        p,
+        "noise of every release (default gaussian; "
+        "discrete_gaussian_secure for production: exact sampler, zCDP accounting)",
+    )
     p.add_argument(
         "--seed", type=int, help="random seed (default: fresh randomness; never written out)"
     )
@@ -195,6 +202,7 @@ def _synth_table(args) -> int:
         n_synthetic="auto" if args.population is None else args.population,
         selector=args.selector,
         adjacency=args.adjacency,
+        noise=args.noise,
         random_state=args.seed,
     ).fit(df)
     synthetic = model.sample(args.rows)

@@ -11,14 +11,20 @@ depend on how the rows are split.
 
 * :func:`noisy_cell_counts` — K histograms; one row adds 1 to at most one
   cell of each, so each has L2 sensitivity 1 (add/remove) or √2 (replace)
-  and the K releases with noise σ are ``count=K`` Gaussian releases.
+  and the K releases with noise σ are ``count=K`` releases.
 * :func:`noisy_dependence_scores` — for each pair (a, b) of histograms, the
   L1 distance between the pair's exact joint counts and a public expected
-  table (MST's selection score, McKenna et al. 2021 §4, with the expected
-  table from released 1-way marginals). One row moves one joint count by 1,
-  so each score moves by at most 1 (add/remove) or 2 (replace); the P scores
-  are ``count=P`` releases. Releasing every noisy score and taking the best
-  pairs afterwards is post-processing (a Gaussian "report noisy scores").
+  table rounded to integers (MST's selection score, McKenna et al. 2021 §4,
+  with the expected table from released 1-way marginals): an integer. One row
+  moves one joint count by 1, so each score moves by at most 1 (add/remove)
+  or 2 (replace); the P scores are ``count=P`` releases. Releasing every noisy
+  score and taking the best pairs afterwards is post-processing (a "report
+  noisy scores").
+
+Both statistics are integers, so every noise of :func:`.release.release_noise`
+applies exactly (``noise``: ``"gaussian"``, or the discrete Gaussians on the
+lattice ℤ, granularity 1, with no rounding and no added sensitivity;
+docs/privacy.md, "Accounting").
 """
 
 from __future__ import annotations
@@ -29,9 +35,15 @@ import numpy as np
 
 from ..adjacency import vote_sensitivity
 from .blocks import Source
-from .release import Release, _check_release, observe_exact, release_noise
+from .release import NOISES, Release, _check_release, observe_exact, release_noise
 
 __all__ = ["noisy_cell_counts", "noisy_dependence_scores"]
+
+
+def _check_noise(noise: str) -> None:
+    """The Gaussian noises only: the sensitivities here are L2 (Laplace's would be L1)."""
+    if noise not in NOISES:
+        raise ValueError(f"noise must be one of {list(NOISES)}, got {noise!r}")
 
 
 def _exact_counts(cells: np.ndarray, size: int) -> np.ndarray:
@@ -67,14 +79,16 @@ def noisy_cell_counts(
     sigma: float,
     rng: np.random.Generator,
     adjacency: str = "add_remove",
+    noise: str = "gaussian",
 ) -> Release:
     """K noisy histograms of ``cells`` (n, K) with ``sizes[k]`` cells each (value: a list)."""
     _check_release(rng, adjacency, sigma=sigma)
+    _check_noise(noise)
     sensitivity = vote_sensitivity(adjacency)  # a row adds 1 to one cell, as a vote does
     exact = _summed_counts(cells, sizes)
-    observe_exact(name, exact, sensitivity, "gaussian", adjacency)
-    noisy = [release_noise(counts, sigma, rng) for counts in exact]
-    return Release(name, float(sigma), sensitivity, "gaussian", adjacency, len(sizes), noisy)
+    observe_exact(name, exact, sensitivity, noise, adjacency)
+    noisy = [release_noise(counts, sigma, rng, noise) for counts in exact]
+    return Release(name, float(sigma), sensitivity, noise, adjacency, len(sizes), noisy)
 
 
 def noisy_dependence_scores(
@@ -86,17 +100,20 @@ def noisy_dependence_scores(
     sigma: float,
     rng: np.random.Generator,
     adjacency: str = "add_remove",
+    noise: str = "gaussian",
 ) -> Release:
-    """Noisy ‖joint counts(a, b) − expected[p]‖₁ of every pair p = (a, b) (value: an array)."""
+    """Noisy ‖joint counts(a, b) − round(expected[p])‖₁ of every pair p = (a, b): integers
+    (value: an array)."""
     _check_release(rng, adjacency, sigma=sigma)
+    _check_noise(noise)
     joints = [np.zeros(int(sizes[a]) * int(sizes[b])) for a, b in pairs]
     for block in _cell_blocks(cells, len(sizes)):
         for joint, (a, b) in zip(joints, pairs):
             present = (block[:, a] >= 0) & (block[:, b] >= 0)
             cell = np.where(present, block[:, a] * int(sizes[b]) + block[:, b], -1)
             joint += _exact_counts(cell, len(joint))
-    scores = np.array([np.abs(j - np.ravel(e)).sum() for j, e in zip(joints, expected)])
+    scores = np.array([np.abs(j - np.rint(np.ravel(e))).sum() for j, e in zip(joints, expected)])
     sensitivity = 1.0 if adjacency == "add_remove" else 2.0
-    observe_exact(name, scores.reshape(-1, 1), sensitivity, "gaussian", adjacency)
-    noisy = release_noise(scores, sigma, rng)
-    return Release(name, float(sigma), sensitivity, "gaussian", adjacency, len(pairs), noisy)
+    observe_exact(name, scores.reshape(-1, 1), sensitivity, noise, adjacency)
+    noisy = release_noise(scores, sigma, rng, noise)
+    return Release(name, float(sigma), sensitivity, noise, adjacency, len(pairs), noisy)

@@ -17,6 +17,10 @@ after the releases is post-processing (docs/tabular.md)::
     T rounds: noisy votes of the embedded rows over S_{t-1} → select → parents + children
     pool  = last candidates + tree-model rows, weights_ fitted (IPF) to every measurement
     sample(n) = n draws from the pool ∝ weights_ (PE's output is a multiset)
+
+Every release takes the same ``noise`` (Gaussian, or the exact discrete Gaussian accounted by
+zCDP). The tree-model rows of the pool and ``sample()`` draw from a generator split off the seed
+before any noise is drawn, so the noise generator's state never reaches the published rows.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from .._validation import (
 from ..adjacency import vote_sensitivity
 from ..evolution import PrivateEvolution
 from ..exceptions import PrivacyLeakWarning
-from ..private import frame_source
+from ..private import NOISES, frame_source
 from ..report import privacy_report, with_seed_warning
 from ..selection import Selector, make_selector, selector_names
 from .apis import RoundTagged, TabPESelection, TabularRandomAPI, TabularVariationAPI
@@ -122,6 +126,11 @@ class TabularPE:
         their votes above ``threshold``·σ, raked to the marginals if ``rake``, each cell
         redrawn from its marginal with probability ``smooth`` in ``sample``)
     adjacency : ``"add_remove"`` or ``"replace"``
+    noise : ``"gaussian"``, ``"discrete_gaussian"`` or ``"discrete_gaussian_secure"``: the noise
+        of every release (votes, marginals, tree levels, pair scores and tables), as
+        :class:`privevo.PrivateEvolution`'s; the discrete ones are accounted by zCDP, the budget
+        B = 2ρ(ε, δ) split in the same shares (docs/privacy.md, "Accounting"); ``_secure``
+        draws it from the operating system's CSPRNG
     accountant : a :class:`privevo.BudgetAccountant`; checked before any data access
     random_state : None, int or ``numpy.random.Generator``
 
@@ -161,6 +170,7 @@ class TabularPE:
         "smooth": [Interval(Real, 0, 1)],
         "pool": [Interval(Integral, 0, None)],
         "adjacency": PrivateEvolution._parameter_constraints["adjacency"],
+        "noise": [StrOptions(set(NOISES))],
         "accountant": PrivateEvolution._parameter_constraints["accountant"],
         "random_state": PrivateEvolution._parameter_constraints["random_state"],
         "progress": ["boolean"],
@@ -190,6 +200,7 @@ class TabularPE:
         smooth: float = 0.0,
         pool: int = 50_000,
         adjacency: str = "add_remove",
+        noise: str = "gaussian",
         accountant=None,
         random_state=None,
         progress: bool = False,
@@ -215,6 +226,7 @@ class TabularPE:
         self.smooth = smooth
         self.pool = pool
         self.adjacency = adjacency
+        self.noise = noise
         self.accountant = accountant
         self.random_state = random_state
         self.progress = progress
@@ -236,6 +248,7 @@ class TabularPE:
         self.marginal_share_ = self._share(metadata, delta)
         self.iterations_ = self._rounds(metadata, delta)
         rng = check_random_state(self.random_state)
+        self._publish_rng = _split_off(rng)  # before any noise: the published rows' generator
         embedding = TableEmbedding(metadata)
         codes = _validated_codes(rows, metadata)
         marginals = self._marginals(codes, embedding, delta, rng)
@@ -324,6 +337,12 @@ class TabularPE:
             raise
         return float(delta)
 
+    def _budget(self, delta: float) -> float:
+        """B, the additive budget every share splits: μ(ε, δ)² (Gaussian) or 2ρ(ε, δ) (the
+        discrete Gaussians, zCDP); releases taking shares s_i spend Σ s_i·B
+        (:func:`privevo.accounting.quadratic_budget`)."""
+        return accounting.quadratic_budget(self.epsilon, delta, self.noise)
+
     @property
     def _measures_marginals(self) -> bool:
         return self.marginal_share != 0 and self.epsilon != math.inf
@@ -350,7 +369,7 @@ class TabularPE:
         n, n_columns = metadata.n_rows, len(metadata.columns)
         if not n or self.epsilon == math.inf:
             return 0.5
-        mu2 = self.shares_["rest"] * accounting.mu_of_epsilon(self.epsilon, delta) ** 2
+        mu2 = self.shares_["rest"] * self._budget(delta)
         share = 2 * self.bins * n_columns * vote_sensitivity(self.adjacency) ** 2 / (mu2 * n)
         return float(np.clip(share, MIN_MARGINAL_SHARE, MAX_MARGINAL_SHARE))
 
@@ -364,11 +383,7 @@ class TabularPE:
         if self.epsilon == math.inf:
             return MAX_ROUNDS
         share = self._share(metadata, delta) if self._measures_marginals else 0.0
-        mu_pe2 = (
-            self.shares_["rest"]
-            * (1.0 - share)
-            * accounting.mu_of_epsilon(self.epsilon, delta) ** 2
-        )
+        mu_pe2 = self.shares_["rest"] * (1.0 - share) * self._budget(delta)
         return int(np.clip(mu_pe2 * n // ROUND_BUDGET, 1, MAX_ROUNDS))
 
     def _marginals(self, codes, embedding: TableEmbedding, delta: float, rng) -> dict | None:
@@ -376,13 +391,15 @@ class TabularPE:
         if not self._measures_marginals:
             return None
         sigma = self._marginal_sigma(delta, len(embedding.metadata.columns))
-        release = noisy_marginals(codes, embedding, self.bins, sigma, rng, self.adjacency)
+        release = noisy_marginals(
+            codes, embedding, self.bins, sigma, rng, self.adjacency, self.noise
+        )
         noisy = release.value
         return {"targets": [probabilities(h) for h in noisy], "release": release, "noisy": noisy}
 
     def _marginal_sigma(self, delta: float, n_columns: int) -> float:
         """σ of the C marginal releases: √C·Δ/μ_m with μ_m² = share·μ(ε, δ)² (rounded up)."""
-        budget = accounting.quadratic_budget(self.epsilon, delta)
+        budget = self._budget(delta)
         sensitivity = vote_sensitivity(self.adjacency)
         share = self.shares_["rest"] * self.marginal_share_
         return accounting.share_sigma(budget, share, sensitivity, n_columns)
@@ -390,7 +407,7 @@ class TabularPE:
     def _sigma(self, delta: float, share: float, count: int, score: bool = False) -> float:
         """σ of ``count`` releases taking ``share`` of μ²; ``score``: the pair scores, whose
         sensitivity is 1 (add/remove) or 2 (replace) instead of 1 or √2."""
-        budget = accounting.quadratic_budget(self.epsilon, delta)
+        budget = self._budget(delta)
         sensitivity = vote_sensitivity(self.adjacency)
         if score:
             sensitivity = sensitivity**2
@@ -426,6 +443,7 @@ class TabularPE:
                 sigma,
                 rng,
                 self.adjacency,
+                self.noise,
             )
         noisy = iter(release.value if release is not None else [])
         columns = {}
@@ -470,6 +488,7 @@ class TabularPE:
             self._sigma(delta, self.shares_["pair_selection"], len(candidates), score=True),
             rng,
             self.adjacency,
+            self.noise,
         )
         edges = spanning_tree(scores.value, candidates, len(binnings))
 
@@ -485,6 +504,7 @@ class TabularPE:
             sigma,
             rng,
             self.adjacency,
+            self.noise,
         )
         model = TreeModel(binnings, edges, joints.value, cut=self.threshold * sigma)
         return {
@@ -500,7 +520,7 @@ class TabularPE:
         rounded up; no ε round trip, so it holds down to ε = 1e-6). None: the engine's own."""
         if not self._measures_marginals:
             return None
-        budget = accounting.quadratic_budget(self.epsilon, delta)
+        budget = self._budget(delta)
         sensitivity = vote_sensitivity(self.adjacency)
         share = self.shares_["rest"] * (1.0 - self.marginal_share_)
         return accounting.share_sigma(budget, share, sensitivity, self.iterations_)
@@ -553,6 +573,7 @@ class TabularPE:
             rng,
             population_size=m * (1 + self.variations),
             progress=self.progress,
+            noise=self.noise,
             noise_scale=self._pe_sigma(delta),
             public_parameters={
                 "metadata": metadata.as_dict(),
@@ -595,7 +616,7 @@ class TabularPE:
         )  # the DP release itself
         self.population_ = decode_codes(codes, metadata)
         self.history_ = engine.history_
-        self._sample_rng = engine.final_state_.rng
+        self._sample_rng = self._publish_rng  # after the pool's draws: never the noise's
         report = dict(engine.privacy_report_)
         if (
             marginals is not None
@@ -605,6 +626,7 @@ class TabularPE:
                 delta=delta,
                 adjacency=self.adjacency,
                 releases=[*report["releases"], *self._releases(marginals)],
+                noise=self.noise,
                 mechanism=_MECHANISM,
                 public_parameters=report["public_parameters"],
                 warnings=report["warnings"],
@@ -648,9 +670,7 @@ class TabularPE:
         """(codes, weights) of the output: the fitted pool, or the last candidates' votes."""
         codes = embedding.decode(engine.final_state_.population)
         if marginals is not None and self.pool > 0:
-            codes = np.vstack(
-                [codes, engine.random_api.sample_codes(self.pool, engine.final_state_.rng)]
-            )
+            codes = np.vstack([codes, engine.random_api.sample_codes(self.pool, self._publish_rng)])
             rounds = [(r.candidates, r.noisy_counts) for r in engine.history_]
             extra = self._constraints(codes)
             return codes, fit_pool(
@@ -664,6 +684,19 @@ class TabularPE:
         if marginals is not None and self.rake:
             weights = rake(weights, cells_of(codes, embedding, self.bins), marginals["targets"])
         return codes, weights
+
+
+def _split_off(rng: np.random.Generator) -> np.random.Generator:
+    """A child generator for the published rows, split off before any noise is drawn: spawned
+    from the run's SeedSequence (the parent's stream is unchanged), else seeded by one draw.
+
+    It reproduces from the seed whatever the noise (``discrete_gaussian_secure`` included), and
+    the noise generator's later state — e.g. how many draws a rejection sampler took — never
+    reaches it."""
+    try:
+        return rng.spawn(1)[0]
+    except TypeError:  # a bit generator without a spawnable SeedSequence
+        return np.random.default_rng(rng.integers(0, 2**63, size=4))
 
 
 def _in_memory(rows):

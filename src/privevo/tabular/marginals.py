@@ -66,15 +66,17 @@ def noisy_marginals(
     sigma: float,
     rng: np.random.Generator,
     adjacency: str = "add_remove",
+    noise: str = "gaussian",
 ):
     """The C noisy 1-way marginals of the private rows' ``codes`` (an array, or a source of
-    code blocks), one release (``value``: per column, its noisy counts over its cells)."""
+    code blocks), one release (``value``: per column, its noisy counts over its cells) with
+    ``noise`` (:func:`privevo.private.noisy_cell_counts`)."""
     from ..private import noisy_cell_counts
 
     columns = embedding.metadata.columns
     cells = per_block(codes, lambda c: cells_of(c, embedding, bins), len(columns), np.int64)
     sizes = [len(cell_candidates(spec, bins)) for spec in columns]
-    return noisy_cell_counts("column_marginals", cells, sizes, sigma, rng, adjacency)
+    return noisy_cell_counts("column_marginals", cells, sizes, sigma, rng, adjacency, noise)
 
 
 def probabilities(noisy: np.ndarray) -> np.ndarray:
