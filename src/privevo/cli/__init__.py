@@ -148,13 +148,10 @@ def _parser() -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"privevo {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    from . import account, audit, demo, kmeans, synth
+    from . import account, audit, demo, intrinsic_dim, kmeans, synth, synth_text
 
-    for command in (kmeans, synth, account, demo, audit):
+    for command in (kmeans, synth, account, demo, audit, synth_text, intrinsic_dim):
         command.add_parser(sub)
-    from .text import add_text_commands  # synth-text, intrinsic-dim (stdlib-only import)
-
-    add_text_commands(sub)
     from .table import add_tabular_commands  # synth-table, metadata
 
     add_tabular_commands(sub)

@@ -1,8 +1,7 @@
 """What ``privevo synth-text`` and ``privevo intrinsic-dim`` share: the language-model and
 embedder options and checks, the models (loaded once per process), and the texts writer.
 
-:func:`add_text_commands` registers both commands (:mod:`.synth_text`,
-:mod:`.intrinsic_dim`) on the main parser's subparsers. Models are loaded once per process
+The commands themselves are :mod:`.synth_text` and :mod:`.intrinsic_dim`. Models are loaded once per process
 (:func:`load_generator`, :func:`load_embedder`), so several commands in one process share
 them; the commands load them through this module's ``_models``, the one seam tests replace.
 """
@@ -30,14 +29,6 @@ __all__ = [
 THREADS_PER_CORE = 4
 #: --max-tokens at most: above the output limit of any model these commands drive.
 MAX_TOKENS_MAX = 100_000
-
-
-def add_text_commands(subparsers) -> None:
-    """Add ``synth-text`` and ``intrinsic-dim`` to ``subparsers`` (from ``add_subparsers``)."""
-    from . import intrinsic_dim, synth_text
-
-    synth_text.add_parser(subparsers)
-    intrinsic_dim.add_parser(subparsers)
 
 
 def add_llm_options(p) -> None:
