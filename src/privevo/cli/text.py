@@ -1,8 +1,8 @@
 """What ``privevo synth-text`` and ``privevo intrinsic-dim`` share: the language-model and
 embedder options and checks, the models (loaded once per process), and the texts writer.
 
-The commands themselves are :mod:`.synth_text` and :mod:`.intrinsic_dim`. Models are loaded once per process
-(:func:`load_generator`, :func:`load_embedder`), so several commands in one process share
+The commands themselves are :mod:`.synth_text` and :mod:`.intrinsic_dim`. Models are loaded
+once per process (:func:`load_generator`, :func:`load_embedder`), so several commands in one process share
 them; the commands load them through this module's ``_models``, the one seam tests replace.
 """
 
@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 __all__ = [
-    "add_text_commands",
     "add_llm_options",
     "write_texts",
     "load_generator",
