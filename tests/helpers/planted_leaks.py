@@ -1,4 +1,4 @@
-"""The planted-leak catalogue: small leaks of distinct kinds, each a text patch to a copy of privevo.
+"""The planted-leak catalogue: small leaks of distinct kinds, each a text patch to a package copy.
 
 The privacy checks are only as good as the leaks they catch. Each :class:`Plant` replaces one or
 more snippets of the package's source (each must occur exactly once, so a plant that no longer
@@ -21,6 +21,7 @@ class Plant:
     entry_points: tuple[str, ...]  # ENTRY_POINTS ids the generic checks run on
 
 
+_COUNT_CALL = "prepared, source.count(prepared, backend, chunk_size, n_threads))"
 _HISTOGRAM = (
     "        return noisy_nn_histogram(X, candidates, self.sigma_, rng, noise=self.noise, **votes)"
 )
@@ -66,8 +67,8 @@ PLANTS = (
         "private/sources.py",
         (
             (
-                "    return expand_counts(prepared, source.count(prepared, backend, chunk_size, n_threads))",
-                "    return 2 * expand_counts(prepared, source.count(prepared, backend, chunk_size, n_threads))",
+                "    return expand_counts(" + _COUNT_CALL,
+                "    return 2 * expand_counts(" + _COUNT_CALL,
             ),
         ),
         ("pe subsample/add_remove",),
@@ -97,7 +98,8 @@ PLANTS = (
             (
                 _CLIP,
                 _CLIP
-                + '        import warnings\n\n        warnings.warn(f"clipped a row at {X[outside][0][0]:.3g}")\n',
+                + "        import warnings\n\n"
+                + '        warnings.warn(f"clipped a row at {X[outside][0][0]:.3g}")\n',
             ),
         ),
         ("cli kmeans csv/add_remove",),
@@ -108,7 +110,7 @@ PLANTS = (
         (
             (
                 _LABEL_BLOCK,
-                "    names = [*names, *sorted({str(x) for x in labels} - {str(x) for x in names})]\n"
+                "    names = [*names, *sorted({str(x) for x in labels} - set(map(str, names)))]\n"
                 + _LABEL_BLOCK,
             ),
         ),

@@ -1,9 +1,10 @@
 """What ``privevo synth-text`` and ``privevo intrinsic-dim`` share: the language-model and
 embedder options and checks, the models (loaded once per process), and the texts writer.
 
-The commands themselves are :mod:`.synth_text` and :mod:`.intrinsic_dim`. Models are loaded
-once per process (:func:`load_generator`, :func:`load_embedder`), so several commands in one process share
-them; the commands load them through this module's ``_models``, the one seam tests replace.
+The commands themselves are :mod:`.synth_text` and :mod:`.intrinsic_dim`. Models are
+loaded once per process (:func:`load_generator`, :func:`load_embedder`), so several
+commands in one process share them; the commands load them through this module's
+``_models``, the one seam tests replace.
 """
 
 from __future__ import annotations
