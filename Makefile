@@ -18,8 +18,8 @@ setup: $(BIN)/privevo
 demo: setup
 	$(BIN)/privevo demo
 
-test: setup lint
-	$(BIN)/python -m pytest
+test: setup lint  # every test, on two processes (pytest-xdist)
+	$(BIN)/python -m pytest -n 2
 
 test-fast: setup  # every test but those marked slow (real processes, whole-run audits, Dask, demo, big grids, real language models), on two processes (pytest-xdist)
 	$(BIN)/python -m pytest -m "not slow" -n 2
