@@ -12,11 +12,18 @@
    noisy_cluster_sums called once per release): correct at every ε and
    adjacency; planted: one scalar of noise per cluster added to every
    coordinate (the public HDPE-means code's flaw) and σ/4.
+5. TabularPE's release families and text PE's labelled votes
+   (privevo.audit.audit_table_release, audit_label_votes: the real release
+   function called once per release): each correct and with its planted bug
+   (helpers.planted_bugs.TABLE_RELEASE_BUGS, LABEL_VOTES_BUG) at the same
+   (ε, δ, adjacency, seed).
 
     python benchmarks/audit.py                  # full sizes: 10⁶ releases, 10³ runs (several
     minutes)
     python benchmarks/audit.py --quick          # 10⁴ releases, 200 runs
     python benchmarks/audit.py --recover-step   # only part 4 (5·10⁴ releases per data set)
+    python benchmarks/audit.py --release-functions   # only part 5 (2·10⁴ releases per data
+    set; --quick: the test sizes, 2000–10⁴)
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the planted bugs
 
 from helpers.planted_bugs import (  # noqa: E402
+    LABEL_VOTES_BUG,
+    TABLE_RELEASE_BUGS,
     QuarterSigmaPE,
     SkipsNoiseOnRound2PE,
     last_row_counted_twice,
@@ -43,8 +52,10 @@ from helpers.planted_bugs import (  # noqa: E402
 from privevo.audit import (  # noqa: E402
     AuditResult,
     audit_cluster_sums,
+    audit_label_votes,
     audit_release,
     audit_runs,
+    audit_table_release,
     default_model,
     format_table,
     run_audit,
@@ -151,6 +162,41 @@ def recover_step(n_releases: int, seed: int) -> None:
     )
 
 
+def release_functions(n_releases: int | None, seed: int) -> None:
+    """Part 5: TabularPE's release families and labelled votes, each correct and with its
+    planted bug at the same setting and seed (``n_releases`` None: the test sizes)."""
+    tic = time.perf_counter()
+    correct, planted_rows = [], []
+    for k, (family, eps, delta, adjacency, test_size, name, bug) in enumerate(TABLE_RELEASE_BUGS):
+        kw = dict(adjacency=adjacency, n_releases=n_releases or test_size)
+        for release, rows in ((None, correct), (bug, planted_rows)):
+            rng = np.random.default_rng([seed, 9, k])
+            r = audit_table_release(family, eps, delta, random_state=rng, release=release, **kw)
+            rows.append(r if release is None else (name, r))
+    eps, delta, test_size, bug = LABEL_VOTES_BUG
+    for release, rows in ((None, correct), (bug, planted_rows)):
+        rng = np.random.default_rng([seed, 9, len(TABLE_RELEASE_BUGS)])
+        r = audit_label_votes(
+            eps, delta, n_releases=n_releases or test_size, random_state=rng, release=release
+        )
+        rows.append(r if release is None else ("class-balanced vote weights", r))
+    print(
+        "## TabularPE's release families and labelled votes, correct and planted "
+        f"({n_releases or 'test-size'} releases per data set; δ = 1e-3 for the factor-2 bugs, "
+        f"else {DELTA:g}; {time.perf_counter() - tic:.0f} s)\n"
+    )
+    print(format_table(correct))
+    print(
+        f"\n{sum(r.consistent for r in correct)} of {len(correct)} settings have lower bound ≤ "
+        "claimed ε.\n"
+    )
+    print(planted_table(planted_rows))
+    print(
+        f"\n{sum(r.epsilon_lower > r.claimed_epsilon for _, r in planted_rows)} of "
+        f"{len(planted_rows)} buggy settings caught."
+    )
+
+
 def planted_table(rows: list[tuple[str, AuditResult]]) -> str:
     lines = [
         "| bug | setting | noise | claimed ε | ε lower bound (95%) | caught (lower > claimed) | "
@@ -218,9 +264,24 @@ def main() -> None:
     parser.add_argument(
         "--sums-releases", type=int, default=50_000, help="recover-step releases per data set"
     )
+    parser.add_argument(
+        "--release-functions",
+        action="store_true",
+        help="only audit TabularPE's release families and labelled votes (part 5)",
+    )
+    parser.add_argument(
+        "--function-releases",
+        type=int,
+        default=20_000,
+        help="part 5's releases per data set (--quick: the test sizes)",
+    )
     args = parser.parse_args()
+    function_releases = None if args.quick else args.function_releases
     if args.recover_step:
         recover_step(2_000 if args.quick else args.sums_releases, args.seed)
+        return
+    if args.release_functions:
+        release_functions(function_releases, args.seed)
         return
     n_releases, n_runs = (10_000, 200) if args.quick else (args.releases, args.runs)
 
@@ -264,6 +325,8 @@ def main() -> None:
     print(sampler_speed(200_000 if args.quick else 1_000_000))
     print()
     recover_step(2_000 if args.quick else args.sums_releases, args.seed)
+    print()
+    release_functions(function_releases, args.seed)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,9 @@ def test_cli_audit_json(capsys):
         "user-level votes (k = 1, 4 rows per user)",
         "user-level votes (k = 3, 4 rows per user)",
         "DPLloyd iteration (box without 0)",
+        *(f"TabularPE {family} (one release)" for family in audit.TABLE_FAMILIES),
+        "label-restricted votes (2 labels, k = 1)",
+        "label-restricted votes (2 labels, k = 3)",
     ]
     for row in rows:
         assert row["epsilon_lower"] <= row["claimed_epsilon"] == pytest.approx(1.0)
@@ -76,7 +79,7 @@ def test_cli_audit_table_and_failing_exit_status(capsys, monkeypatch):
     )
     out = capsys.readouterr().out
     assert code == 0
-    assert "| single release | discrete_gaussian | replace |" in out and "4 of 4 settings" in out
+    assert "| single release | discrete_gaussian | replace |" in out and "10 of 10 settings" in out
 
     broken = audit_release(1.0, DELTA, n_releases=20_000, random_state=1, add_noise=_quarter_sigma)
     monkeypatch.setattr(audit, "run_audit", lambda **kwargs: [broken])

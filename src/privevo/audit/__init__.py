@@ -16,7 +16,10 @@ is false (up to probability α). The threshold (and the statistic) is chosen
 on the first half of the samples and the bound is computed on the second
 half only, so choosing the best test does not bias the bound.
 
-Three settings:
+Settings, each a function (``privevo audit`` runs every one but the second moment, the
+recover step and whole TabularPE fits; :func:`run_audit`):
+
+Single releases
 
 * :func:`audit_release` — one release of the noisy histogram. Exact counts are
   computed once per data set by the histogram code; each release is the
@@ -36,6 +39,26 @@ Three settings:
   :func:`privevo.private.noisy_second_moment` itself (Σx̄x̄ᵀ with symmetric
   Gaussian noise). Statistics: the likelihood-ratio statistic on the upper
   triangle, and its diagonal and off-diagonal parts alone.
+* :func:`audit_count` — the noisy row count (:func:`privevo.private.noisy_count`,
+  DPKMeans under add/remove); the statistic is the noisy count itself.
+* :func:`audit_dplloyd` — one DPLloyd iteration (Laplace sums, geometric
+  counts, pure ε-DP) in a box that excludes 0; statistics: the canary
+  cluster's sum residual along the change, and the count residual.
+* :func:`audit_user_votes` — user-level (``groups``) k-neighbour votes: the
+  canary is a user of several rows; the likelihood-ratio statistic.
+* :func:`audit_label_votes` — text PE's label-restricted votes on stand-in
+  embeddings (random unit vectors with label blocks), the real
+  ``noisy_nn_histogram`` called once per release; the likelihood-ratio
+  statistic, v from a float64 reference run label by label.
+* :func:`audit_table_release` — one release of each TabularPE family
+  (:data:`TABLE_FAMILIES`: 1-way marginals, the numeric columns' tree levels,
+  pair dependence scores, 2-way pair tables, PE votes), the real release
+  function called once per release on a public table and its neighbour; the
+  claim is the release's own ledger entry. Statistics: the sum of the parts'
+  log-likelihood ratios and each part's alone.
+
+Whole runs (every release of a run observed)
+
 * :func:`audit_runs` — whole :class:`~privevo.PrivateEvolution` runs of T
   rounds, every round's noisy counts observed. The auditor knows D, the
   canary and each round's public candidates, so it computes the per-round
@@ -43,6 +66,9 @@ Three settings:
   counts of D, v_t the change a canary makes in round t; exact for both
   noises). Statistics: Σ_t llr_t (the optimal test for the claimed mechanism)
   and each llr_t alone (it catches a round released with too little noise).
+  Also runs stopped and resumed from a checkpoint (``resume_after``).
+* :func:`audit_tabular` — whole :class:`~privevo.TabularPE` fits: the LLR of
+  every PE round and of the 1-way marginals, their sum and each alone.
 
 The exact counts the auditor uses come from the float64 brute force
 :func:`privevo.private.reference_assign`, independent of the backends.
@@ -61,8 +87,9 @@ from .runs import audit_runs, default_model
 from .scenarios import CanaryScenario, canary_scenario
 from .statistics import AuditResult, clopper_pearson_upper, epsilon_lower_bound, threshold_audit
 from .suite import format_table, run_audit
+from .tables import TABLE_FAMILIES, audit_table_release, table_scenario
 from .tabular import _tabular_model, audit_tabular  # noqa: F401  (_tabular_model: tests)
-from .votes import audit_label_votes, audit_user_votes
+from .votes import audit_label_votes, audit_user_votes, label_scenario
 
 __all__ = [
     "AuditResult",
@@ -74,6 +101,10 @@ __all__ = [
     "audit_user_votes",
     "audit_label_votes",
     "audit_tabular",
+    "audit_table_release",
+    "TABLE_FAMILIES",
+    "table_scenario",
+    "label_scenario",
     "audit_runs",
     "run_audit",
     "clopper_pearson_upper",

@@ -10,7 +10,8 @@ import numpy as np
 from .releases import audit_count, audit_dplloyd, audit_release
 from .runs import audit_runs
 from .statistics import AuditResult
-from .votes import audit_user_votes
+from .tables import TABLE_FAMILIES, audit_table_release
+from .votes import audit_label_votes, audit_user_votes
 
 
 def run_audit(
@@ -27,7 +28,8 @@ def run_audit(
     progress: bool = False,
 ) -> list[AuditResult]:
     """Every (setting, noise, adjacency, ε): single releases, then whole runs (``n_runs=0`` skips
-    them)."""
+    them); then user-level votes, DPLloyd, TabularPE's release families and text PE's labelled
+    votes (Gaussian noise; each real release called ``n_releases // 10`` times per data set)."""
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     if not (isinstance(n_runs, (int, np.integer)) and n_runs >= 0):
@@ -77,6 +79,23 @@ def run_audit(
         results.append(
             audit_dplloyd(eps, n_releases=max(4, n_releases // 20), random_state=rng, **single)
         )
+    results += _release_functions(epsilons, adjacencies, dict(single, n_releases=n_releases), seed)
+    return results
+
+
+def _release_functions(epsilons, adjacencies, releases: dict, seed: int) -> list[AuditResult]:
+    """TabularPE's release families and labelled votes (k = 3 under add/remove only), each real
+    release function called ``n_releases // 10`` times per data set."""
+    calls = dict(releases, n_releases=max(4, releases["n_releases"] // 10))
+    results: list[AuditResult] = []
+    for adjacency in adjacencies:
+        audits = [functools.partial(audit_table_release, family) for family in TABLE_FAMILIES]
+        for k in (1, 3) if adjacency == "add_remove" else (1,):
+            audits.append(functools.partial(audit_label_votes, n_neighbors=k))
+        for audit in audits:
+            for i, eps in enumerate(epsilons):
+                rng = np.random.default_rng([seed, i, len(results), 3])
+                results.append(audit(eps, adjacency=adjacency, random_state=rng, **calls))
     return results
 
 

@@ -84,80 +84,110 @@ def audit_user_votes(
     )
 
 
+def label_scenario(adjacency: str = "add_remove", dim: int = 16, seed: int = 2026):
+    """Stand-in text embeddings with labels: random unit vectors in ``dim`` dimensions.
+
+    D: 45 private texts of label ``"a"``, then 15 of ``"b"``; candidates: 8, labels
+    alternating ``"a"``, ``"b"``. The canary (label ``"b"``) is candidate 0's vector (label
+    ``"a"``), so the restriction moves its vote(s) to its nearest ``"b"`` candidates; under
+    ``"replace"`` it replaces D's first text (label ``"a"``). Returns (points, labels) of D and
+    of D′, the candidates and their labels.
+    """
+    vote_sensitivity(adjacency)
+    rng = np.random.default_rng(seed)
+
+    def unit(n):
+        x = rng.normal(size=(n, dim))
+        return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+    X, cands = unit(60), unit(8)
+    labels = ["a"] * 45 + ["b"] * 15
+    cand_labels = ["a", "b"] * 4
+    if adjacency == "add_remove":
+        prime = np.vstack([X, cands[:1]]), [*labels, "b"]
+    else:
+        prime = np.vstack([cands[:1], X[1:]]), ["b", *labels[1:]]
+    return (X, labels), prime, cands, cand_labels
+
+
 def audit_label_votes(
     epsilon: float,
     delta: float = 1e-5,
     *,
     noise: str = "gaussian",
     adjacency: str = "add_remove",
-    n_releases: int = 100_000,
+    n_neighbors: int = 1,
+    n_releases: int = 20_000,
     alpha: float = 0.05,
     random_state=None,
-    histogram: Callable | None = None,
+    release: Callable | None = None,
 ) -> AuditResult:
     """Audit one release of label-restricted votes (text PE's ``fit(texts, labels=y)``).
 
-    :func:`canary_scenario`'s data get public labels: the first cluster ``"a"``,
-    the second ``"b"``; its candidates alternate ``"a"``, ``"b"``. The canary
-    (label ``"b"``) stands on candidate 0 (label ``"a"``), so the restriction
-    moves its vote to its nearest ``"b"`` candidate; under ``"replace"`` it
-    replaces D's first row (label ``"a"``). ``histogram(points, labels,
-    candidates, candidate_labels) → counts`` defaults to the mechanism text PE
-    runs: :func:`privevo.private.nn_histogram` on the vectors with their label
-    blocks (:func:`privevo.text.labels.with_labels`); tests pass a broken one.
-    v = counts(D′) − counts(D) comes from the float64 reference run per label
-    (each point's nearest candidate among its own label's), an independent
+    :func:`label_scenario`'s stand-in embeddings (no model) get their label
+    blocks (:func:`privevo.text.labels.with_labels`), and the release text PE's
+    engine makes, :func:`privevo.private.noisy_nn_histogram` with ``noise`` and
+    ``n_neighbors``, is called ``n_releases`` times on D and as many on D′;
+    ``release`` (same signature) replaces it — tests pass broken ones. v =
+    votes(D′) − votes(D) comes from the float64 reference run per label (each
+    text's k nearest among its own label's candidates), an independent
     computation. σ is calibrated for the unlabelled sensitivity (1, √2 under
-    replace): the claim is that the restriction changes nothing.
+    replace); the claim is the release's ledger entry: the restriction changes
+    nothing. Statistic: the likelihood ratio (y − votes(D))·v.
     """
-    from ..private import nn_histogram, reference_assign
+    from ..private import noisy_nn_histogram
     from ..text.labels import with_labels
 
     epsilon, delta, n_releases, rng = _single_release_arguments(
         epsilon, delta, n_releases, random_state
     )
+    n_neighbors = check_positive_int(n_neighbors, "n_neighbors")
     sensitivity = vote_sensitivity(adjacency)
-    sc = canary_scenario(adjacency)
-    cands = sc.candidates
+    data, data_prime, cands, cand_labels = label_scenario(adjacency)
     names = ["a", "b"]
-    cand_labels = [names[j % 2] for j in range(len(cands))]
-    n_first = len(sc.D) - len(sc.D) // 4  # canary_scenario's first cluster
-    labels = ["a"] * n_first + ["b"] * (len(sc.D) - n_first)
-    if adjacency == "add_remove":
-        labels_prime = [*labels, "b"]
-    else:
-        labels_prime = ["b", *labels[1:]]
-    if histogram is None:
-
-        def histogram(x, lab, c, c_lab):
-            return nn_histogram(with_labels(x, lab, names), with_labels(c, c_lab, names))
-
-    def reference(x, lab):
-        counts = np.zeros(len(cands))
-        for name in names:
-            rows = [i for i, v in enumerate(lab) if v == name]
-            own = np.flatnonzero(np.asarray(cand_labels) == name)
-            if rows:
-                np.add.at(counts, own[reference_assign(x[rows], cands[own])], 1.0)
-        return counts
-
+    candidates = with_labels(cands, cand_labels, names)
     sigma = accounting.calibrate(epsilon, delta, 1, sensitivity, noise)
-    exact0 = reference(sc.D, labels)
-    v = reference(sc.D_prime, labels_prime) - exact0
-    pairs = ((sc.D, labels), (sc.D_prime, labels_prime))
-    counts = [histogram(data, lab, cands, cand_labels) for data, lab in pairs]
-    scores = _noisy_llr_scores(counts, exact0, v, n_releases, sigma, rng, noise)
+    exact0 = _votes_per_label(*data, cands, cand_labels, n_neighbors)
+    v = _votes_per_label(*data_prime, cands, cand_labels, n_neighbors) - exact0
+    watched = np.flatnonzero(v)
+    release = release or noisy_nn_histogram
+    scores, ledger = [], None
+    for points, labels in (data, data_prime):
+        x = with_labels(points, labels, names)
+        rows = []
+        for _ in range(n_releases):
+            ledger = release(
+                x, candidates, sigma, rng, noise=noise, n_neighbors=n_neighbors, adjacency=adjacency
+            )
+            rows.append(np.asarray(ledger.value, dtype=float)[watched])
+        scores.append((np.asarray(rows) - exact0[watched]) @ v[watched])
     return audit_result(
         scores,
         ["likelihood ratio"],
         delta=delta,
         alpha=alpha,
-        setting="label-restricted votes (2 labels)",
+        setting=f"label-restricted votes (2 labels, k = {n_neighbors})",
         noise=noise,
         adjacency=adjacency,
-        claimed_epsilon=_claimed_epsilon(sigma, delta, 1, sensitivity, noise),
+        claimed_epsilon=_claimed_epsilon(
+            ledger.sigma, delta, ledger.count, ledger.sensitivity, ledger.noise
+        ),
         sigma=sigma,
     )
+
+
+def _votes_per_label(points, labels, cands, cand_labels, n_neighbors: int) -> np.ndarray:
+    """The float64 reference votes, label by label: each point among its own label's
+    candidates (:func:`privevo.private.reference_votes`)."""
+    from ..private import reference_votes
+
+    counts = np.zeros(len(cands))
+    for name in sorted(set(cand_labels)):
+        rows = [i for i, label in enumerate(labels) if label == name]
+        own = np.flatnonzero(np.asarray(cand_labels) == name)
+        if rows:
+            counts[own] += reference_votes(points[rows], cands[own], n_neighbors)
+    return counts
 
 
 def _noisy_llr_scores(counts, exact0, v, n_releases: int, sigma: float, rng, noise="gaussian"):
