@@ -25,3 +25,9 @@ def check_adjacency(adjacency) -> str:
 def vote_sensitivity(adjacency) -> float:
     """L2 sensitivity of a vote histogram: 1 under add/remove, √2 under replace."""
     return 1.0 if check_adjacency(adjacency) == "add_remove" else math.sqrt(2.0)
+
+
+def histogram_l1_sensitivity(adjacency) -> float:
+    """L1 sensitivity of a histogram, and of an L1 distance between one and a public table: a
+    row moves one cell by 1 under add/remove, two cells (one down, one up) under replace."""
+    return 1.0 if check_adjacency(adjacency) == "add_remove" else 2.0

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..adjacency import check_adjacency, vote_sensitivity
+from ..adjacency import histogram_l1_sensitivity, vote_sensitivity
 from ..metrics import nearest_distances
 from .release import Release, cluster_sums_sensitivity, noisy_statistic
 
 __all__ = [
     "cluster_statistics",
     "baseline_row_count",
-    "dplloyd_count_sensitivity",
     "dplloyd_release",
     "fastlloyd_release",
     "lsh_level_counts",
@@ -31,12 +30,6 @@ def baseline_row_count(X, scale: float, rng: np.random.Generator, noise: str) ->
     DPLloyd) or ``"gaussian"`` (σ = scale)."""
     count = np.array([float(len(X))])
     return noisy_statistic("count", count, scale, 1.0, rng, noise)
-
-
-def dplloyd_count_sensitivity(adjacency: str) -> float:
-    """L1 sensitivity of DPLloyd's k cluster counts: 1 (add/remove: one count moves by 1) or 2
-    (replace: the old row's count drops by 1 and the new row's rises by 1)."""
-    return 1.0 if check_adjacency(adjacency) == "add_remove" else 2.0
 
 
 def dplloyd_release(
@@ -58,13 +51,14 @@ def dplloyd_release(
       by y moves one cluster's by Σ_j |y_j − x_j|/(hi_j − lo_j) ≤ d (same cluster), or
       two clusters' by ≤ d/2 each (x leaves one, y joins another): ≤ d. Declared d under
       both (Su et al.'s range; d/2 would do under add/remove), tight under replace.
-    * counts: Δ_c = :func:`dplloyd_count_sensitivity`, 1 (add/remove) or 2 (replace).
+    * counts: Δ_c = :func:`~privevo.adjacency.histogram_l1_sensitivity`, 1 (add/remove) or
+      2 (replace).
 
     So the iteration is (ε_c + d·ε_s)-DP under ``adjacency``. Values come back unscaled.
     """
     mid, width = (lo + hi) / 2, hi - lo
     sums, counts = cluster_statistics(X - mid, centers - mid)
-    count_sensitivity = dplloyd_count_sensitivity(adjacency)
+    count_sensitivity = histogram_l1_sensitivity(adjacency)
     counts_release = noisy_statistic(
         "dplloyd_counts",
         counts,

@@ -33,9 +33,9 @@ from typing import Iterator
 
 import numpy as np
 
-from ..adjacency import vote_sensitivity
+from ..adjacency import histogram_l1_sensitivity, vote_sensitivity
 from .blocks import Source
-from .release import NOISES, Release, _check_release, observe_exact, release_noise
+from .release import NOISES, Release, _check_release, noisy_statistic, observe_exact, release_noise
 
 __all__ = ["noisy_cell_counts", "noisy_dependence_scores"]
 
@@ -113,7 +113,5 @@ def noisy_dependence_scores(
             cell = np.where(present, block[:, a] * int(sizes[b]) + block[:, b], -1)
             joint += _exact_counts(cell, len(joint))
     scores = np.array([np.abs(j - np.rint(np.ravel(e))).sum() for j, e in zip(joints, expected)])
-    sensitivity = 1.0 if adjacency == "add_remove" else 2.0
-    observe_exact(name, scores.reshape(-1, 1), sensitivity, noise, adjacency)
-    noisy = release_noise(scores, sigma, rng, noise)
-    return Release(name, float(sigma), sensitivity, noise, adjacency, len(pairs), noisy)
+    sensitivity = histogram_l1_sensitivity(adjacency)  # one score per pair: its own release
+    return noisy_statistic(name, scores, sigma, sensitivity, rng, noise, adjacency, per_value=True)
