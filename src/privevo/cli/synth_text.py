@@ -15,7 +15,7 @@ import sys
 from ..selection import selector_names
 from . import text as llm
 from .options import add_adjacency_and_noise, check_memory, command, run_delta
-from .publishing import heartbeat
+from .publishing import heartbeat, progress
 
 __all__ = ["add_parser", "timing_line", "validity_line"]
 
@@ -367,7 +367,7 @@ def _text_model(args, generator, embedder, delta, prompts):
         threshold=args.threshold,
         keep_selected=args.keep_selected,
         checkpoint=args.checkpoint,
-        progress=not args.quiet and not args.json and sys.stderr.isatty(),
+        progress=progress(args),
         label_names=label_names,
         random_api=LLMRandomAPI(
             generator,
