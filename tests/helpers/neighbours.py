@@ -12,7 +12,8 @@ adjacency. Each generator returns ``{name: D'}``; every D' is valid input wherev
 * tables — a missing value in each nullable column, an extreme number, a decimal in an
   integer-valued (not integer-declared) column, and where a category column maps unlisted values
   to ``other``: a code with a leading zero, a number-like string, a code with whitespace, an
-  unlisted category; a duplicate, a removed row; replace: the first row replaced by each new row.
+  unlisted category; a row with every odd cell at once; a duplicate, a removed row; replace:
+  the first row replaced by each new row.
 * texts — an empty text, a very long one, one like a header, a duplicate, a removed text;
   labelled texts add a text of an unlisted label.
 * :func:`random_neighbours` — many random neighbours of any kind above, for the search that keeps
@@ -94,9 +95,12 @@ def _table_rows(df, metadata) -> dict[str, dict]:
     import pandas as pd
 
     base = df.iloc[1].to_dict()
-    rows = {"a duplicate of row 1": dict(base)}
+    rows = {"a duplicate of row 1": dict(base), "a row unlike any other": dict(base)}
     for spec in metadata.columns:
         name = spec.name
+        odd = None if spec.nullable else 10**9 if spec.kind == "numeric" else "unlisted-value"
+        if spec.nullable or spec.kind == "numeric" or spec.other is not None:
+            rows["a row unlike any other"][name] = odd  # every odd cell at once
         if spec.nullable:
             rows[f"a missing {name}"] = {**base, name: None}
         if spec.kind == "numeric":
