@@ -145,20 +145,11 @@ def recover_step(n_releases: int, seed: int) -> None:
                     ),
                 )
             )
-    print(
+    print_part(
         f"## DPKMeans' recover step: noisy cluster sums + counts ({n_releases} releases per data "
-        "set, "
-        f"δ = {DELTA:g}; {time.perf_counter() - tic:.0f} s)\n"
-    )
-    print(format_table(correct))
-    print(
-        f"\n{sum(r.consistent for r in correct)} of {len(correct)} settings have lower bound ≤ "
-        "claimed ε.\n"
-    )
-    print(planted_table(planted_rows))
-    print(
-        f"\n{sum(r.epsilon_lower > r.claimed_epsilon for _, r in planted_rows)} of "
-        f"{len(planted_rows)} buggy settings caught."
+        f"set, δ = {DELTA:g}; {time.perf_counter() - tic:.0f} s)",
+        correct,
+        planted_rows,
     )
 
 
@@ -180,11 +171,18 @@ def release_functions(n_releases: int | None, seed: int) -> None:
             eps, delta, n_releases=n_releases or test_size, random_state=rng, release=release
         )
         rows.append(r if release is None else ("class-balanced vote weights", r))
-    print(
+    print_part(
         "## TabularPE's release families and labelled votes, correct and planted "
         f"({n_releases or 'test-size'} releases per data set; δ = 1e-3 for the factor-2 bugs, "
-        f"else {DELTA:g}; {time.perf_counter() - tic:.0f} s)\n"
+        f"else {DELTA:g}; {time.perf_counter() - tic:.0f} s)",
+        correct,
+        planted_rows,
     )
+
+
+def print_part(heading: str, correct: list, planted_rows: list) -> None:
+    """A part's heading, its correct settings' table and count, its planted bugs' and count."""
+    print(heading + "\n")
     print(format_table(correct))
     print(
         f"\n{sum(r.consistent for r in correct)} of {len(correct)} settings have lower bound ≤ "
