@@ -77,6 +77,13 @@ class HashEmbedder:
         return "HashEmbedder()"
 
 
+class ConstantEmbedder:
+    """Every text at one point (4-D): for refusals that come before any text is embedded."""
+
+    def embed(self, texts, cache=True):
+        return np.full((len(texts), 4), 0.5)
+
+
 PRIVATE = [f"private text number {i} about topic {i % 5}" for i in range(60)]
 
 

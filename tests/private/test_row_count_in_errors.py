@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from helpers.text_doubles import ConstantEmbedder
 from privevo import DPKMeans, PrivateEvolution, TabularPE
 from privevo.baselines import DPLloyd, FastLloyd, LSHTreeKMeans, NonPrivateKMeans
 from privevo.cli import main
@@ -55,11 +56,6 @@ def pe() -> PrivateEvolution:
 
 def kmeans(**kw) -> DPKMeans:
     return DPKMeans(2, epsilon=1.0, radius=2.0, random_state=0, **kw)
-
-
-class ConstantEmbedder:
-    def embed(self, texts, cache=True):
-        return np.full((len(texts), 4), 0.5)
 
 
 def text_pe() -> TextPrivateEvolution:

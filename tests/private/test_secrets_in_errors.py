@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from helpers.text_doubles import ConstantEmbedder
 from privevo import DPKMeans, PrivateEvolution, TabularPE, accounting
 from privevo.selection import Rank
 from privevo.tabular import metadata_from_description
@@ -64,13 +65,6 @@ def with_string(X):
 def tabular() -> TabularPE:
     meta = metadata_from_description("a: numeric 0..10\nb: categorical x, y")
     return TabularPE(1.0, 1e-5, meta, n_synthetic=5, iterations=1, random_state=SEED)
-
-
-class ConstantEmbedder:
-    """Every text at one point: the refusal comes before any text is embedded."""
-
-    def embed(self, texts, cache=True):
-        return np.full((len(texts), 4), 0.5)
 
 
 def text_pe() -> TextPrivateEvolution:
