@@ -163,6 +163,17 @@ def _run_on(run, data, recorded):
     return pinned, artefacts
 
 
+def exact_pairs(run: Callable[[object], object], data, neighbour) -> list[tuple]:
+    """Each release's exact statistic on D and on D' (D's noisy values pinned), in order; both
+    runs must succeed and make the same releases."""
+    first, on_d = _run_on(run, data, None)
+    _, on_d2 = _run_on(run, neighbour, first.values)
+    for artefacts in (on_d, on_d2):
+        assert "error" not in artefacts, artefacts["error"]
+    assert [s.name for s in on_d[EXACT]] == [s.name for s in on_d2[EXACT]]
+    return list(zip(on_d[EXACT], on_d2[EXACT]))
+
+
 UNSHOWN = "noise on values not shown to the sensitivity seam (not published)"
 
 

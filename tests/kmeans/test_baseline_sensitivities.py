@@ -18,9 +18,8 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
 
+from helpers.neighbour import exact_pairs, movements
 from privevo.baselines import DPLloyd, FastLloyd, LSHTreeKMeans
-from privevo.private import release as release_module
-from privevo.private.release import observing_exact_statistics
 from privevo.report import privacy_report
 
 BOX = (-1.0, 1.0)
@@ -52,34 +51,12 @@ def neighbours(X: np.ndarray) -> dict[str, np.ndarray]:
 
 def replay(make, D: np.ndarray, D_prime: np.ndarray, seed: int = 3) -> list:
     """(exact on D, exact on D′) per release, D′'s run pinned to D's noisy values."""
-    exact_D, exact_D_prime, noisy = [], [], []
-    real_noise = release_module.release_noise
-
-    def recorded(*args, **kwargs):
-        noisy.append(real_noise(*args, **kwargs))
-        return noisy[-1]
-
-    pinned = iter(noisy)
-
-    def pin(*args, **kwargs):
-        real_noise(*args, **kwargs)  # the same draws from the run's Generator
-        return next(pinned)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(release_module, "release_noise", recorded)
-        with observing_exact_statistics(exact_D.append):
-            make().set_params(random_state=seed).fit(D)
-        patch.setattr(release_module, "release_noise", pin)
-        with observing_exact_statistics(exact_D_prime.append):
-            make().set_params(random_state=seed).fit(D_prime)
-    assert [s.name for s in exact_D] == [s.name for s in exact_D_prime]
-    return list(zip(exact_D, exact_D_prime))
+    return exact_pairs(lambda X: make().set_params(random_state=seed).fit(X), D, D_prime)
 
 
 def change(a, b) -> float:
     """The largest move of one part of a release, in the release's own norm."""
-    order = 1 if a.norm == "l1" else 2
-    return max(np.linalg.norm(np.ravel(p - q), order) for p, q in zip(a.parts, b.parts))
+    return movements([a], [b])[0].change
 
 
 @pytest.mark.parametrize("adjacency", ["replace", "add_remove"])
