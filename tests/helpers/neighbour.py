@@ -139,15 +139,6 @@ def published(run: Callable[[], object]) -> dict[str, object]:
     return artefacts
 
 
-def replay(run: Callable[[object], object], data, neighbour) -> tuple[dict, dict]:
-    """(artefacts on D, artefacts on D' with D's releases pinned); ``run(data)`` publishes.
-
-    Each side's exact statistics are under the (unpublished) key ``EXACT``."""
-    first, on_d = _run_on(run, data, None)
-    _, on_d2 = _run_on(run, neighbour, first.values)
-    return on_d, on_d2
-
-
 EXACT = "exact statistics (not published)"
 
 
@@ -191,10 +182,14 @@ def unshown_noise(pinned) -> str:
     )
 
 
+def published_keys(*artefacts: dict) -> list[str]:
+    """The names of the published artefacts (not the replay's own records), sorted."""
+    return sorted(set().union(*artefacts) - {EXACT, UNSHOWN})
+
+
 def differences(a: dict, b: dict) -> list[str]:
     """The artefacts that differ, by name (arrays compared by dtype, shape and bytes)."""
-    keys = sorted((set(a) | set(b)) - {EXACT, UNSHOWN})
-    return [key for key in keys if _bytes(a.get(key)) != _bytes(b.get(key))]
+    return [key for key in published_keys(a, b) if _bytes(a.get(key)) != _bytes(b.get(key))]
 
 
 # -- the sensitivity replay ------------------------------------------------------------------
@@ -224,18 +219,15 @@ def movements(exact_d: list, exact_d2: list) -> list[Movement]:
     """The largest movement of each release, paired by position (same name and part shapes)."""
     moved = []
     for index, (a, b) in enumerate(zip(exact_d, exact_d2)):
-        if a.name != b.name or len(a.parts) != len(b.parts):
+        if a.name != b.name or len(a.parts) != len(b.parts) or not a.parts:
             continue  # a different sequence of releases: the byte replay's ``releases`` says so
         changes = [
             _norm(np.asarray(pa) - np.asarray(pb), a.norm) if np.shape(pa) == np.shape(pb) else 0.0
             for pa, pb in zip(a.parts, b.parts)
         ]
-        worst = int(np.argmax(changes)) if changes else 0
-        change = changes[worst] if changes else 0.0
-        slack = 0.0
-        if changes:  # float sums of many rows round: forgive 1e-12 of their magnitude
-            slack = 1e-12 * float(np.abs(a.parts[worst]).sum() + np.abs(b.parts[worst]).sum())
-        moved.append(Movement(a.name, index, worst, change, a.sensitivity, slack))
+        worst = int(np.argmax(changes))  # float sums of many rows round: forgive 1e-12 of them
+        slack = 1e-12 * float(np.abs(a.parts[worst]).sum() + np.abs(b.parts[worst]).sum())
+        moved.append(Movement(a.name, index, worst, changes[worst], a.sensitivity, slack))
     return moved
 
 
@@ -320,7 +312,7 @@ def neighbour_failures(
     failures = [f"on D: {on_d[UNSHOWN]}"] if on_d[UNSHOWN] else []
     failures += [
         f"on D: artefact {key} holds the secret {secret!r}"
-        for key in differences(on_d, {})
+        for key in published_keys(on_d)
         for secret in secrets
         if secret.encode() in _bytes(on_d[key])
     ]
