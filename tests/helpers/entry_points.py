@@ -326,8 +326,12 @@ def _listing(folder: Path) -> list[str]:
     return [p.name for p in folder.iterdir()]
 
 
+def _write_csv(folder: Path, columns, header: str) -> None:
+    np.savetxt(folder / "data.csv", columns, delimiter=",", header=header, comments="", fmt="%.17g")
+
+
 def _write_points_csv(folder: Path, X) -> None:
-    np.savetxt(folder / "data.csv", X, delimiter=",", header="x,y", comments="", fmt="%.17g")
+    _write_csv(folder, X, "x,y")
 
 
 def _write_points_npy(folder: Path, X) -> None:
@@ -335,15 +339,7 @@ def _write_points_npy(folder: Path, X) -> None:
 
 
 def _write_users_csv(folder: Path, data) -> None:
-    X, u = data
-    np.savetxt(
-        folder / "data.csv",
-        np.column_stack([X, u]),
-        delimiter=",",
-        header="x,y,u",
-        comments="",
-        fmt="%.17g",
-    )
+    _write_csv(folder, np.column_stack(data), "x,y,u")
 
 
 def _write_table_csv(folder: Path, df) -> None:
@@ -400,9 +396,7 @@ def _text_cli(adjacency: str, labelled: bool):
         from helpers.text_doubles import HashEmbedder, TopicLM, WordLM
         from privevo.cli import text as cli_text
 
-        model = TopicLM() if labelled else WordLM()
-        original = cli_text._models
-        cli_text._models = lambda args: (model, HashEmbedder())
+        model, original = TopicLM() if labelled else WordLM(), cli_text._models
         run = make_cli(tmp)
 
         def patched(data):
