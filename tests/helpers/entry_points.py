@@ -297,7 +297,7 @@ def _text(adjacency: str, labelled: bool):
 # -- runs: the command line -------------------------------------------------------------------
 
 
-def _cli(argv: list[str], write: Callable[[Path, object], None]):
+def cli_entry(argv: list[str], write: Callable[[Path, object], None]):
     """run(data) over ``privevo ARGV``: data written by ``write`` into a fresh folder ``{w}``;
     publishes the exit status and every file the command left there (the input removed)."""
 
@@ -361,21 +361,21 @@ def _write_texts_csv(folder: Path, data) -> None:
 
 
 _POINT_FLAGS = ["--epsilon", "1", "--iterations", "2", "--seed", CLI_SEED, "--radius", "8"]
-_SYNTH = ["synth", "{w}/DATA", "--m", "5", "--selector", "rank", *_POINT_FLAGS]
-_KMEANS = ["kmeans", "{w}/DATA", "--k", "3", *_POINT_FLAGS]
+SYNTH_ARGV = ["synth", "{w}/DATA", "--m", "5", "--selector", "rank", *_POINT_FLAGS]
+KMEANS_ARGV = ["kmeans", "{w}/DATA", "--k", "3", *_POINT_FLAGS]
 _TABLE = ["synth-table", "{w}/DATA", "--metadata", "{w}/../meta.json", "--epsilon", "4"]
 _TABLE += ["--delta", "1e-5", "--population", "20", "--iterations", "2", "--seed", CLI_SEED]
 _TEXT = ["synth-text", "{w}/data.csv", "--column", "review", "--m", "4", "--iterations", "2"]
 _TEXT += ["--epsilon", "2", "--seed", CLI_SEED]
 
 
-def _argv(base: list[str], data_file: str, *extra: str) -> list[str]:
+def argv_for(base: list[str], data_file: str, *extra: str) -> list[str]:
     return [a.replace("DATA", data_file) for a in base] + list(extra)
 
 
 def _table_cli(adjacency: str, data_file: str, write):
-    argv = _argv(_TABLE, data_file, "--adjacency", adjacency, "-o", "{w}/out.csv")
-    make_cli = _cli(argv, write)
+    argv = argv_for(_TABLE, data_file, "--adjacency", adjacency, "-o", "{w}/out.csv")
+    make_cli = cli_entry(argv, write)
 
     def make(tmp):
         table_metadata().to_json(Path(tmp) / "meta.json")
@@ -390,7 +390,7 @@ def _text_cli(adjacency: str, labelled: bool):
         argv += ["--label-column", "y", "--labels", "great,other"]
     else:
         argv += ["--topics", "tea,bread"]
-    make_cli = _cli(argv, _write_texts_csv)
+    make_cli = cli_entry(argv, _write_texts_csv)
 
     def make(tmp):
         from helpers.text_doubles import HashEmbedder, TopicLM, WordLM
@@ -454,20 +454,37 @@ def _entry_points() -> list[EntryPoint]:
                 labelled_texts,
             )
         )
-        for cmd, base in (("kmeans", _KMEANS), ("synth", _SYNTH)):
+        for cmd, base in (("kmeans", KMEANS_ARGV), ("synth", SYNTH_ARGV)):
             for suffix, write in (("csv", _write_points_csv), ("npy", _write_points_npy)):
-                argv = _argv(base, f"data.{suffix}", "--adjacency", adjacency, "-o", "{w}/out.csv")
+                argv = argv_for(
+                    base, f"data.{suffix}", "--adjacency", adjacency, "-o", "{w}/out.csv"
+                )
                 fast = cmd == "synth" and suffix == "csv"
                 rows.append(
-                    E(f"cli {cmd} {suffix}", "points", adjacency, _cli(argv, write), points, fast)
+                    E(
+                        f"cli {cmd} {suffix}",
+                        "points",
+                        adjacency,
+                        cli_entry(argv, write),
+                        points,
+                        fast,
+                    )
                 )
-            argv = _argv(base, "data.csv", "--adjacency", adjacency, "--json")
+            argv = argv_for(base, "data.csv", "--adjacency", adjacency, "--json")
             rows.append(
-                E(f"cli {cmd} --json", "points", adjacency, _cli(argv, _write_points_csv), points)
+                E(
+                    f"cli {cmd} --json",
+                    "points",
+                    adjacency,
+                    cli_entry(argv, _write_points_csv),
+                    points,
+                )
             )
-        argv = _argv(_SYNTH, "data.csv", "--adjacency", adjacency, "--user-column", "u")
+        argv = argv_for(SYNTH_ARGV, "data.csv", "--adjacency", adjacency, "--user-column", "u")
         argv += ["-o", "{w}/out.csv"]
-        rows.append(E("cli synth users", "users", adjacency, _cli(argv, _write_users_csv), users))
+        rows.append(
+            E("cli synth users", "users", adjacency, cli_entry(argv, _write_users_csv), users)
+        )
         for suffix, write in (("csv", _write_table_csv), ("parquet", _write_table_parquet)):
             rows.append(
                 E(

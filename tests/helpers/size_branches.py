@@ -35,11 +35,11 @@ from typing import Callable
 import numpy as np
 
 from helpers.entry_points import (
-    _KMEANS,
-    _SYNTH,
     ENTRY_POINTS,
-    _argv,
-    _cli,
+    KMEANS_ARGV,
+    SYNTH_ARGV,
+    argv_for,
+    cli_entry,
     points,
     table,
     table_metadata,
@@ -292,8 +292,8 @@ def _write_npy_folder(folder: Path, X) -> None:
 
 def _npy_folder_cli(base: list[str]):
     def make(adjacency: str):
-        argv = _argv(base, "data", "--adjacency", adjacency, "-o", "{w}/out.csv")
-        return _cli(argv, _write_npy_folder)
+        argv = argv_for(base, "data", "--adjacency", adjacency, "-o", "{w}/out.csv")
+        return cli_entry(argv, _write_npy_folder)
 
     return make
 
@@ -308,8 +308,8 @@ RUNS: dict[str, tuple[str, Callable]] = {
     "text pe, default delta": ("texts", _text_pe),
     "tabular memory, default delta": ("table", lambda a: _tabular(a, iterations=2, n_synthetic=20)),
     "tabular memory, auto rules": ("table", _tabular),
-    "cli synth npy folder": ("points", _npy_folder_cli(_SYNTH)),
-    "cli kmeans npy folder": ("points", _npy_folder_cli(_KMEANS)),
+    "cli synth npy folder": ("points", _npy_folder_cli(SYNTH_ARGV)),
+    "cli kmeans npy folder": ("points", _npy_folder_cli(KMEANS_ARGV)),
 }
 
 
