@@ -205,14 +205,14 @@ def _dpkmeans(adjacency: str, **options):
     return make
 
 
-def _baseline(name: str):
+def _baseline(name: str, adjacency: str):
     def make(tmp):
         def run(X):
             from privevo import baselines
 
             cls = {"dplloyd": "DPLloyd", "fastlloyd": "FastLloyd", "lsh_tree": "LSHTreeKMeans"}
             est = getattr(baselines, cls[name])(
-                3, epsilon=1.0, bounds=(-8.0, 8.0), random_state=SEED
+                3, epsilon=1.0, bounds=(-8.0, 8.0), adjacency=adjacency, random_state=SEED
             ).fit(X)
             return estimator_artefacts(est, "cluster_centers_", "n_iter_")
 
@@ -221,10 +221,13 @@ def _baseline(name: str):
     return make
 
 
-def _write_parquet(df, path: Path, folder: bool) -> Path:
+def _write_parquet(df, path: Path, folder: bool, partition_cols=None) -> Path:
     shutil.rmtree(path, ignore_errors=True)
     if path.exists():
         path.unlink()
+    if partition_cols:  # Hive sub-folders key=value, as pandas, Spark and Dask write them
+        df.to_parquet(path, partition_cols=partition_cols)
+        return path
     if not folder:
         df.to_parquet(path, row_group_size=50)
         return path
@@ -235,7 +238,7 @@ def _write_parquet(df, path: Path, folder: bool) -> Path:
     return path
 
 
-def _tabular(adjacency: str, path: str = "memory"):
+def _tabular(adjacency: str, path: str = "memory", noise: str = "gaussian"):
     def make(tmp):
         def run(df):
             import pandas as pd
@@ -243,10 +246,13 @@ def _tabular(adjacency: str, path: str = "memory"):
             from privevo import TabularPE
 
             source = df
-            if path in ("parquet", "parquet folder"):
+            if path.startswith("parquet"):
                 typed = df.astype({"zip": str, "color": str})
                 typed = typed.astype({c: float for c in ("size", "weight")})
-                source = _write_parquet(typed, tmp / "table.parquet", path == "parquet folder")
+                partitions = ["zip"] if path == "parquet partitioned" else None
+                source = _write_parquet(
+                    typed, tmp / "table.parquet", path == "parquet folder", partitions
+                )
             elif path == "dask":
                 import dask.dataframe as dd
 
@@ -259,6 +265,7 @@ def _tabular(adjacency: str, path: str = "memory"):
                 iterations=2,
                 pool=200,
                 adjacency=adjacency,
+                noise=noise,
                 random_state=SEED,
             ).fit(source)
             sample = est.sample(30, random_state=1)
@@ -433,7 +440,21 @@ def _entry_points() -> list[EntryPoint]:
                 wide_points,
             )
         )
-        for path in ("memory", "parquet", "parquet folder", "dask"):
+        rows.append(
+            E(
+                "tabular discrete noise",
+                "table",
+                adjacency,
+                _tabular(adjacency, noise="discrete_gaussian"),
+                table,
+            )
+        )
+        for name in ("dplloyd", "fastlloyd", "lsh_tree"):
+            fast = name == "dplloyd"
+            rows.append(
+                E(f"baseline {name}", "points", adjacency, _baseline(name, adjacency), points, fast)
+            )
+        for path in ("memory", "parquet", "parquet folder", "parquet partitioned", "dask"):
             rows.append(
                 E(
                     f"tabular {path}",
@@ -504,17 +525,6 @@ def _entry_points() -> list[EntryPoint]:
                 adjacency,
                 _text_cli(adjacency, True),
                 labelled_texts,
-            )
-        )
-    for name in ("dplloyd", "fastlloyd", "lsh_tree"):
-        rows.append(
-            E(
-                f"baseline {name}",
-                "points",
-                "add_remove",
-                _baseline(name),
-                points,
-                name == "dplloyd",
             )
         )
     return rows

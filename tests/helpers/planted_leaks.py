@@ -254,4 +254,39 @@ PLANTS = (
         ),
         ("tabular dask/add_remove",),
     ),
+    Plant(
+        "sensitivity: DPLloyd's counts declared for add/remove under replace",
+        "private/statistics.py",
+        (
+            (
+                "    count_sensitivity = histogram_l1_sensitivity(adjacency)\n",
+                "    count_sensitivity = 1.0\n",
+            ),
+        ),
+        ("baseline dplloyd/replace",),
+    ),
+    Plant(
+        "sensitivity: FastLloyd's sums declared for add/remove under replace",
+        "private/statistics.py",
+        (
+            (
+                '    sum_sensitivity = cluster_sums_sensitivity(max_dist, adjacency, "gaussian"',
+                '    sum_sensitivity = cluster_sums_sensitivity(max_dist, "add_remove", "gaussian"',
+            ),
+        ),
+        ("baseline fastlloyd/replace",),
+    ),
+    Plant(
+        "a partitioned folder's part count in a warning",
+        "private/frames.py",
+        (
+            (
+                "            self.parts = partitioned_parts(path)\n",
+                "            self.parts = partitioned_parts(path)\n"
+                "            import warnings\n\n"
+                "            warnings.warn(f'{len(self.parts)} partitions')\n",
+            ),
+        ),
+        ("tabular parquet partitioned/add_remove",),
+    ),
 )
