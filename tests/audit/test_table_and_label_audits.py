@@ -17,7 +17,7 @@ import pytest
 from helpers.planted_bugs import LABEL_VOTES_BUG, TABLE_RELEASE_BUGS, exact_last_histogram
 from privevo import audit
 from privevo.audit import TABLE_FAMILIES, audit_label_votes, audit_table_release
-from privevo.audit.tables import _FAMILIES, table_scenario
+from privevo.audit.table_releases import _FAMILIES, table_scenario
 
 DELTA = 1e-5
 ADJACENCIES = ["add_remove", "replace"]

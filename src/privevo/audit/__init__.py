@@ -87,7 +87,7 @@ from .runs import audit_runs, default_model
 from .scenarios import CanaryScenario, canary_scenario
 from .statistics import AuditResult, clopper_pearson_upper, epsilon_lower_bound, threshold_audit
 from .suite import format_table, run_audit
-from .tables import TABLE_FAMILIES, audit_table_release, table_scenario
+from .table_releases import TABLE_FAMILIES, audit_table_release, table_scenario
 from .tabular import _tabular_model, audit_tabular  # noqa: F401  (_tabular_model: tests)
 from .votes import audit_label_votes, audit_user_votes, label_scenario
 

@@ -10,7 +10,7 @@ import numpy as np
 from .releases import audit_count, audit_dplloyd, audit_release
 from .runs import audit_runs
 from .statistics import AuditResult
-from .tables import TABLE_FAMILIES, audit_table_release
+from .table_releases import TABLE_FAMILIES, audit_table_release
 from .votes import audit_label_votes, audit_user_votes
 
 
