@@ -248,8 +248,8 @@ PLANTS = (
         "private/tables.py",
         (
             (
-                '    sensitivity = 1.0 if adjacency == "add_remove" else 2.0\n',
-                '    sensitivity = 0.5 if adjacency == "add_remove" else 2.0\n',
+                "    sensitivity = histogram_l1_sensitivity(adjacency)",
+                "    sensitivity = 0.5 * histogram_l1_sensitivity(adjacency)",
             ),
         ),
         ("tabular dask/add_remove",),
