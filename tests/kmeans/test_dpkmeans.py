@@ -615,7 +615,7 @@ class _CellSpy:
 def test_replace_adjacency_checks_the_budget_before_reading_a_cell():
     from privevo import BudgetAccountant
 
-    acc = BudgetAccountant(1.0, 2e-3)  # the default δ for n = 300 is 300^-1.1 < 2e-3
+    acc = BudgetAccountant(1.0, 2e-3)  # the default δ for n = 300 is 1e-6 < 2e-3
     model = DPKMeans(2, epsilon=1.0, radius=1.0, adjacency="replace", accountant=acc)
     model.fit(np.random.default_rng(0).normal(0, 0.3, (300, 2)))
     with pytest.raises(ValueError, match="would bring the spent epsilon"):
@@ -727,7 +727,7 @@ def test_defaulted_delta_refused_after_the_noisy_count():
     X = np.random.default_rng(0).uniform(-1, 1, size=(400_000, 2))
     with pytest.raises(ValueError, match="default delta 1e-06 is too large"):
         DPKMeans(2, epsilon=1.0, bounds=(-1, 1), random_state=0).fit(X)
-    # a delta the caller chose is theirs; replace adjacency's default n^-1.1 is never refused
+    # a delta the caller chose is theirs; replace adjacency's default (public n) is never refused
     est = DPKMeans(2, epsilon=1.0, delta=1e-6, bounds=(-1, 1), random_state=0).fit(X[:2000])
     assert est.cluster_centers_.shape == (2, 2)
     small = DPKMeans(2, epsilon=1.0, bounds=(-1, 1), random_state=0).fit(X[:2000])

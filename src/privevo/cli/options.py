@@ -10,6 +10,10 @@ from .inputs import is_binary_input
 
 NOISES = ("gaussian", "discrete_gaussian", "discrete_gaussian_secure")  # privevo.private.NOISES
 ADJACENCIES = ("add_remove", "replace")  # kept here so that building the parser imports no numpy
+DELTA_HELP = (
+    "1e-6, or 1/(10 n) when the number of rows n is public (under replace) and above 1e5; "
+    "a run refuses 1e-6 when its noisy count shows more than 1e5 rows (docs/privacy.md)"
+)
 
 
 def command(sub, name: str, help: str, description: str, examples: str):
@@ -67,8 +71,7 @@ def add_run_options(p) -> None:
     p.add_argument(
         "--delta",
         type=float,
-        help=f"delta, from {DELTA_MIN:g} to below 1; default "
-        "1e-6 under add_remove (n is private), n^-1.1 under replace (docs/privacy.md)",
+        help=f"delta, from {DELTA_MIN:g} to below 1; default {DELTA_HELP}",
     )
     domain = p.add_mutually_exclusive_group()
     domain.add_argument(
@@ -245,14 +248,14 @@ def check_common(args) -> None:
 
 
 def run_delta(args, n: int, library_default: bool):
-    """--delta, else None if the estimator derives its own default, else the library's rule
-    (:func:`privevo.accounting.run_default_delta`)."""
+    """--delta, else None if the estimator derives its own default, else the one default
+    rule (:func:`privevo.accounting.default_delta`) of the size where it is public."""
     if args.delta is not None or library_default:
         return args.delta
-    from ..accounting import run_default_delta
+    from ..accounting import default_delta, public_size
 
     user_level = getattr(args, "user_column", None) is not None
-    return run_default_delta(args.adjacency, n, user_level=user_level, flag="--delta")
+    return default_delta(public_size(args.adjacency, n, user_level=user_level), flag="--delta")
 
 
 def public_center(args, d: int):

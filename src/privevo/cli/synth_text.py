@@ -52,8 +52,8 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--delta",
         type=float,
-        help="delta in (0, 1); default 1e-6 under add_remove (n is "
-        "private), n^-1.1 under replace (n = number of texts, public there)",
+        help="delta in (0, 1); default 1e-6, or 1/(10 n) when the number of texts n is public "
+        "(under replace) and above 1e5 (docs/privacy.md)",
     )
     p.add_argument(
         "--iterations", type=int, default=5, help="T, the number of private releases (default 5)"

@@ -54,8 +54,8 @@ def _synth_table_parser(sub) -> None:
     p.add_argument(
         "--delta",
         type=float,
-        help="delta in (0, 1); default N^-1.1 with N the metadata's public n_rows, else 1e-6 "
-        "(refused for a table too large for it)",
+        help="delta in (0, 1); default 1e-6, or 1/(10 N) with N the metadata's public n_rows "
+        "above 1e5; without n_rows, 1e-6 is refused for a table of more than about 1e5 rows",
     )
     p.add_argument("--rows", type=int, help="synthetic rows to write (default: m)")
     p.add_argument(
