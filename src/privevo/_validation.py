@@ -59,28 +59,31 @@ def check_same_dimension(candidate_dim: int, data_dim: int, name: str = "candida
         )
 
 
-def check_epsilon(epsilon) -> float:
-    """ε as float; refused unless EPSILON_MIN <= ε <= EPSILON_MAX (one rule everywhere)."""
-    epsilon = check_real(epsilon, "epsilon")
+def check_epsilon(epsilon, name: str = "epsilon") -> float:
+    """ε as float; refused unless EPSILON_MIN <= ε <= EPSILON_MAX (one rule everywhere).
+    ``name`` is how the message calls it (``--epsilon`` on the command line); the value is
+    shown as given (its shortest exact repr), never rounded."""
+    epsilon = check_real(epsilon, name)
     if not epsilon > 0 or not np.isfinite(epsilon):
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon}")
+        raise ValueError(f"{name} must be a finite number > 0, got {epsilon!r}")
     if not EPSILON_MIN <= epsilon <= EPSILON_MAX:
         raise ValueError(
-            f"epsilon must be between {EPSILON_MIN:g} and {EPSILON_MAX:g} (the range the "
-            f"accountant supports), got {epsilon:g}"
+            f"{name} must be between {EPSILON_MIN:g} and {EPSILON_MAX:g} (the range the "
+            f"accountant supports), got {epsilon!r}"
         )
     return epsilon
 
 
-def check_delta(delta) -> float:
-    """δ as float; refused unless DELTA_MIN <= δ < 1."""
-    delta = check_real(delta, "delta")
+def check_delta(delta, name: str = "delta") -> float:
+    """δ as float; refused unless DELTA_MIN <= δ < 1 (``name`` and the value as in
+    :func:`check_epsilon`)."""
+    delta = check_real(delta, name)
     if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1), got {delta}")
+        raise ValueError(f"{name} must be in (0, 1), got {delta!r}")
     if delta < DELTA_MIN:
         raise ValueError(
-            f"delta must be at least {DELTA_MIN:g} (the smallest the accountant supports), "
-            f"got {delta:g}"
+            f"{name} must be at least {DELTA_MIN:g} (the smallest the accountant supports), "
+            f"got {delta!r}"
         )
     return delta
 

@@ -37,12 +37,15 @@ EXIT_TERMINATED = 143
 
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (no usage block); negative numbers in any notation
-    (``-1e1``, ``-.5``, ``-inf``) are values, never options."""
+    (``-1e1``, ``-.5``, ``-inf``), and comma-separated lists that start with one
+    (``--labels -1,1``), are values, never options (no option starts with "-" and a digit)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        # no option of privevo starts with "-" and a digit: such a word is always a value
         self._negative_number_matcher = re.compile(
-            r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE
+            r"^-(\d|\.\d)|^-(inf|infinity|nan)($|,)",
+            re.IGNORECASE,
         )
 
     def error(self, message: str):

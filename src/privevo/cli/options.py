@@ -164,15 +164,20 @@ SCALE_MAX = 1e15  # the public scales and coordinates the numeric kernels keep f
 SCALE_MIN = 1e-15
 
 
+def shown(value: float) -> str:
+    """A number as the user gave it: its shortest exact repr (``1000001.0``), never rounded."""
+    return repr(float(value))
+
+
 def check_scale(value: float | None, flag: str) -> None:
     """A public length (--radius, --R, --scale): finite, in [SCALE_MIN, SCALE_MAX]."""
     if value is None:
         return
     if not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"{flag} must be a finite number > 0, got {value:g}")
+        raise ValueError(f"{flag} must be a finite number > 0, got {shown(value)}")
     if not SCALE_MIN <= value <= SCALE_MAX:
         raise ValueError(
-            f"{flag} must be a number from {SCALE_MIN:g} to {SCALE_MAX:g}, got {value:g}; "
+            f"{flag} must be a number from {SCALE_MIN:g} to {SCALE_MAX:g}, got {shown(value)}; "
             "rescale the data if its units need more"
         )
 
@@ -181,11 +186,11 @@ def check_coordinates(values, flag: str) -> None:
     """Public coordinates (--bounds, --center, metadata bounds): finite, |v| <= SCALE_MAX."""
     for value in values or ():
         if not math.isfinite(value):
-            raise ValueError(f"{flag} must be finite numbers, got {value:g}")
+            raise ValueError(f"{flag} must be finite numbers, got {shown(value)}")
         if abs(value) > SCALE_MAX:
             raise ValueError(
                 f"{flag} must be finite numbers from {-SCALE_MAX:g} to {SCALE_MAX:g}, "
-                f"got {value:g}; rescale the data if its units need more"
+                f"got {shown(value)}; rescale the data if its units need more"
             )
 
 
@@ -198,6 +203,14 @@ def check_memory(flag: str, value: int, n_bytes: float, what: str) -> None:
             f"{flag} {value} needs about {_gib(n_bytes)} of memory ({what}); this machine "
             f"has {_gib(total)}: choose a smaller {flag}"
         )
+
+
+def check_memory_of(flags: dict[str, tuple[int, int]], n_bytes: float, what: str) -> None:
+    """:func:`check_memory` for a size that is a product of several flags' factors; ``flags``
+    maps each flag to (its value, its factor), e.g. ``{"--variations": (v, v + 1)}``. The
+    message blames the flag of the largest factor (the first of equal ones)."""
+    flag = max(flags, key=lambda f: flags[f][1])
+    check_memory(flag, flags[flag][0], n_bytes, what)
 
 
 def _physical_memory() -> int | None:
@@ -217,16 +230,16 @@ def check_common(args) -> None:
     """Cheap parameter checks, before any file is read or written."""
     from .._validation import check_delta, check_epsilon, check_rounds
 
-    check_epsilon(args.epsilon)
+    check_epsilon(args.epsilon, "--epsilon")
     if args.delta is not None:
-        check_delta(args.delta)
+        check_delta(args.delta, "--delta")
     check_scale(args.radius, "--radius")
     check_coordinates(args.bounds, "--bounds")
     check_coordinates(args.center, "--center")
     if args.bounds is not None and not args.bounds[1] - args.bounds[0] >= SCALE_MIN:
         raise ValueError(
-            f"--bounds LO HI needs LO < HI (HI - LO >= {SCALE_MIN:g}), got {args.bounds[0]:g} "
-            f"and {args.bounds[1]:g}"
+            f"--bounds LO HI needs LO < HI (HI - LO >= {SCALE_MIN:g}), got "
+            f"{shown(args.bounds[0])} and {shown(args.bounds[1])}"
         )
     if args.center is not None:
         if args.bounds is not None:

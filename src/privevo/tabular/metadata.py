@@ -279,7 +279,10 @@ class TableMetadata:
             data = json.loads(Path(path).read_text())
         except json.JSONDecodeError as err:
             raise ValueError(f"{path}: not valid JSON ({err.msg} at line {err.lineno})") from None
-        return cls.from_dict(data)
+        try:
+            return cls.from_dict(data)
+        except ValueError as err:  # name the file: the message names the column
+            raise ValueError(f"{path}: {err}") from None
 
 
 _SPEC_KEYS = {f for f in ColumnSpec.__dataclass_fields__}
@@ -300,8 +303,22 @@ def _spec_from_dict(entry, i: int) -> ColumnSpec:
             entry[key] = tuple(entry[key])
     for key in ("lower", "upper"):
         if entry.get(key) is not None:
-            entry[key] = float(entry[key])
+            entry[key] = _bound(entry, key)
     return ColumnSpec(**entry)
+
+
+def _bound(entry: dict, key: str) -> float:
+    """A column's ``lower``/``upper`` as float, else a message naming the column."""
+    value = entry[key]
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"metadata column {entry['name']!r}: {key!r} must be a number, got {value!r}; "
+            f'write e.g. "{key}": 0'
+        ) from None
 
 
 def _json_default(value):
