@@ -161,9 +161,9 @@ def _synth_table(args) -> int:
     from ..private import TABLE_FORMATS, read_text_table
     from ..tabular.estimator import TabularPE
 
-    check_epsilon(args.epsilon)
+    check_epsilon(args.epsilon, "--epsilon")
     if args.delta is not None:
-        check_delta(args.delta)
+        check_delta(args.delta, "--delta")
     if args.seed is not None and args.seed < 0:
         raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
     for name in ("rows", "population", "iterations"):
