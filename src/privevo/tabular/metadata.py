@@ -20,7 +20,7 @@ JSON form (``TableMetadata.to_json`` / ``from_json``)::
      "n_rows": 4000}
 
 ``n_rows`` (optional) is a public estimate of the table's size: it sets the
-default δ N^−1.1 (:func:`privevo.accounting.default_delta`). ``derived_from_data:
+default δ min(1e-6, 1/(10·N)) (:func:`privevo.accounting.default_delta`). ``derived_from_data:
 true`` marks metadata read off the private table (:func:`metadata_from_data`): a
 fit with it is not DP.
 """
