@@ -311,7 +311,7 @@ def discrete_gaussian_dp_event(sigma: float, steps: int, sensitivity: float = 1.
 
 # -- the one place σ is computed --------------------------------------------------
 
-DEFAULT_DELTA_ADD_REMOVE = 1e-6
+DEFAULT_DELTA_ADD_REMOVE = 1e-6  # the default δ where N is private, and its cap where N is public
 _SAFE = 1 + 1e-12  # σ's from a budget split are rounded up by this factor (never above ε)
 
 
