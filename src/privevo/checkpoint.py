@@ -44,7 +44,6 @@ import stat
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
