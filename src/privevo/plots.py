@@ -110,7 +110,7 @@ def plot_trajectories(
 
 
 def _nearest(points: np.ndarray, previous: np.ndarray) -> np.ndarray:
-    from .metrics import nearest_distances
+    from .distances import nearest_distances
 
     return nearest_distances(points, previous)[1]
 
