@@ -108,7 +108,7 @@ class DPLloyd(DPBaselineKMeans):
             ok = noisy_counts >= 1
             centers[ok] = np.clip(mid + noisy_sums[ok] / noisy_counts[ok, None], lo, hi)
         self.n_iter_ = T
-        self.privacy_ = {
+        self.privacy_report_ = {
             "epsilon": epsilon,
             "delta": 0.0,
             "adjacency": adjacency,
