@@ -12,14 +12,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .exceptions import InvalidParameterError
+from .names import MAX_ROUNDS  # the most PE rounds (releases T) of one run
 
 #: The ε range the accountant is tested over (against an independent high-precision
 #: computation): every entry point refuses an ε outside it.
 EPSILON_MIN, EPSILON_MAX = 1e-6, 1e6
 #: The smallest δ accepted (the accountant works in log space and is tested down to it).
 DELTA_MIN = 1e-300
-#: The most PE rounds (private releases T) of one run; a larger T is refused.
-MAX_ROUNDS = 10_000
 
 
 def check_points(

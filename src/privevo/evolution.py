@@ -44,6 +44,7 @@ from ._validation import (
     validate_params,
 )
 from .exceptions import PrivacyLeakWarning
+from .names import ADJACENCIES
 from .private import (
     METRICS,
     NOISES,
@@ -174,7 +175,7 @@ class PrivateEvolution:
             Options(Real, frozenset({math.inf})),
         ],
         "delta": [Interval(Real, DELTA_MIN, 1, closed="left")],
-        "adjacency": [StrOptions({"add_remove", "replace"})],
+        "adjacency": [StrOptions(set(ADJACENCIES))],
         "random_state": [Integral, np.random.Generator, None],
         "population_size": [Interval(Integral, 1, None, closed="left"), None],
         "metric": [StrOptions(set(METRICS))],
