@@ -29,10 +29,8 @@ import numpy as np
 from . import accounting
 from ._params import constructor_params
 from ._validation import (
-    DELTA_MIN,
-    EPSILON_MAX,
-    EPSILON_MIN,
     MAX_ROUNDS,
+    RUN_CONSTRAINTS,
     HasMethods,
     Interval,
     Options,
@@ -44,7 +42,6 @@ from ._validation import (
     validate_params,
 )
 from .exceptions import PrivacyLeakWarning
-from .names import ADJACENCIES
 from .private import (
     METRICS,
     NOISES,
@@ -170,13 +167,8 @@ class PrivateEvolution:
         "selector": [Selector],
         "n_synthetic": [Interval(Integral, 1, None, closed="left")],
         "iterations": [Interval(Integral, 1, MAX_ROUNDS, closed="both")],
-        "epsilon": [
-            Interval(Real, EPSILON_MIN, EPSILON_MAX, closed="both"),
-            Options(Real, frozenset({math.inf})),
-        ],
-        "delta": [Interval(Real, DELTA_MIN, 1, closed="left")],
-        "adjacency": [StrOptions(set(ADJACENCIES))],
-        "random_state": [Integral, np.random.Generator, None],
+        **RUN_CONSTRAINTS,
+        "epsilon": [*RUN_CONSTRAINTS["epsilon"], Options(Real, frozenset({math.inf}))],
         "population_size": [Interval(Integral, 1, None, closed="left"), None],
         "metric": [StrOptions(set(METRICS))],
         "backend": [str],
@@ -193,7 +185,6 @@ class PrivateEvolution:
         "noise_scale": [Interval(Real, 0, None, closed="neither"), None],
         "n_private": [Real, None],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
-        "accountant": [HasMethods(("check", "charge")), None],
     }
 
     def __init__(
