@@ -20,7 +20,6 @@ import math
 import os
 import time
 import warnings
-from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Callable, Sequence
 
@@ -41,6 +40,7 @@ from ._validation import (
     check_same_dimension,
     validate_params,
 )
+from .checkpoint import replay_or_draw, replay_or_release, run_fingerprint, set_rng_state
 from .exceptions import PrivacyLeakWarning
 from .private import (
     METRICS,
@@ -57,50 +57,23 @@ from .private import (
 from .protocols import CheckpointedAPI, RandomAPI, SelectionVariationAPI, VariationAPI
 from .report import (
     group_releases,
-    jsonable,
     non_private_report,
     privacy_report,
     with_seed_warning,
+)
+from .rounds import (
+    EvolutionState,
+    IterationRecord,
+    ReleaseEvent,
+    history_entry,
+    round_record,
+    selection_of,
 )
 from .selection import Selection, SelectionContext, Selector
 
 __all__ = ["PrivateEvolution", "IterationRecord", "EvolutionState", "ReleaseEvent"]
 
 _HOOKS = ("callbacks", "on_release", "on_round_start")  # run-time observers, not run parameters
-
-
-@dataclass
-class IterationRecord:
-    """What one round released and did. ``noisy_counts`` is the DP release itself."""
-
-    iteration: int
-    candidates: np.ndarray | None
-    noisy_counts: np.ndarray
-    selected: np.ndarray | None  # candidate indices, or None if the selector made new points
-    selected_points: np.ndarray
-    sigma: float
-    info: dict = field(default_factory=dict)
-    seconds: dict = field(default_factory=dict)  # histogram / selection / variation
-
-
-@dataclass(frozen=True)
-class ReleaseEvent:
-    """What an ``on_release`` hook sees: round ``iteration``'s release, before the selection (or
-    anything else) uses it; ``replayed``: read back from the checkpoint, not drawn."""
-
-    iteration: int
-    release: Release
-    replayed: bool
-
-
-@dataclass
-class EvolutionState:
-    """Everything needed to continue a run after round ``completed`` (checkpoint seam)."""
-
-    completed: int  # rounds whose noisy histogram has been released
-    population: np.ndarray  # candidates for the next round
-    selection: Selection | None
-    rng: np.random.Generator
 
 
 class PrivateEvolution:
@@ -356,7 +329,7 @@ class PrivateEvolution:
                     self.history_.append(record)
                     if log is not None:
                         api_state = self._api_state()
-                        log.append(_round_record(record, state, self.releases_[-1], api_state))
+                        log.append(round_record(record, state, self.releases_[-1], api_state))
                     for callback in self.callbacks:
                         callback(record)
         finally:
@@ -371,8 +344,6 @@ class PrivateEvolution:
         (:func:`privevo.checkpoint.replay_or_release`), then shown to the ``on_release`` hooks:
         a run cut off after a release (e.g. during text generation) replays it on resume, so
         no selection of one round is ever made from two draws."""
-        from .checkpoint import replay_or_release
-
         log = getattr(self, "_log", None)
         replayed = log is not None and log.find(f"release/{t}") is not None
         (release,) = replay_or_release(
@@ -509,8 +480,6 @@ class PrivateEvolution:
     def fingerprint(self, dim: int) -> dict:
         """Every public parameter a checkpoint must match (all plug-in parameters, at any depth;
         :func:`privevo.checkpoint.run_fingerprint`)."""
-        from .checkpoint import run_fingerprint
-
         skip = (*_HOOKS, "keep_candidates", "progress", "checkpoint", "backend", "name")
         params = constructor_params(self)
         return run_fingerprint(type(self).__name__, dim, params, skip, sigma=float(self.sigma_))
@@ -531,8 +500,6 @@ class PrivateEvolution:
         S_0 is logged too (record ``"initial"``): it is public, but drawing it
         again can be costly (text PE) and it holds the first round's candidates.
         """
-        from .checkpoint import replay_or_draw, set_rng_state
-
         rng = self._rng()
         replay_or_draw(
             log,
@@ -545,7 +512,7 @@ class PrivateEvolution:
         candidates = log.find("initial").arrays["population"]
         for record in rounds:
             kept = candidates if self.keep_candidates else None
-            self.history_.append(_history_entry(record, kept))
+            self.history_.append(history_entry(record, kept))
             self.releases_.append(
                 Release.from_entry(record.meta["release"], self.adjacency, record.arrays["counts"])
             )
@@ -554,7 +521,7 @@ class PrivateEvolution:
         set_rng_state(rng, last.rng)
         self._restore_api_state(last.meta.get("api_state"))
         self.resumed_from_ = len(rounds)
-        selection = _selection_of(last) if rounds else None
+        selection = selection_of(last) if rounds else None
         return EvolutionState(len(rounds), last.arrays["population"], selection, rng)
 
     def _api_state(self) -> dict | None:
@@ -606,57 +573,6 @@ class PrivateEvolution:
         if self.accountant is not None:
             self.accountant.charge(self.privacy_report_, name=self._name())
         return self
-
-
-def _round_record(record: IterationRecord, state: EvolutionState, release: Release, api_state):
-    """The checkpoint record of one round: its release, the selection, S_t and the RNG."""
-    from .checkpoint import Record, rng_state
-
-    selection = state.selection
-    arrays = {
-        "counts": np.asarray(record.noisy_counts, dtype=np.float64),
-        "points": np.asarray(selection.points, dtype=np.float64),
-        "population": np.asarray(state.population, dtype=np.float64),
-    }
-    for name in ("indices", "weights"):
-        if getattr(selection, name) is not None:
-            arrays[name] = np.asarray(getattr(selection, name))
-    meta = {
-        "iteration": record.iteration,
-        "sigma": record.sigma,
-        "info": jsonable(record.info),
-        "variations_per_point": selection.variations_per_point,
-        "release": release.entry(),
-    }
-    if api_state is not None:
-        meta["api_state"] = api_state
-    return Record(f"round/{record.iteration}", meta, arrays, rng_state(state.rng))
-
-
-def _selection_of(record) -> Selection:
-    return Selection(
-        points=record.arrays["points"],
-        indices=record.arrays.get("indices"),
-        weights=record.arrays.get("weights"),
-        variations_per_point=record.meta["variations_per_point"],
-        info=record.meta["info"],
-    )
-
-
-def _history_entry(record, candidates) -> IterationRecord:
-    zero = dict.fromkeys(
-        ("histogram", "selection", "variation"), 0.0
-    )  # spent by an earlier process
-    return IterationRecord(
-        record.meta["iteration"],
-        candidates,
-        record.arrays["counts"],
-        record.arrays.get("indices"),
-        record.arrays["points"],
-        record.meta["sigma"],
-        record.meta["info"],
-        seconds=zero,
-    )
 
 
 def _private_view(X):
