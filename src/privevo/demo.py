@@ -272,9 +272,9 @@ def _write_plots(out: Path, kmeans: dict, mixture: dict) -> list[Path]:
             mixture["runs"][name, eps].history_, title=f"noisy votes per round, {name}, ε={eps:g}"
         )
     paths = []
-    for filename, figure in figures.items():
+    for filename, fig in figures.items():
         with atomic_write(out / filename) as tmp:
-            figure.savefig(tmp, format="png", dpi=100)
+            fig.savefig(tmp, format="png", dpi=100)
         paths.append(out / filename)
     return paths
 

@@ -2,9 +2,9 @@
 
 :class:`privevo.PrivateEvolution` works on vectors. :class:`TextPrivateEvolution` holds
 one, composed through its public seams (round hooks, ``keep_selected``, its name), and hands it
-a :class:`~privevo.text.population.TextPopulation` as the random *and* variation API: it writes texts with an LLM,
-returns their embeddings to the loop, and keeps a list of texts aligned with
-the loop's population rows. The engine passes each round's
+a :class:`~privevo.text.population.TextPopulation` as the random *and* variation API: it
+writes texts with an LLM, returns their embeddings to the loop, and keeps a list of texts
+aligned with the loop's population rows. The engine passes each round's
 :class:`~privevo.selection.Selection` to ``vary_selection`` (its seam for
 object-aware APIs), whose candidate ``indices`` map the selected rows back to
 texts; the next population is ``[selected; variations]`` in the engine and in
