@@ -6,10 +6,9 @@ from __future__ import annotations
 import argparse
 import math
 
+from ..names import ADJACENCIES, NOISES
 from .inputs import is_binary_input
 
-NOISES = ("gaussian", "discrete_gaussian", "discrete_gaussian_secure")  # privevo.private.NOISES
-ADJACENCIES = ("add_remove", "replace")  # kept here so that building the parser imports no numpy
 DELTA_HELP = (
     "1e-6, or 1/(10 n) when the number of rows n is public (under replace) and above 1e5; "
     "a run refuses 1e-6 when its noisy count shows more than 1e5 rows (docs/privacy.md)"
