@@ -55,15 +55,12 @@ def test_finished_checkpoint_returns_the_result_without_a_new_release(tmp_path, 
         "count",
         "second_moment",
         "initial",
-        "round/0",
-        "round/1",
-        "round/2",
-        "round/3",
+        *(f"{kind}/{t}" for t in range(4) for kind in ("release", "round")),
         "recover",
         "recover_1",
         "recover_2",
         "recover_3",
-    ]  # the default four recover (noisy Lloyd) steps
+    ]  # each round's release logged before its selection; the default four recover steps
 
     def no_release(*args, **kwargs):
         raise AssertionError("a release was drawn again")
