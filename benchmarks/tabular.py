@@ -14,10 +14,26 @@ the held-out rows, :func:`privevo.metrics.downstream_accuracy`), fit seconds
 inflate).
 
 Tables: credit_data, gss_wages and flights (a fixed 30 000-row sample of
-nycflights13, two skewed delay columns), metadata in ``tabular_data.py``.
+nycflights13, two skewed delay columns), and two tables with a binary outcome whose
+descriptions were written from their codebook alone: hmda (AER::HMDA, mortgage denial)
+and creditcard (AER::CreditCard, card acceptance); metadata in ``tabular_data.py``.
+
+Relations (``tabular_relations.py``): each table's public ``data/<table>.relations``
+declares its outcome and the relations of it (its rate by each named column, by quartiles
+of numeric ones, one Spearman correlation); every run scores each relation's error and
+whether its sign is kept, and the exact-duplicate rate of the rows.
+``--relations-only`` prints the relations tables of ``--out``.
+
+    python benchmarks/tabular.py --tables hmda creditcard --epsilons 1 --seeds 0 1 2 3 4 \
+        --methods real resample privevo privevo_target mst32 aim32
+
+Each run's synthetic rows are cached (``--cache``, one file per table, method, ε and
+seed), so a rerun reuses the slow baselines and ``--fresh privevo privevo_target``
+refits TabularPE's rows alone.
 
 Methods: ``privevo`` (:class:`privevo.TabularPE`, defaults: budget split and rounds
-from public inputs); its ablation, each the default with one part switched off:
+from public inputs); ``privevo_target`` (the same with ``target=`` the table's downstream
+target); its ablation, each the default with one part switched off:
 ``privevo_coarse`` (no tree levels, no pairs: the 1-way marginals and rounds only),
 ``privevo_nopairs`` (no pairs), ``privevo_nocdf`` (rounds in the linear space),
 ``privevo_32`` (``privevo_coarse`` at 32 bins), ``privevo_norounds`` (the PE rounds
