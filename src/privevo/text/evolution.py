@@ -320,18 +320,19 @@ class _Phases:
         if self.callback is not None:
             self.callback(phase)
 
-    def rounds(self, start: int, total: int):
-        """Rounds ``start`` … ``total - 1``, each announced as it starts and counted on the bar
-        when it ends."""
-        if self.bar is not None:
-            self.bar.n = start
+    def start_round(self, t: int, total: int) -> None:
+        """The engine's ``on_round_start`` hook: round t (0-based) of ``total`` announced (a bar
+        with no duration on it: a round's time grows with the number of private texts)."""
+        if self.bar is not None and self.bar.n != t:
+            self.bar.n = t  # a resumed run starts after its logged rounds
             self.bar.refresh()
-        for t in range(start, total):
-            self.step = f"round {t + 1} of {total}"
-            self("counting the private votes")
-            yield t
-            if self.bar is not None:
-                self.bar.update(1)
+        self.step = f"round {t + 1} of {total}"
+        self("counting the private votes")
+
+    def end_round(self, record) -> None:
+        """The engine's callback after each round: one more round on the bar."""
+        if self.bar is not None:
+            self.bar.update(1)
 
 
 def _phase_bar(total: int):
@@ -367,57 +368,6 @@ class Thresholded:
         return f"Thresholded({self.selector!r}, threshold={self.threshold})"
 
 
-class _TextEngine(PrivateEvolution):
-    """The engine loop with text PE's ``keep_selected`` option, which its population (the
-    random and variation API, a :class:`TextPopulation`) holds: with ``keep_selected=False``
-    the next population is the variations only."""
-
-    _log = None
-    _phases: _Phases | None = None  # set by TextPrivateEvolution.fit: rounds announced there
-
-    def _rounds(self, start: int):
-        """The rounds, announced to the run's phases (a bar with no duration on it: a round's
-        time grows with the number of private texts)."""
-        return (self._phases or _Phases()).rounds(start, self.iterations)
-
-    def _run(self, X, state, log):
-        self._log = log
-        try:
-            return super()._run(X, state, log)
-        finally:
-            self._log = None
-
-    def _histogram(self, X, candidates: np.ndarray, rng: np.random.Generator):
-        """Each release is logged (``release/t``) before its selection becomes prompts.
-
-        A run cut off during generation replays the logged release on resume
-        (same counts, same RNG state after the draw) instead of drawing it again:
-        a generation backend never sees two selections of one round.
-        """
-        from ..checkpoint import Record, rng_state, set_rng_state
-        from ..private import Release
-
-        log, key = self._log, f"release/{len(self.releases_)}"
-        logged = None if log is None else log.find(key)
-        if logged is not None:
-            set_rng_state(rng, logged.rng)
-            return Release.from_entry(
-                logged.meta["release"], self.adjacency, logged.arrays["counts"]
-            )
-        release = super()._histogram(X, candidates, rng)
-        if log is not None:
-            counts = np.asarray(release.value, dtype=np.float64)
-            log.append(
-                Record(key, {"release": release.entry()}, {"counts": counts}, rng_state(rng))
-            )
-        return release
-
-    def _next_population(self, selection: Selection, rng: np.random.Generator) -> np.ndarray:
-        if self.variation_api.keep_selected:
-            return super()._next_population(selection, rng)
-        return self.variation_api.vary_selection(selection, rng)
-
-
 @dataclass(frozen=True)
 class _EngineConfig:
     """The engine's settings for one text run (:class:`privevo.PrivateEvolution`'s keywords);
@@ -436,25 +386,22 @@ class _EngineConfig:
     n_neighbors: int
     public_parameters: dict
 
-    def engine(self, population: TextPopulation, selector) -> _TextEngine:
+    def engine(self, population: TextPopulation, selector, phases: "_Phases") -> PrivateEvolution:
+        """The engine loop around ``population`` (its random and variation API), composed
+        through its public seams: rounds announced to ``phases``, the population's
+        ``keep_selected``, and the public class's name in every message."""
         keywords = {f.name: getattr(self, f.name) for f in fields(self)}  # no copies
-        return _TextEngine(population, population, selector, **keywords)
-
-
-@contextlib.contextmanager
-def _own_name():
-    """Errors of the inner engine read as the public class's (never ``_TextEngine``)."""
-    try:
-        yield
-    except ValueError as err:
-        text = str(err)
-        if "_TextEngine" not in text:
-            raise
-        try:
-            renamed = type(err)(text.replace("_TextEngine", "TextPrivateEvolution"))
-        except TypeError:
-            renamed = ValueError(text.replace("_TextEngine", "TextPrivateEvolution"))
-        raise renamed from None
+        keywords["progress"] = False  # the run's own phase bar shows the rounds
+        return PrivateEvolution(
+            population,
+            population,
+            selector,
+            **keywords,
+            on_round_start=(phases.start_round,),
+            callbacks=(phases.end_round,),
+            keep_selected=population.keep_selected,
+            name="TextPrivateEvolution",
+        )
 
 
 def embed_private(embedder, texts) -> np.ndarray:
@@ -630,13 +577,14 @@ class TextPrivateEvolution:
             if texts is not None and len(labels) != len(texts):
                 raise ValueError("labels and texts differ in length; pass one label per text")
         population = self._population(names if labels is not None else None)
+        phases = _Phases(self.on_phase)
         engine = self._engine_config(names if labels is not None else None).engine(
-            population, self._selector()
+            population, self._selector(), phases
         )
-        with _own_name(), warnings.catch_warnings():  # every parameter, before the data is read
+        with warnings.catch_warnings():  # every parameter, before the data is read
             warnings.simplefilter("ignore")  # fit warns once more for epsilon=inf
-            engine._validate_params()
-        with self._phases(engine, population) as phases:
+            engine.check_params()
+        with self._shown(phases, population):
             X = self._private_embeddings(texts, embeddings, phases)
             dim = X.shape[1]
             if labels is not None:
@@ -644,7 +592,7 @@ class TextPrivateEvolution:
             from .llm import progress_bars
 
             phases.step = "S_0"
-            with progress_bars(bool(self.progress)), _own_name():
+            with progress_bars(bool(self.progress)):
                 engine.fit(X)
         chosen = engine.final_state_.selection.indices
         self.engine_, self.population_ = engine, population
@@ -662,19 +610,18 @@ class TextPrivateEvolution:
         return self
 
     @contextlib.contextmanager
-    def _phases(self, engine: _TextEngine, population: TextPopulation):
-        """The run's :class:`_Phases`, told to ``on_phase`` and shown on a bar with
-        ``progress``; handed to the engine (rounds) and the population (its steps)."""
-        bar = _phase_bar(self.iterations) if self.progress else None
-        phases = _Phases(self.on_phase, bar)
-        engine._phases, population.announce = phases, phases
+    def _shown(self, phases: "_Phases", population: TextPopulation):
+        """The run's phases shown on a bar with ``progress`` and handed to the population (its
+        steps) for the duration of the fit; the engine announces its rounds to them."""
+        phases.bar = _phase_bar(self.iterations) if self.progress else None
+        population.announce = phases
         try:
             yield phases
         finally:
-            engine._phases = None
             del population.announce  # back to the class's no-op
-            if bar is not None:
-                bar.close()
+            if phases.bar is not None:
+                phases.bar.close()
+            phases.bar = None
 
     def _private_embeddings(self, texts, embeddings, phases: _Phases) -> np.ndarray:
         """The private texts embedded (each alone, never cached), or the given embeddings."""
