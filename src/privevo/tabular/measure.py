@@ -1,0 +1,193 @@
+"""TabularPE's measurements: the three release families besides the PE rounds' votes.
+
+Each family counts the private codes block by block through :mod:`privevo.private` (the only
+code that reads private rows and draws noise) with the σ its :class:`~.plan.Plan` share gives;
+everything built on the noisy counts is post-processing (docs/tabular.md):
+
+- :func:`measure_marginals` — the C noisy 1-way marginals (:mod:`.marginals`);
+- :func:`measure_fine` — the numeric columns' noisy tree levels (:mod:`.fine`);
+- :func:`measure_pairs` — noisy pair scores, their maximum spanning tree and its noisy 2-way
+  tables, and the tree model of them (:mod:`.pairs`).
+
+:func:`pool_constraints` turns the finer measurements into the (cells, target) pairs the
+output pool is raked to.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import accounting
+from .encoding import TableEmbedding, per_block
+from .fine import BRANCHING, FineColumn, level_cells, tree_levels
+from .marginals import noisy_marginals, probabilities
+from .metadata import TableMetadata
+from .pairs import PairBinning, TreeModel, all_pairs, spanning_tree
+from .plan import Plan
+
+__all__ = [
+    "measure_marginals",
+    "checked_delta",
+    "measure_fine",
+    "measure_pairs",
+    "pool_constraints",
+]
+
+
+def measure_marginals(codes, embedding: TableEmbedding, plan: Plan, rng) -> dict | None:
+    """Noisy 1-way marginals with the plan's marginal share (None if not measured)."""
+    if not plan.measured:
+        return None
+    sigma = plan.marginal_sigma(len(embedding.metadata.columns))
+    release = noisy_marginals(codes, embedding, plan.bins, sigma, rng, plan.adjacency, plan.noise)
+    noisy = release.value
+    return {"targets": [probabilities(h) for h in noisy], "release": release, "noisy": noisy}
+
+
+def checked_delta(delta: float, marginals: dict | None, accountant=None) -> float:
+    """A defaulted δ checked against the marginals' noisy row count (each column's noisy
+    total, averaged over the C columns: noise sd σ_m·√cells/C) and refused when too large
+    (:func:`privevo.accounting.check_default_delta`; the marginals are charged to the
+    accountant). Without marginals the engine checks its first round instead."""
+    if marginals is None:
+        return delta
+    totals = [float(h.sum()) for h in marginals["noisy"]]
+    cells = sum(len(h) for h in marginals["noisy"])
+    sd = marginals["release"].sigma * math.sqrt(cells) / len(totals)
+    try:
+        accounting.check_default_delta(delta, float(np.mean(totals)), sd)
+    except ValueError:
+        if accountant is not None:
+            accountant.charge([marginals["release"]], name="TabularPE")
+        raise
+    return float(delta)
+
+
+def measure_fine(codes, metadata: TableMetadata, marginals, plan: Plan, rng) -> dict | None:
+    """Every numeric column's leaf distribution (:mod:`.fine`): its coarse marginal, refined
+    by the noisy tree levels when the refinements have a share. None without marginals."""
+    if marginals is None:
+        return None
+    from ..private import noisy_cell_counts
+
+    bins = plan.bins
+    numeric = [(j, s) for j, s in enumerate(metadata.columns) if s.is_numeric]
+    depth = {s.name: tree_levels(s, bins, plan.levels) for _, s in numeric}
+    if plan.shares["refinements"] == 0:
+        depth = dict.fromkeys(depth, 0)
+    levels = [  # (column, spec, cells of the level), every refinement level of every numeric
+        (j, spec, bins * BRANCHING**level)
+        for j, spec in numeric
+        for level in range(1, depth[spec.name] + 1)
+    ]
+    release, sigma = None, 0.0
+    if levels:
+        sigma = plan.sigma(plan.shares["refinements"], len(levels))
+
+        def cells(block: np.ndarray) -> np.ndarray:
+            return np.column_stack([level_cells(block[:, j], s, n) for j, s, n in levels])
+
+        release = noisy_cell_counts(
+            "numeric_refinements",
+            per_block(codes, cells, len(levels), np.int64),
+            [size for _, _, size in levels],
+            sigma,
+            rng,
+            plan.adjacency,
+            plan.noise,
+        )
+    noisy = iter(release.value if release is not None else [])
+    columns = {}
+    for j, spec in numeric:
+        refinements = [next(noisy) for _ in range(depth[spec.name])]
+        sigmas = [marginals["release"].sigma] + [sigma] * len(refinements)
+        columns[spec.name] = FineColumn(
+            spec, bins, marginals["noisy"][j], refinements, sigmas, plan.threshold
+        )
+    if release is None:
+        return {"columns": {}, "samplers": columns, "release": None}
+    return {"columns": columns, "samplers": columns, "release": release}
+
+
+def measure_pairs(codes, metadata: TableMetadata, marginals, fine, plan: Plan, rng):
+    """The chosen pairs' noisy 2-way marginals and their tree model (:mod:`.pairs`)."""
+    if marginals is None or plan.shares["pairs"] == 0:
+        return None
+    from ..private import noisy_cell_counts, noisy_dependence_scores
+
+    binnings = [
+        PairBinning(spec, q, fine["samplers"].get(spec.name), plan.pair_bins)
+        for spec, q in zip(metadata.columns, marginals["targets"])
+    ]
+    sizes = [b.size for b in binnings]
+
+    def pair_cells(block: np.ndarray) -> np.ndarray:
+        return np.column_stack([b.cells(block[:, j]) for j, b in enumerate(binnings)])
+
+    cells = per_block(codes, pair_cells, len(binnings), np.int64)
+    n_hat = max(float(np.clip(marginals["noisy"][0], 0, None).sum()), 1.0)  # released
+    candidates = all_pairs(len(binnings))
+    expected = [
+        n_hat * np.outer(probabilities(binnings[a].p), probabilities(binnings[b].p))
+        for a, b in candidates
+    ]
+    scores = noisy_dependence_scores(
+        "pair_scores",
+        cells,
+        sizes,
+        candidates,
+        expected,
+        plan.sigma(plan.shares["pair_selection"], len(candidates), score=True),
+        rng,
+        plan.adjacency,
+        plan.noise,
+    )
+    edges = spanning_tree(scores.value, candidates, len(binnings))
+
+    def joint_cells(block: np.ndarray) -> np.ndarray:
+        pair = pair_cells(block)
+        return np.column_stack([pair[:, a] * sizes[b] + pair[:, b] for a, b in edges])
+
+    sigma = plan.sigma(plan.shares["pairs"], len(edges))
+    joints = noisy_cell_counts(
+        "pair_marginals",
+        per_block(codes, joint_cells, len(edges), np.int64),
+        [sizes[a] * sizes[b] for a, b in edges],
+        sigma,
+        rng,
+        plan.adjacency,
+        plan.noise,
+    )
+    model = TreeModel(binnings, edges, joints.value, cut=plan.threshold * sigma)
+    return {
+        "binnings": binnings,
+        "edges": edges,
+        "joints": [t.ravel() for t in model.tables],  # consistent: post-processing
+        "model": model,
+        "releases": [scores, joints],
+    }
+
+
+def pool_constraints(codes: np.ndarray, metadata: TableMetadata, bins: int, fine, pairs) -> list:
+    """(cells, target) of every measured marginal beyond the coarse 1-ways: each refined
+    numeric at its first finer level, every chosen pair (post-processing)."""
+    out = []
+    columns = fine["columns"] if fine is not None else {}
+    for j, spec in enumerate(metadata.columns):
+        if spec.name in columns and columns[spec.name].size > bins:
+            column, size = columns[spec.name], bins * BRANCHING
+            cells = level_cells(codes[:, j], spec, size)
+            target = column.level_probabilities(size) * (1 - column.missing)
+            if spec.nullable:
+                target = np.concatenate([target, [column.missing]])
+            out.append((np.where(cells < 0, size, cells), target / target.sum()))
+    if pairs is not None:
+        binnings = pairs["binnings"]
+        for (a, b), joint in zip(pairs["edges"], pairs["joints"]):
+            cells = binnings[a].cells(codes[:, a]) * binnings[b].size + binnings[b].cells(
+                codes[:, b]
+            )
+            out.append((cells, probabilities(joint)))
+    return out
