@@ -237,6 +237,7 @@ class TabularPE:
         rows = frame_source(df)
         if metadata is None:
             metadata = metadata_from_data(_in_memory(rows))
+        _check_target(self.target, metadata)
         plan = self.plan_ = make_plan(constructor_params(self), metadata, delta)  # public only
         self.shares_, self.marginal_share_ = plan.shares, plan.marginal_share
         self.iterations_ = plan.iterations
@@ -247,7 +248,7 @@ class TabularPE:
         marginals = measure_marginals(codes, embedding, plan, rng)
         delta = checked_delta(delta, marginals, self.accountant)
         fine = measure_fine(codes, metadata, marginals, plan, rng)
-        pairs = measure_pairs(codes, metadata, marginals, fine, plan, rng)
+        pairs = measure_pairs(codes, metadata, marginals, fine, plan, rng, self.target)
         pe_embedding = self._pe_embedding(metadata, fine) or embedding
         engine = self._engine(pe_embedding, metadata, delta, rng, marginals, fine, pairs)
         try:
@@ -270,7 +271,7 @@ class TabularPE:
         idx = rng.choice(
             len(self.codes_), size=n, replace=True, p=self.weights_ / self.weights_.sum()
         )
-        codes = self.codes_[idx]
+        codes = _spread_repeats(self.codes_[idx], idx, self.metadata_, self.fine_, rng)
         if self.smooth > 0 and self.samplers_:
             for j, spec in enumerate(self.metadata_.columns):
                 rows = np.flatnonzero(rng.random(n) < self.smooth)
@@ -298,11 +299,6 @@ class TabularPE:
         transforms = fine["columns"] if fine is not None and self.cdf else {}
         if self.target is None:
             return TableEmbedding(metadata, transforms=transforms) if transforms else None
-        if self.target not in metadata.names or metadata[self.target].is_numeric:
-            raise ValueError(
-                f"target {self.target!r} must be a categorical or boolean column of the metadata "
-                f"(columns: {list(metadata.names)})"
-            )
         weights = {self.target: math.sqrt(len(metadata.columns))}
         return TableEmbedding(metadata, weights, transforms=transforms)
 
@@ -408,6 +404,12 @@ class TabularPE:
             report.update({k: composed[k] for k in _COMPOSED_KEYS if k in composed})
         if metadata.derived_from_data:
             report.update(guarantee_holds=False, warnings=[*report["warnings"], _LEAK_NOTE])
+        if pairs is not None:
+            self.relations_ = _relations(metadata, pairs, self.target)
+            unresolved = _unresolved(self.relations_, self.target, self.epsilon)
+            report.update(relations=self.relations_, warnings=[*report["warnings"], *unresolved])
+            for note in unresolved:
+                warnings.warn(note, UserWarning, stacklevel=3)
         self.privacy_report_ = with_seed_warning(report, self.random_state)  # not the engine's
 
     def _releases(self, marginals: dict) -> list:
@@ -436,6 +438,49 @@ class TabularPE:
         if marginals is not None and self.rake:
             weights = rake(weights, cells_of(codes, embedding, self.bins), marginals["targets"])
         return codes, weights
+
+
+def _relations(metadata: TableMetadata, pairs: dict, target: str | None) -> list[dict]:
+    """Every measured 2-way table's public σ and signal-to-noise estimate
+    (:func:`~privevo.tabular.measure.signal_to_noise`: post-processing of the release)."""
+    names = metadata.names
+    return [
+        {"columns": [names[a], names[b]], "sigma": sigma, "signal_to_noise": round(snr, 3)}
+        for (a, b), sigma, snr in zip(pairs["edges"], pairs["sigmas"], pairs["signal_to_noise"])
+    ]
+
+
+def _unresolved(relations: list[dict], target: str | None, epsilon: float) -> list[str]:
+    """One warning per relation of the target whose table is within noise (estimate ≤ 1)."""
+    return [
+        f"at epsilon={epsilon:g} the released table of {r['columns'][0]!r} × {r['columns'][1]!r}"
+        f" cannot tell their relation from independence (signal-to-noise"
+        f" {r['signal_to_noise']:.2f} ≤ 1): its sign in the synthetic rows may be wrong;"
+        " raise epsilon or declare fewer columns"
+        for r in relations
+        if target in r["columns"] and r["signal_to_noise"] <= 1
+    ]
+
+
+def _spread_repeats(codes: np.ndarray, idx: np.ndarray, metadata, fine, rng) -> np.ndarray:
+    """Each repeat of a pool row (every draw of it after the first) gets its numeric values
+    redrawn inside their leaves (:meth:`~privevo.tabular.fine.FineColumn.redraw`).
+
+    ``sample`` draws with replacement from a pool whose raked weights concentrate on fewer
+    rows than it draws, so a row of weight w comes back about n·w times: exact duplicates
+    that real rows with continuous columns rarely hold (docs/tabular.md, "Duplicate rows").
+    The leaf of every value, hence every measured cell, stays as drawn (post-processing)."""
+    order = np.argsort(idx, kind="stable")
+    repeat = np.empty(len(idx), dtype=bool)
+    repeat[order] = np.concatenate([[False], idx[order][1:] == idx[order][:-1]])
+    columns = fine["samplers"] if fine is not None else {}
+    if not repeat.any() or not columns:
+        return codes
+    rows = np.flatnonzero(repeat)
+    for j, spec in enumerate(metadata.columns):
+        if spec.name in columns:
+            codes[rows, j] = columns[spec.name].redraw(codes[rows, j], rng)
+    return codes
 
 
 def _split_off(rng: np.random.Generator) -> np.random.Generator:
@@ -475,6 +520,15 @@ def _validated_codes(rows, metadata: TableMetadata):
     return rows.map(
         lambda frame, offset: encode_block(frame, metadata, offset), len(metadata.columns)
     )
+
+
+def _check_target(target: str | None, metadata: TableMetadata) -> None:
+    """A declared target is a categorical or boolean column (public; before any release)."""
+    if target is not None and (target not in metadata.names or metadata[target].is_numeric):
+        raise ValueError(
+            f"target {target!r} must be a categorical or boolean column of the metadata "
+            f"(columns: {list(metadata.names)})"
+        )
 
 
 def _check_mutation(mutation) -> tuple[float, float]:

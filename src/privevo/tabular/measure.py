@@ -24,7 +24,7 @@ from .encoding import TableEmbedding, per_block
 from .fine import BRANCHING, FineColumn, level_cells, tree_levels
 from .marginals import noisy_marginals, probabilities
 from .metadata import TableMetadata
-from .pairs import PairBinning, TreeModel, all_pairs, spanning_tree
+from .pairs import PairBinning, TargetTreeModel, TreeModel, all_pairs, spanning_tree
 from .plan import Plan
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "measure_fine",
     "measure_pairs",
     "pool_constraints",
+    "signal_to_noise",
 ]
 
 
@@ -111,12 +112,15 @@ def measure_fine(codes, metadata: TableMetadata, marginals, plan: Plan, rng) -> 
     return {"columns": columns, "samplers": columns, "release": release}
 
 
-def measure_pairs(codes, metadata: TableMetadata, marginals, fine, plan: Plan, rng):
-    """The chosen pairs' noisy 2-way marginals and their tree model (:mod:`.pairs`)."""
-    if marginals is None or plan.shares["pairs"] == 0:
+def measure_pairs(codes, metadata: TableMetadata, marginals, fine, plan: Plan, rng, target=None):
+    """The measured 2-way tables and the tree model of them (:mod:`.pairs`): with a ``target``
+    (a column name), its C − 1 tables first (``"target_marginals"``); then, with a pair share,
+    noisy scores of the other pairs, their maximum spanning tree (a forest without the
+    target) and its noisy tables. The model's tree is the target's star (every column drawn
+    given the target), else the spanning tree; the other tables constrain the pool."""
+    has_target = target is not None and "target_pairs" in plan.shares
+    if marginals is None or (plan.shares["pairs"] == 0 and not has_target):
         return None
-    from ..private import noisy_cell_counts, noisy_dependence_scores
-
     binnings = [
         PairBinning(spec, q, fine["samplers"].get(spec.name), plan.pair_bins)
         for spec, q in zip(metadata.columns, marginals["targets"])
@@ -126,33 +130,41 @@ def measure_pairs(codes, metadata: TableMetadata, marginals, fine, plan: Plan, r
     def pair_cells(block: np.ndarray) -> np.ndarray:
         return np.column_stack([b.cells(block[:, j]) for j, b in enumerate(binnings)])
 
-    cells = per_block(codes, pair_cells, len(binnings), np.int64)
-    n_hat = max(float(np.clip(marginals["noisy"][0], 0, None).sum()), 1.0)  # released
-    candidates = all_pairs(len(binnings))
-    expected = [
-        n_hat * np.outer(probabilities(binnings[a].p), probabilities(binnings[b].p))
-        for a, b in candidates
-    ]
-    scores = noisy_dependence_scores(
-        "pair_scores",
-        cells,
-        sizes,
-        candidates,
-        expected,
-        plan.sigma(plan.shares["pair_selection"], len(candidates), score=True),
-        rng,
-        plan.adjacency,
-        plan.noise,
-    )
-    edges = spanning_tree(scores.value, candidates, len(binnings))
+    measured, releases = [], []  # (edges, noisy tables, σ) of each family
+    t = metadata.names.index(target) if has_target else None
+    if has_target:
+        star = [(t, j) for j in range(len(binnings)) if j != t]
+        sigma = plan.sigma(plan.shares["target_pairs"], len(star))
+        release = _joint_counts(
+            "target_marginals", codes, pair_cells, sizes, star, sigma, plan, rng
+        )
+        measured.append((star, release.value, sigma))
+        releases.append(release)
+    if plan.shares["pairs"] > 0:
+        n_hat = max(float(np.clip(marginals["noisy"][0], 0, None).sum()), 1.0)  # released
+        candidates = [p for p in all_pairs(len(binnings)) if t not in p]
+        if candidates:
+            scores = _scores(codes, pair_cells, binnings, candidates, n_hat, plan, rng)
+            edges = spanning_tree(scores.value, candidates, len(binnings))
+            sigma = plan.sigma(plan.shares["pairs"], len(edges))
+            joints = _joint_counts(
+                "pair_marginals", codes, pair_cells, sizes, edges, sigma, plan, rng
+            )
+            measured.append((edges, joints.value, sigma))
+            releases.extend([scores, joints])
+    return _pair_model(binnings, measured, releases, plan.threshold, t)
+
+
+def _joint_counts(name: str, codes, pair_cells, sizes, edges, sigma: float, plan: Plan, rng):
+    """One release of the noisy joint counts of every pair in ``edges``."""
+    from ..private import noisy_cell_counts
 
     def joint_cells(block: np.ndarray) -> np.ndarray:
         pair = pair_cells(block)
         return np.column_stack([pair[:, a] * sizes[b] + pair[:, b] for a, b in edges])
 
-    sigma = plan.sigma(plan.shares["pairs"], len(edges))
-    joints = noisy_cell_counts(
-        "pair_marginals",
+    return noisy_cell_counts(
+        name,
         per_block(codes, joint_cells, len(edges), np.int64),
         [sizes[a] * sizes[b] for a, b in edges],
         sigma,
@@ -160,14 +172,80 @@ def measure_pairs(codes, metadata: TableMetadata, marginals, fine, plan: Plan, r
         plan.adjacency,
         plan.noise,
     )
-    model = TreeModel(binnings, edges, joints.value, cut=plan.threshold * sigma)
+
+
+def _scores(codes, pair_cells, binnings, candidates, n_hat: float, plan: Plan, rng):
+    """MST's selection scores of the ``candidates`` (:mod:`.pairs`, step 1)."""
+    from ..private import noisy_dependence_scores
+
+    expected = [
+        n_hat * np.outer(probabilities(binnings[a].p), probabilities(binnings[b].p))
+        for a, b in candidates
+    ]
+    return noisy_dependence_scores(
+        "pair_scores",
+        per_block(codes, pair_cells, len(binnings), np.int64),
+        [b.size for b in binnings],
+        candidates,
+        expected,
+        plan.sigma(plan.shares["pair_selection"], len(candidates), score=True),
+        rng,
+        plan.adjacency,
+        plan.noise,
+    )
+
+
+def _pair_model(binnings, measured: list, releases: list, threshold: float, target) -> dict:
+    """The model of the measured tables (post-processing): one family alone gives its tree
+    (:class:`~.pairs.TreeModel`); the target's star with the pairs' forest gives
+    :class:`~.pairs.TargetTreeModel`. Its tables, made consistent with the 1-way shares, are
+    the pool's 2-way constraints."""
+    edges = [e for edges_k, _, _ in measured for e in edges_k]
+    sigmas = [s_k for edges_k, _, s_k in measured for _ in edges_k]
+    tables = [
+        np.reshape(t, (binnings[a].size, binnings[b].size))
+        for edges_k, noisy_k, _ in measured
+        for (a, b), t in zip(edges_k, noisy_k)
+    ]
+    if len(measured) == 1:
+        model = TreeModel(binnings, edges, tables, cut=threshold * sigmas[0])
+    else:
+        (star, star_noisy, star_sigma), (forest, forest_noisy, forest_sigma) = measured
+        model = TargetTreeModel(
+            binnings,
+            target,
+            (forest, forest_noisy),
+            (star, star_noisy),
+            cut=threshold * forest_sigma,
+            star_cut=threshold * star_sigma,
+        )
+        edges, sigmas = [*forest, *star], [forest_sigma] * len(forest) + [star_sigma] * len(star)
+        tables = [*forest_noisy, *star_noisy]
+        tables = [
+            np.reshape(t, (binnings[a].size, binnings[b].size)) for (a, b), t in zip(edges, tables)
+        ]
     return {
         "binnings": binnings,
         "edges": edges,
         "joints": [t.ravel() for t in model.tables],  # consistent: post-processing
         "model": model,
-        "releases": [scores, joints],
+        "releases": releases,
+        "signal_to_noise": [signal_to_noise(t, s) for t, s in zip(tables, sigmas)],
+        "sigmas": sigmas,
     }
+
+
+def signal_to_noise(noisy: np.ndarray, sigma: float) -> float:
+    """A released 2-way table's dependence over the noise's (post-processing):
+    ‖T̃ − r·cᵀ/n‖₁ / (σ·K·√(2/π)), T̃ the noisy table (K cells), r, c its margins, n its total;
+    σ·K·√(2/π) is the L1 norm a table of pure noise has in expectation. About 1 or less: the
+    released table cannot tell the relation from independence at this ε."""
+    table = np.asarray(noisy, float)
+    total = table.sum()
+    if table.ndim != 2 or not total > 0 or not sigma > 0:
+        return 0.0
+    product = np.outer(table.sum(axis=1), table.sum(axis=0)) / total
+    return float(np.abs(table - product).sum() / (sigma * table.size * math.sqrt(2 / math.pi)))
 
 
 def pool_constraints(codes: np.ndarray, metadata: TableMetadata, bins: int, fine, pairs) -> list:

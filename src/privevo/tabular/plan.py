@@ -12,6 +12,10 @@ that take shares s_i of B with Σ s_i ≤ 1 compose to at most B (docs/privacy.m
     rest        = 1 − refinements − pairs
     1-way marginals = rest · marginal_share,  PE rounds = rest · (1 − marginal_share)
 
+With a declared ``target`` (a categorical column), its C − 1 two-way tables with every other
+column are measured first, with share ``s_t`` (:func:`target_share`), and the shares above
+split the remaining 1 − s_t.
+
 A release family of c releases of sensitivity Δ taking share s has σ = Δ·√(c/(s·B))
 (:func:`privevo.accounting.share_sigma`).
 """
@@ -35,6 +39,8 @@ MAX_ROUNDS = 3  # iterations="auto" at most: T = 10 lost 1-way fit on gss_wages 
 MIN_MARGINAL_SHARE = 0.5  # marginal_share="auto" at least (less lost 1-way fit at ε = 4)
 MAX_MARGINAL_SHARE = 0.9  # marginal_share="auto" at most: the rounds keep ≥ 10 % of μ²
 PAIR_SELECTION = 0.25  # of pair_share: the dependence scores (the rest: the chosen 2-way tables)
+TARGET_NOISE = 0.01  # σ of a target table's cells at most this share of the public n_rows …
+TARGET_SHARE = (0.3, 0.6)  # … within these shares of B (0.45 without n_rows)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,10 +113,30 @@ def make_plan(params: dict, metadata: TableMetadata, delta: float) -> Plan:
         measured=measured,
     )
     shares = _shares(params, metadata, measured)
+    if measured and params.get("target") is not None and len(metadata.columns) > 1:
+        share = target_share(params, metadata, delta)
+        shares = {k: v * (1.0 - share) for k, v in shares.items()}
+        shares["target_pairs"] = share
     budget = accounting.quadratic_budget(params["epsilon"], delta, params["noise"])
     share = _marginal_share(params, metadata, shares["rest"] * budget)
     rounds = _rounds(params, metadata, shares["rest"] * (1.0 - share * measured) * budget)
     return Plan(**base, shares=shares, marginal_share=share, iterations=rounds)
+
+
+def target_share(params: dict, metadata: TableMetadata, delta: float) -> float:
+    """s_t, the share of B on the target's C − 1 tables: the least that keeps each cell's
+    σ_t = Δ·√((C − 1)/(s_t·B)) at most ``TARGET_NOISE``·N (N the public ``n_rows``), clipped
+    to ``TARGET_SHARE``. At N = 2380, C = 14, ε = 1: σ_t ≈ 20 counts, so a target rate in a
+    feature cell of 250 rows is resolved to about ±0.1 (docs/tabular.md, "A declared
+    target")."""
+    low, high = TARGET_SHARE
+    n, c = metadata.n_rows, len(metadata.columns)
+    if not n or params["epsilon"] == math.inf:
+        return (low + high) / 2
+    budget = accounting.quadratic_budget(params["epsilon"], delta, params["noise"])
+    sensitivity = vote_sensitivity(params["adjacency"])
+    share = (c - 1) * sensitivity**2 / (budget * (TARGET_NOISE * n) ** 2)
+    return float(np.clip(share, low, high))
 
 
 def _shares(params: dict, metadata: TableMetadata, measured: bool) -> dict:
