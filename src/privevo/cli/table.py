@@ -75,6 +75,11 @@ def _synth_table_parser(sub) -> None:
         help="comma-separated columns of DATA to leave out (names from its header)",
     )
     p.add_argument(
+        "--target",
+        metavar="COL",
+        help="outcome column (categorical): its 2-way table with every other column is measured",
+    )
+    p.add_argument(
         "--population",
         type=int,
         help="m, rows selected per PE round (default: N/30 in [50, 3000] with N the metadata's "
@@ -303,6 +308,7 @@ def _synth_table(args) -> int:
         selector=args.selector,
         adjacency=args.adjacency,
         noise=args.noise,
+        target=args.target,
         random_state=args.seed,
     ).fit(data)
     synthetic = model.sample(rows)
