@@ -50,6 +50,8 @@ def with_seed_warning(report: dict, random_state) -> dict:
     """Say that a run was seeded, never with what: ``seeded`` and a warning, no value."""
     seeded = random_state is not None and not _is_generator(random_state)
     report["seeded"] = bool(random_state is not None)
+    report.get("public_parameters", {}).pop("seeded", None)  # one field: an inner engine's
+    # (given the run's generator, so always "seeded") would contradict it
     if seeded and SEED_WARNING not in report["warnings"]:
         report["warnings"] = [*report["warnings"], SEED_WARNING]
     return report

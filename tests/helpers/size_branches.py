@@ -144,14 +144,15 @@ def tabular_auto_threshold(rule: str, epsilon: float = 4.0, delta: float = 1e-5)
     """The smallest public n_rows N where TabularPE's ``"auto"`` rule (``"rounds"`` or
     ``"population"``) first changes: a run reading n instead of N would change there."""
     from privevo import TabularPE
+    from privevo._params import constructor_params
+    from privevo.tabular.plan import make_plan, population
 
     def value(N: int):
         est = TabularPE(epsilon, delta, replace(table_metadata(), n_rows=N))
         meta = est.metadata
         if rule == "population":
-            return est._population(meta)
-        est.shares_ = est._shares(meta, delta)  # what fit() sets before the rounds' rule
-        return est._rounds(meta, delta)
+            return population(est.n_synthetic, meta)
+        return make_plan(constructor_params(est), meta, delta).iterations  # fit()'s plan
 
     return _first(value)
 
@@ -773,10 +774,10 @@ SIZE_BRANCHES: dict[str, SizeBranch] = {
     ),
     "TabularPE's automatic rules": SizeBranch(
         (
-            P + "tabular.estimator.ROUND_BUDGET",
-            P + "tabular.estimator.MAX_ROUNDS",
-            P + "tabular.estimator.MIN_MARGINAL_SHARE",
-            P + "tabular.estimator.MAX_MARGINAL_SHARE",
+            P + "tabular.plan.ROUND_BUDGET",
+            P + "tabular.plan.MAX_ROUNDS",
+            P + "tabular.plan.MIN_MARGINAL_SHARE",
+            P + "tabular.plan.MAX_MARGINAL_SHARE",
         ),
         'iterations="auto" (⌊μ_PE²·N/ROUND_BUDGET⌋ in [1, MAX_ROUNDS]), n_synthetic="auto" '
         '(N/30 in [50, 3000]), marginal_share="auto" (2B·C·Δ²/(μ²·N) in [MIN, MAX]); without '
@@ -884,7 +885,7 @@ NOT_SIZE_BRANCHES: dict[str, str] = {
     P + "selection._lsobj._COST_SCALE": "integer scaling of the public R",
     P + "tabular.encoding._ONE_HOT": "embedding geometry (public metadata)",
     P + "tabular.encoding._MISSING_FLAG": "embedding geometry (public metadata)",
-    P + "tabular.estimator.PAIR_SELECTION": "budget share (public)",
+    P + "tabular.plan.PAIR_SELECTION": "budget share (public)",
     P + "tabular.estimator.GAPE_R": "GAPE's public R for tables",
     P + "tabular.fine.BRANCHING": "refinement tree of a column's public domain",
     P + "tabular.marginals._MISSING": "embedding geometry (public metadata)",

@@ -161,11 +161,14 @@ def test_metadata_from_data_warns_and_voids_guarantee():
 
 def test_default_delta_is_the_accounting_default_of_the_public_n_rows(meta):
     from privevo import accounting
+    from privevo.tabular.plan import default_delta
 
-    default = TabularPE(1.0, None, meta)._delta(meta)
+    default = default_delta(TabularPE(1.0, None, meta).delta, meta)
     assert default == 1e-6 and isinstance(default, accounting.DefaultDelta)
     public = TableMetadata(meta.columns, n_rows=1000)
-    assert TabularPE(1.0, None, public)._delta(public) == accounting.default_delta(1000)
+    assert default_delta(TabularPE(1.0, None, public).delta, public) == accounting.default_delta(
+        1000
+    )
 
 
 def test_the_fixed_default_delta_is_refused_for_a_large_table_and_its_release_charged():
@@ -336,31 +339,31 @@ def test_audit_tabular_lower_bound_below_claim(adjacency):
     assert result.consistent and result.claimed_epsilon == pytest.approx(1.0, rel=1e-6)
 
 
-def test_audit_tabular_catches_marginals_with_too_little_noise():
+def test_audit_tabular_catches_marginals_with_too_little_noise(monkeypatch):
     """Marginals released with σ/30 but reported at σ: the audit's lower bound exceeds the claim."""
-    from privevo.audit import _tabular_model, audit_tabular
+    from privevo.audit import audit_tabular
+    from privevo.tabular import estimator
     from privevo.tabular.marginals import noisy_marginals
 
-    class Leaky(TabularPE):
-        def _marginals(self, codes, embedding, delta, rng):
-            out = super()._marginals(codes, embedding, delta, rng)
-            sigma = out["release"].sigma / 30
-            out["noisy"] = noisy_marginals(codes, embedding, self.bins, sigma, rng).value
-            return out
+    measured = estimator.measure_marginals
 
-    def make(epsilon, delta, adjacency, metadata, rng):
-        leaky = Leaky.__new__(Leaky)
-        leaky.__dict__.update(_tabular_model(epsilon, delta, adjacency, metadata, rng).__dict__)
-        return leaky
+    def leaky(codes, embedding, plan, rng):
+        out = measured(codes, embedding, plan, rng)
+        sigma = out["release"].sigma / 30
+        out["noisy"] = noisy_marginals(codes, embedding, plan.bins, sigma, rng).value
+        return out
 
-    result = audit_tabular(1.0, 1e-5, n_runs=60, random_state=0, make_model=make)
+    monkeypatch.setattr(estimator, "measure_marginals", leaky)
+    result = audit_tabular(1.0, 1e-5, n_runs=60, random_state=0)
     assert not result.consistent and result.statistic == "LLR of the marginals"
 
 
 def test_pool_and_population_defaults(meta):
     """m = N/30 from the public n_rows (else 300); the output pool: candidates + 1000 draws."""
-    assert TabularPE()._population(meta) == 300
-    assert TabularPE()._population(TableMetadata(meta.columns, n_rows=30_000)) == 1000
+    from privevo.tabular.plan import population
+
+    assert population(TabularPE().n_synthetic, meta) == 300
+    assert population("auto", TableMetadata(meta.columns, n_rows=30_000)) == 1000
     model = fit(small_table(), meta, pool=1000)
     assert len(model.codes_) == 1000 + 3 * 100 and model.weights_.sum() == pytest.approx(1.0)
 

@@ -106,6 +106,7 @@ def named_header(
                 f"{path}: line 1 names the {what}'s columns ({listing}) but not each "
                 "exactly once; fix the header (or pass --no-header if line 1 is data)"
             )
+        _check_near_header(path, cells, names, header, what)
     if header is True and not matches:
         raise ValueError(
             f"{path}: line 1 is not the header the {what} declares ({listing}); "
@@ -118,6 +119,29 @@ def named_header(
             "them, or rows of exactly those columns"
         )
     return matches
+
+
+def _check_near_header(path, cells: list[str], names: list[str], header, what: str) -> None:
+    """Refuse a line 1 that shares most of its cells with the declared names but is not
+    the header (a misspelled or missing name): read as data, it would fail later on a
+    cell. The message names the declared names it lacks (public); line 1's own other
+    names only under ``--header`` (then they are public), else their positions."""
+    shared = sum(c in names for c in cells)
+    lacking = [n for n in names if n not in cells]
+    if not lacking or 2 * shared <= max(len(cells), len(names)):
+        return  # not a near match (line 1 may be a data row), or another check's case
+    other = [j for j, c in enumerate(cells) if c not in names]
+    said = (
+        f"{[cells[j] for j in other]}"
+        if header is True
+        else f"at column index {_listing(other)} (pass --header to list them)"
+    )
+    raise ValueError(
+        f"{path}: line 1 is nearly the {what}'s header but the {what}'s column(s) "
+        f"{lacking} are not in it"
+        + (f", and it has other column(s) {said}" if other else "")
+        + f"; make the names of the {what} and of line 1 agree"
+    )
 
 
 def _check_header_names(path, cells: list[str]) -> None:

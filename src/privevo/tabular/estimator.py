@@ -32,7 +32,6 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .. import accounting
 from .._params import constructor_params
 from .._validation import (
     Interval,
@@ -41,7 +40,6 @@ from .._validation import (
     check_random_state,
     validate_params,
 )
-from ..adjacency import vote_sensitivity
 from ..evolution import PrivateEvolution
 from ..exceptions import PrivacyLeakWarning
 from ..private import NOISES, frame_source
@@ -49,18 +47,13 @@ from ..report import privacy_report, with_seed_warning
 from ..selection import Selector, make_selector, selector_names
 from .apis import RoundTagged, TabPESelection, TabularRandomAPI, TabularVariationAPI
 from .encoding import TableEmbedding, decode_codes, encode_block, per_block
-from .fine import BRANCHING, FineColumn, level_cells, tree_levels
-from .marginals import cell_sampler, cells_of, fit_pool, noisy_marginals, probabilities, rake
+from .marginals import cell_sampler, cells_of, fit_pool, rake
+from .measure import checked_delta, measure_fine, measure_marginals, measure_pairs, pool_constraints
 from .metadata import TableMetadata, metadata_from_data
-from .pairs import PairBinning, TreeModel, all_pairs, spanning_tree
+from .plan import default_delta, make_plan, population
 
 __all__ = ["TabularPE"]
 
-ROUND_BUDGET = 60  # μ_round²·N of one round under iterations="auto" (Tab-PE's adult setting)
-MAX_ROUNDS = 3  # iterations="auto" at most: T = 10 lost 1-way fit on gss_wages (dev seeds)
-MIN_MARGINAL_SHARE = 0.5  # marginal_share="auto" at least (less lost 1-way fit at ε = 4)
-MAX_MARGINAL_SHARE = 0.9  # marginal_share="auto" at most: the rounds keep ≥ 10 % of μ²
-PAIR_SELECTION = 0.25  # of pair_share: the dependence scores (the rest: the chosen 2-way tables)
 GAPE_R = 1.0  # selector="gape": R, the embedding distance of two rows one category apart
 _COMPOSED_KEYS = (
     "epsilon",
@@ -244,17 +237,18 @@ class TabularPE:
         rows = frame_source(df)
         if metadata is None:
             metadata = metadata_from_data(_in_memory(rows))
-        self.shares_ = self._shares(metadata, delta)  # public inputs only
-        self.marginal_share_ = self._share(metadata, delta)
-        self.iterations_ = self._rounds(metadata, delta)
+        _check_target(self.target, metadata)
+        plan = self.plan_ = make_plan(constructor_params(self), metadata, delta)  # public only
+        self.shares_, self.marginal_share_ = plan.shares, plan.marginal_share
+        self.iterations_ = plan.iterations
         rng = check_random_state(self.random_state)
         self._publish_rng = _split_off(rng)  # before any noise: the published rows' generator
         embedding = TableEmbedding(metadata)
         codes = _validated_codes(rows, metadata)
-        marginals = self._marginals(codes, embedding, delta, rng)
-        delta = self._checked_delta(delta, marginals)
-        fine = self._fine(codes, metadata, marginals, delta, rng)
-        pairs = self._pairs(codes, metadata, marginals, fine, delta, rng)
+        marginals = measure_marginals(codes, embedding, plan, rng)
+        delta = checked_delta(delta, marginals, self.accountant)
+        fine = measure_fine(codes, metadata, marginals, plan, rng)
+        pairs = measure_pairs(codes, metadata, marginals, fine, plan, rng, self.target)
         pe_embedding = self._pe_embedding(metadata, fine) or embedding
         engine = self._engine(pe_embedding, metadata, delta, rng, marginals, fine, pairs)
         try:
@@ -277,7 +271,7 @@ class TabularPE:
         idx = rng.choice(
             len(self.codes_), size=n, replace=True, p=self.weights_ / self.weights_.sum()
         )
-        codes = self.codes_[idx]
+        codes = _spread_repeats(self.codes_[idx], idx, self.metadata_, self.fine_, rng)
         if self.smooth > 0 and self.samplers_:
             for j, spec in enumerate(self.metadata_.columns):
                 rows = np.flatnonzero(rng.random(n) < self.smooth)
@@ -297,7 +291,7 @@ class TabularPE:
                 f"got {self.refine_share + self.pair_share!r}"
             )
         metadata = _as_metadata(self.metadata)
-        return metadata, self._delta(metadata)
+        return metadata, default_delta(self.delta, metadata)
 
     def _pe_embedding(self, metadata: TableMetadata, fine=None) -> TableEmbedding | None:
         """The PE rounds' embedding: the target's block scaled by √C, numerics through their
@@ -305,232 +299,8 @@ class TabularPE:
         transforms = fine["columns"] if fine is not None and self.cdf else {}
         if self.target is None:
             return TableEmbedding(metadata, transforms=transforms) if transforms else None
-        if self.target not in metadata.names or metadata[self.target].is_numeric:
-            raise ValueError(
-                f"target {self.target!r} must be a categorical or boolean column of the metadata "
-                f"(columns: {list(metadata.names)})"
-            )
         weights = {self.target: math.sqrt(len(metadata.columns))}
         return TableEmbedding(metadata, weights, transforms=transforms)
-
-    def _delta(self, metadata: TableMetadata | None) -> float:
-        """δ from public inputs: given, or the default for the metadata's public ``n_rows``."""
-        if self.delta is not None:
-            return float(self.delta)
-        return accounting.default_delta(metadata.n_rows if metadata is not None else None)
-
-    def _checked_delta(self, delta: float, marginals: dict | None) -> float:
-        """A defaulted δ checked against the marginals' noisy row count (each column's noisy
-        total, averaged over the C columns: noise sd σ_m·√cells/C) and refused when too large
-        (:func:`privevo.accounting.check_default_delta`; the marginals are charged to the
-        accountant). Without marginals the engine checks its first round instead."""
-        if marginals is None:
-            return delta
-        totals = [float(h.sum()) for h in marginals["noisy"]]
-        cells = sum(len(h) for h in marginals["noisy"])
-        sd = marginals["release"].sigma * math.sqrt(cells) / len(totals)
-        try:
-            accounting.check_default_delta(delta, float(np.mean(totals)), sd)
-        except ValueError:
-            if self.accountant is not None:
-                self.accountant.charge([marginals["release"]], name="TabularPE")
-            raise
-        return float(delta)
-
-    def _budget(self, delta: float) -> float:
-        """B, the additive budget every share splits: μ(ε, δ)² (Gaussian) or 2ρ(ε, δ) (the
-        discrete Gaussians, zCDP); releases taking shares s_i spend Σ s_i·B
-        (:func:`privevo.accounting.quadratic_budget`)."""
-        return accounting.quadratic_budget(self.epsilon, delta, self.noise)
-
-    @property
-    def _measures_marginals(self) -> bool:
-        return self.marginal_share != 0 and self.epsilon != math.inf
-
-    def _shares(self, metadata: TableMetadata, delta: float) -> dict:
-        """Shares of μ² (public inputs only): refinements and pairs first, then the rest
-        split between the 1-way marginals (``marginal_share`` of it) and the rounds."""
-        measured = self._measures_marginals
-        levels = sum(tree_levels(s, self.bins, self.levels) for s in metadata.columns)
-        refine = float(self.refine_share) if measured and levels > 0 else 0.0
-        pair = float(self.pair_share) if measured and len(metadata.columns) > 1 else 0.0
-        return {
-            "refinements": refine,
-            "pair_selection": PAIR_SELECTION * pair,
-            "pairs": (1 - PAIR_SELECTION) * pair,
-            "rest": 1.0 - refine - pair,
-        }
-
-    def _share(self, metadata: TableMetadata, delta: float) -> float:
-        """The share of the rest of μ² (after refinements and pairs) spent on the marginals:
-        ``marginal_share``, or its public rule."""
-        if self.marginal_share != "auto":
-            return float(self.marginal_share)
-        n, n_columns = metadata.n_rows, len(metadata.columns)
-        if not n or self.epsilon == math.inf:
-            return 0.5
-        mu2 = self.shares_["rest"] * self._budget(delta)
-        share = 2 * self.bins * n_columns * vote_sensitivity(self.adjacency) ** 2 / (mu2 * n)
-        return float(np.clip(share, MIN_MARGINAL_SHARE, MAX_MARGINAL_SHARE))
-
-    def _rounds(self, metadata: TableMetadata, delta: float) -> int:
-        """T: ``iterations``, or ⌊μ_PE²·N/60⌋ clipped to [1, 3] (2 without public n_rows)."""
-        if self.iterations != "auto":
-            return self.iterations
-        n = metadata.n_rows
-        if not n:
-            return 2
-        if self.epsilon == math.inf:
-            return MAX_ROUNDS
-        share = self._share(metadata, delta) if self._measures_marginals else 0.0
-        mu_pe2 = self.shares_["rest"] * (1.0 - share) * self._budget(delta)
-        return int(np.clip(mu_pe2 * n // ROUND_BUDGET, 1, MAX_ROUNDS))
-
-    def _marginals(self, codes, embedding: TableEmbedding, delta: float, rng) -> dict | None:
-        """Noisy 1-way marginals with ``marginal_share`` of μ² (None if not measured)."""
-        if not self._measures_marginals:
-            return None
-        sigma = self._marginal_sigma(delta, len(embedding.metadata.columns))
-        release = noisy_marginals(
-            codes, embedding, self.bins, sigma, rng, self.adjacency, self.noise
-        )
-        noisy = release.value
-        return {"targets": [probabilities(h) for h in noisy], "release": release, "noisy": noisy}
-
-    def _marginal_sigma(self, delta: float, n_columns: int) -> float:
-        """σ of the C marginal releases: √C·Δ/μ_m with μ_m² = share·μ(ε, δ)² (rounded up)."""
-        budget = self._budget(delta)
-        sensitivity = vote_sensitivity(self.adjacency)
-        share = self.shares_["rest"] * self.marginal_share_
-        return accounting.share_sigma(budget, share, sensitivity, n_columns)
-
-    def _sigma(self, delta: float, share: float, count: int, score: bool = False) -> float:
-        """σ of ``count`` releases taking ``share`` of μ²; ``score``: the pair scores, whose
-        sensitivity is 1 (add/remove) or 2 (replace) instead of 1 or √2."""
-        budget = self._budget(delta)
-        sensitivity = vote_sensitivity(self.adjacency)
-        if score:
-            sensitivity = sensitivity**2
-        return accounting.share_sigma(budget, share, sensitivity, count)
-
-    def _fine(self, codes, metadata: TableMetadata, marginals, delta: float, rng) -> dict | None:
-        """Every numeric column's leaf distribution (:mod:`.fine`): its coarse marginal, refined
-        by the noisy tree levels when ``refine_share`` > 0. None without marginals."""
-        if marginals is None:
-            return None
-        from ..private import noisy_cell_counts
-
-        numeric = [(j, s) for j, s in enumerate(metadata.columns) if s.is_numeric]
-        depth = {s.name: tree_levels(s, self.bins, self.levels) for _, s in numeric}
-        if self.shares_["refinements"] == 0:
-            depth = dict.fromkeys(depth, 0)
-        plan = [  # (column, spec, cells of the level), every refinement level of every numeric
-            (j, spec, self.bins * BRANCHING**level)
-            for j, spec in numeric
-            for level in range(1, depth[spec.name] + 1)
-        ]
-        release, sigma = None, 0.0
-        if plan:
-            sigma = self._sigma(delta, self.shares_["refinements"], len(plan))
-
-            def cells(block: np.ndarray) -> np.ndarray:
-                return np.column_stack([level_cells(block[:, j], s, n) for j, s, n in plan])
-
-            release = noisy_cell_counts(
-                "numeric_refinements",
-                per_block(codes, cells, len(plan), np.int64),
-                [size for _, _, size in plan],
-                sigma,
-                rng,
-                self.adjacency,
-                self.noise,
-            )
-        noisy = iter(release.value if release is not None else [])
-        columns = {}
-        for j, spec in numeric:
-            refinements = [next(noisy) for _ in range(depth[spec.name])]
-            sigmas = [marginals["release"].sigma] + [sigma] * len(refinements)
-            columns[spec.name] = FineColumn(
-                spec, self.bins, marginals["noisy"][j], refinements, sigmas, self.threshold
-            )
-        if release is None:
-            return {"columns": {}, "samplers": columns, "release": None}
-        return {"columns": columns, "samplers": columns, "release": release}
-
-    def _pairs(self, codes, metadata: TableMetadata, marginals, fine, delta: float, rng):
-        """The chosen pairs' noisy 2-way marginals and their tree model (:mod:`.pairs`)."""
-        if marginals is None or self.shares_["pairs"] == 0:
-            return None
-        from ..private import noisy_cell_counts, noisy_dependence_scores
-
-        binnings = [
-            PairBinning(spec, q, fine["samplers"].get(spec.name), self.pair_bins)
-            for spec, q in zip(metadata.columns, marginals["targets"])
-        ]
-        sizes = [b.size for b in binnings]
-
-        def pair_cells(block: np.ndarray) -> np.ndarray:
-            return np.column_stack([b.cells(block[:, j]) for j, b in enumerate(binnings)])
-
-        cells = per_block(codes, pair_cells, len(binnings), np.int64)
-        n_hat = max(float(np.clip(marginals["noisy"][0], 0, None).sum()), 1.0)  # released
-        candidates = all_pairs(len(binnings))
-        expected = [
-            n_hat * np.outer(probabilities(binnings[a].p), probabilities(binnings[b].p))
-            for a, b in candidates
-        ]
-        scores = noisy_dependence_scores(
-            "pair_scores",
-            cells,
-            sizes,
-            candidates,
-            expected,
-            self._sigma(delta, self.shares_["pair_selection"], len(candidates), score=True),
-            rng,
-            self.adjacency,
-            self.noise,
-        )
-        edges = spanning_tree(scores.value, candidates, len(binnings))
-
-        def joint_cells(block: np.ndarray) -> np.ndarray:
-            pair = pair_cells(block)
-            return np.column_stack([pair[:, a] * sizes[b] + pair[:, b] for a, b in edges])
-
-        sigma = self._sigma(delta, self.shares_["pairs"], len(edges))
-        joints = noisy_cell_counts(
-            "pair_marginals",
-            per_block(codes, joint_cells, len(edges), np.int64),
-            [sizes[a] * sizes[b] for a, b in edges],
-            sigma,
-            rng,
-            self.adjacency,
-            self.noise,
-        )
-        model = TreeModel(binnings, edges, joints.value, cut=self.threshold * sigma)
-        return {
-            "binnings": binnings,
-            "edges": edges,
-            "joints": [t.ravel() for t in model.tables],  # consistent: post-processing
-            "model": model,
-            "releases": [scores, joints],
-        }
-
-    def _pe_sigma(self, delta: float) -> float | None:
-        """σ of each of the T rounds: √T·Δ/μ_PE with μ_PE² = (1 − share)·B (exact GDP split,
-        rounded up; no ε round trip, so it holds down to ε = 1e-6). None: the engine's own."""
-        if not self._measures_marginals:
-            return None
-        budget = self._budget(delta)
-        sensitivity = vote_sensitivity(self.adjacency)
-        share = self.shares_["rest"] * (1.0 - self.marginal_share_)
-        return accounting.share_sigma(budget, share, sensitivity, self.iterations_)
-
-    def _population(self, metadata: TableMetadata) -> int:
-        """m: ``n_synthetic``, or for ``"auto"`` N/30 clipped to [50, 3000] with N the public
-        ``n_rows`` (else 300): about 10 votes per candidate of a round."""
-        if self.n_synthetic != "auto":
-            return self.n_synthetic
-        return int(np.clip(metadata.n_rows // 30, 50, 3000)) if metadata.n_rows else 300
 
     def _engine(
         self,
@@ -560,7 +330,7 @@ class TabularPE:
             end=end,
             fixed=() if self.target is None else (self.target,),
         )
-        m = self.n_synthetic_ = self._population(metadata)
+        m = self.n_synthetic_ = population(self.n_synthetic, metadata)
         return PrivateEvolution(
             random_api,
             variation,
@@ -574,7 +344,7 @@ class TabularPE:
             population_size=m * (1 + self.variations),
             progress=self.progress,
             noise=self.noise,
-            noise_scale=self._pe_sigma(delta),
+            noise_scale=self.plan_.pe_sigma(),
             public_parameters={
                 "metadata": metadata.as_dict(),
                 "embedding": repr(embedding),
@@ -634,6 +404,12 @@ class TabularPE:
             report.update({k: composed[k] for k in _COMPOSED_KEYS if k in composed})
         if metadata.derived_from_data:
             report.update(guarantee_holds=False, warnings=[*report["warnings"], _LEAK_NOTE])
+        if pairs is not None:
+            self.relations_ = _relations(metadata, pairs, self.target)
+            unresolved = _unresolved(self.relations_, self.target, self.epsilon)
+            report.update(relations=self.relations_, warnings=[*report["warnings"], *unresolved])
+            for note in unresolved:
+                warnings.warn(note, UserWarning, stacklevel=3)
         self.privacy_report_ = with_seed_warning(report, self.random_state)  # not the engine's
 
     def _releases(self, marginals: dict) -> list:
@@ -644,35 +420,13 @@ class TabularPE:
             out.extend(self.pairs_["releases"])
         return out
 
-    def _constraints(self, codes: np.ndarray) -> list:
-        """(cells, target) of every measured marginal beyond the coarse 1-ways: each refined
-        numeric at its first finer level, every chosen pair (post-processing)."""
-        out = []
-        columns = self.fine_["columns"] if self.fine_ is not None else {}
-        for j, spec in enumerate(self.metadata_.columns):
-            if spec.name in columns and columns[spec.name].size > self.bins:
-                fine, size = columns[spec.name], self.bins * BRANCHING
-                cells = level_cells(codes[:, j], spec, size)
-                target = fine.level_probabilities(size) * (1 - fine.missing)
-                if spec.nullable:
-                    target = np.concatenate([target, [fine.missing]])
-                out.append((np.where(cells < 0, size, cells), target / target.sum()))
-        if self.pairs_ is not None:
-            binnings = self.pairs_["binnings"]
-            for (a, b), joint in zip(self.pairs_["edges"], self.pairs_["joints"]):
-                cells = binnings[a].cells(codes[:, a]) * binnings[b].size + binnings[b].cells(
-                    codes[:, b]
-                )
-                out.append((cells, probabilities(joint)))
-        return out
-
     def _output(self, engine: PrivateEvolution, embedding: TableEmbedding, marginals: dict | None):
         """(codes, weights) of the output: the fitted pool, or the last candidates' votes."""
         codes = embedding.decode(engine.final_state_.population)
         if marginals is not None and self.pool > 0:
             codes = np.vstack([codes, engine.random_api.sample_codes(self.pool, self._publish_rng)])
             rounds = [(r.candidates, r.noisy_counts) for r in engine.history_]
-            extra = self._constraints(codes)
+            extra = pool_constraints(codes, self.metadata_, self.bins, self.fine_, self.pairs_)
             return codes, fit_pool(
                 codes, embedding, self.bins, marginals["targets"], rounds, extra=extra
             )
@@ -684,6 +438,49 @@ class TabularPE:
         if marginals is not None and self.rake:
             weights = rake(weights, cells_of(codes, embedding, self.bins), marginals["targets"])
         return codes, weights
+
+
+def _relations(metadata: TableMetadata, pairs: dict, target: str | None) -> list[dict]:
+    """Every measured 2-way table's public σ and signal-to-noise estimate
+    (:func:`~privevo.tabular.measure.signal_to_noise`: post-processing of the release)."""
+    names = metadata.names
+    return [
+        {"columns": [names[a], names[b]], "sigma": sigma, "signal_to_noise": round(snr, 3)}
+        for (a, b), sigma, snr in zip(pairs["edges"], pairs["sigmas"], pairs["signal_to_noise"])
+    ]
+
+
+def _unresolved(relations: list[dict], target: str | None, epsilon: float) -> list[str]:
+    """One warning per relation of the target whose table is within noise (estimate ≤ 1)."""
+    return [
+        f"at epsilon={epsilon:g} the released table of {r['columns'][0]!r} × {r['columns'][1]!r}"
+        f" cannot tell their relation from independence (signal-to-noise"
+        f" {r['signal_to_noise']:.2f} ≤ 1): its sign in the synthetic rows may be wrong;"
+        " raise epsilon or declare fewer columns"
+        for r in relations
+        if target in r["columns"] and r["signal_to_noise"] <= 1
+    ]
+
+
+def _spread_repeats(codes: np.ndarray, idx: np.ndarray, metadata, fine, rng) -> np.ndarray:
+    """Each repeat of a pool row (every draw of it after the first) gets its numeric values
+    redrawn inside their leaves (:meth:`~privevo.tabular.fine.FineColumn.redraw`).
+
+    ``sample`` draws with replacement from a pool whose raked weights concentrate on fewer
+    rows than it draws, so a row of weight w comes back about n·w times: exact duplicates
+    that real rows with continuous columns rarely hold (docs/tabular.md, "Duplicate rows").
+    The leaf of every value, hence every measured cell, stays as drawn (post-processing)."""
+    order = np.argsort(idx, kind="stable")
+    repeat = np.empty(len(idx), dtype=bool)
+    repeat[order] = np.concatenate([[False], idx[order][1:] == idx[order][:-1]])
+    columns = fine["samplers"] if fine is not None else {}
+    if not repeat.any() or not columns:
+        return codes
+    rows = np.flatnonzero(repeat)
+    for j, spec in enumerate(metadata.columns):
+        if spec.name in columns:
+            codes[rows, j] = columns[spec.name].redraw(codes[rows, j], rng)
+    return codes
 
 
 def _split_off(rng: np.random.Generator) -> np.random.Generator:
@@ -723,6 +520,15 @@ def _validated_codes(rows, metadata: TableMetadata):
     return rows.map(
         lambda frame, offset: encode_block(frame, metadata, offset), len(metadata.columns)
     )
+
+
+def _check_target(target: str | None, metadata: TableMetadata) -> None:
+    """A declared target is a categorical or boolean column (public; before any release)."""
+    if target is not None and (target not in metadata.names or metadata[target].is_numeric):
+        raise ValueError(
+            f"target {target!r} must be a categorical or boolean column of the metadata "
+            f"(columns: {list(metadata.names)})"
+        )
 
 
 def _check_mutation(mutation) -> tuple[float, float]:

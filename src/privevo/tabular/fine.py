@@ -137,6 +137,13 @@ class FineColumn:
             values[rng.random(n) < self.missing] = np.nan
         return values
 
+    def redraw(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Each value redrawn uniformly inside its own leaf (missing stays missing): every
+        leaf's count, hence every measured cell's, is unchanged (post-processing)."""
+        values = np.asarray(values, dtype=float)
+        leaf = np.clip(self.leaf_of(values), 0, self.size - 1)
+        return np.where(np.isnan(values), np.nan, self._within(leaf, rng.random(len(values))))
+
     def _within(self, leaf: np.ndarray, r: np.ndarray) -> np.ndarray:
         if self.spec.integer:
             lo, hi = self.lo[leaf], self.hi[leaf]

@@ -421,6 +421,11 @@ def _ordered(meta: TableMetadata, columns: Sequence[str] | None) -> TableMetadat
     columns = list(columns)
     missing = [c for c in columns if c not in meta.names]
     extra = [c for c in meta.names if c not in columns]
+    if missing and extra:  # both in one line: a misspelled name is one of each
+        raise ValueError(
+            f"the description names column(s) {extra} that the table does not have and does "
+            f"not describe its column(s) {missing}; fix the names"
+        )
     if missing:
         raise ValueError(
             f"the description does not describe column(s) {missing}; add a line for each"

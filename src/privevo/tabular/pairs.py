@@ -25,7 +25,7 @@ import numpy as np
 
 from .marginals import probabilities
 
-__all__ = ["PairBinning", "spanning_tree", "TreeModel", "all_pairs"]
+__all__ = ["PairBinning", "spanning_tree", "TreeModel", "TargetTreeModel", "all_pairs"]
 
 
 class PairBinning:
@@ -90,13 +90,14 @@ def spanning_tree(scores: np.ndarray, pairs: list, n_columns: int) -> list[tuple
 class TreeModel:
     """Rows drawn along the chosen pairs (module docstring, step 3)."""
 
-    def __init__(self, binnings: list, edges: list, joints: list, cut: float = 0.0):
+    def __init__(self, binnings: list, edges: list, joints: list, cut=0.0):
         self.binnings = binnings
         self.n_columns = len(binnings)
         neighbours: dict = {j: [] for j in range(self.n_columns)}
         self.tables = []
-        for (a, b), joint in zip(edges, joints):
-            table = consistent_joint(joint, binnings[a].p, binnings[b].p, cut)
+        cuts = np.broadcast_to(np.asarray(cut, float), (len(edges),))  # one, or one per table
+        for (a, b), joint, cut_k in zip(edges, joints, cuts):
+            table = consistent_joint(joint, binnings[a].p, binnings[b].p, float(cut_k))
             self.tables.append(table)
             neighbours[a].append((b, table))
             neighbours[b].append((a, table.T))
@@ -163,3 +164,55 @@ def consistent_joint(noisy, p_a, p_b, cut: float, sweeps: int = 20) -> np.ndarra
         table *= np.divide(p_b, columns, out=np.zeros_like(p_b), where=columns > 0)[None, :]
     total = table.sum()
     return table / total if total > 0 else product
+
+
+class TargetTreeModel:
+    """Rows drawn target first, then each other column along the pairs' forest given its
+    parent *and* the target (post-processing of the target's and the forest's 2-way tables).
+
+    A child's cell is drawn ∝ P(child | parent)·P(child | target)/P(child): the
+    pairwise log-linear model with both interactions, each table's conditional taken as is
+    (no 3-way table is measured; the pool's raking fits what this leaves). A forest root is
+    drawn ∝ P(child | target).
+    """
+
+    def __init__(self, binnings: list, target: int, forest, star, cut=0.0, star_cut=0.0):
+        self.binnings, self.target = binnings, target
+        self.forest = TreeModel(binnings, forest[0], forest[1], cut)  # the target alone
+        self.ratio = {}
+        self.tables = list(self.forest.tables)
+        cuts = np.broadcast_to(np.asarray(star_cut, float), (len(star[0]),))
+        for (a, b), joint, cut_k in zip(star[0], star[1], cuts):
+            table = consistent_joint(joint, binnings[a].p, binnings[b].p, float(cut_k))
+            self.tables.append(table)
+            given = table if a == target else table.T  # (target cell, column cell)
+            rows = given.sum(axis=1, keepdims=True)
+            conditional = np.divide(given, rows, out=np.zeros_like(given), where=rows > 0)
+            column = given.sum(axis=0)
+            self.ratio[b if a == target else a] = np.divide(
+                conditional, column, out=np.zeros_like(conditional), where=column > 0
+            )
+        self.order = [o for o in self.forest.order if o[0] == target] + [
+            o for o in self.forest.order if o[0] != target
+        ]
+
+    def sample_codes(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        codes = np.empty((n, len(self.binnings)))
+        cells = np.empty((n, len(self.binnings)), dtype=np.int64)
+        for child, parent, conditional in self.order:
+            binning = self.binnings[child]
+            if child == self.target:
+                cells[:, child] = rng.choice(binning.size, size=n, p=probabilities(binning.p))
+            else:
+                above = cells[:, parent] if parent is not None else np.zeros(n, np.int64)
+                pairs = np.column_stack([cells[:, self.target], above])
+                combos, which = np.unique(pairs, axis=0, return_inverse=True)
+                for k, (y, cell) in enumerate(combos):
+                    base = binning.p if parent is None else conditional[cell]
+                    p = probabilities(np.asarray(base, float) * self.ratio[child][y])
+                    rows = np.flatnonzero(which.ravel() == k)
+                    cells[rows, child] = rng.choice(binning.size, size=len(rows), p=p)
+            for cell in np.unique(cells[:, child]):
+                rows = np.flatnonzero(cells[:, child] == cell)
+                codes[rows, child] = binning.sample_in(int(cell), len(rows), rng)
+        return codes
