@@ -129,3 +129,23 @@ def test_real_models_reject_letters_chat_recipes_and_gibberish_but_keep_reviews(
     assert verdicts[: len(PUBLISHABLE)] == [None] * len(PUBLISHABLE)
     assert verdicts[len(PUBLISHABLE) : -len(GIBBERISH)] == ["off-topic"] * len(off_topic)
     assert verdicts[-len(GIBBERISH) :] == ["incoherent"] * len(GIBBERISH)
+
+
+class LineEmbedder:
+    """Private-looking texts on one side of a line, unrelated ones far on the other."""
+
+    def embed(self, texts, cache=None):
+        return np.array(
+            [[-5.0 if t.startswith("unrelated") else 0.0, float(t.split()[-1])] for t in texts]
+        )
+
+
+def test_text_precision_counts_synthetic_texts_inside_the_private_balls():
+    from privevo.evaluation import text_precision_recall
+
+    private = [f"private review {i}" for i in range(12)]
+    far = [f"unrelated text {i}" for i in range(2)]
+    copies = text_precision_recall(private, private[:6], LineEmbedder(), k=3)
+    assert copies["precision"] == 1.0 and 0.5 <= copies["recall"] < 1 and copies["k"] == 3
+    mixed = text_precision_recall(private, private[:6] + far, LineEmbedder(), k=3)
+    assert mixed["precision"] == 0.75 and mixed["recall"] == copies["recall"]
