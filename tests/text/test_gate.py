@@ -21,6 +21,8 @@ META = [
     "The pasta was fine (laughs) and cheap.",
     "This review is about a hot sauce that I tried last week.",
     "Best regards, a happy buyer of this honey.",
+    "Dear Dr. Elena,\n\nThe food tonight was sublime.",
+    "@Alex the cereal was great!",
 ]
 PUBLISHABLE = [
     "This coffee is smooth and rich, with no bitter aftertaste. I order it every month.",

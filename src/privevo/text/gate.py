@@ -52,7 +52,7 @@ _META = re.compile(
     r"(?:help|assist|respond|answer|provide|write|comply)\b|"
     r"^\W*(?:sure|certainly|of course|absolutely|okay|ok|alright)\b\W|"
     # a letter or chat addressed to someone
-    r"^\W*(?:dear|hey|hi|hello|greetings|hiya|howdy)\b(?![-'’])[^.!?\n]{0,40}[,!:\n]|"
+    r"^\W*(?:dear|hey|hi|hello|greetings|hiya|howdy)\b(?![-'’])[^!?\n]{0,40}?[,!:\n]|^\W*@\w|"
     r"\bi hope (?:this|my|the) (?:letter|message|email|note) finds you\b|"
     r"\bhope you(?:'re| are) (?:doing )?(?:well|great|good)\b|"
     r"\b(?:best|kind|warm) regards\b|\bsincerely,|\byours truly\b|\bp\.s\.|"
