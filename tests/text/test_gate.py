@@ -151,3 +151,17 @@ def test_text_precision_counts_synthetic_texts_inside_the_private_balls():
     assert copies["precision"] == 1.0 and 0.5 <= copies["recall"] < 1 and copies["k"] == 3
     mixed = text_precision_recall(private, private[:6] + far, LineEmbedder(), k=3)
     assert mixed["precision"] == 0.75 and mixed["recall"] == copies["recall"]
+
+
+def test_synth_text_gates_by_default_with_the_rules_its_models_allow():
+    from argparse import Namespace
+
+    from helpers.text_doubles import HashEmbedder, TopicLM
+    from privevo.cli.synth_text import _gate
+
+    assert _gate(Namespace(gate=False, kind="food review"), TopicLM(), HashEmbedder()) is None
+    gate = _gate(Namespace(gate=True, kind="food review"), TopicLM(), HashEmbedder())
+    # a stand-in embedder is no sentence embedding, a stand-in generator has no likelihood
+    assert (
+        gate.embedder is None and gate.scorer is None and gate.judge(META) == ["meta"] * len(META)
+    )
