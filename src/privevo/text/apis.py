@@ -143,14 +143,18 @@ def _checked_generate(
                 out[i] = text
             break
         failed = []
-        for i, text in zip(todo, texts):
-            fixed, reason = checker.check(
+        judged = [
+            checker.check(
                 text or "",
                 max_new_tokens=max_new_tokens,
                 reference=None if references is None else references[i],
                 tokenizer=tokenizer,
                 instruction=frozenset() if instructions is None else instructions[i],
             )
+            for i, text in zip(todo, texts)
+        ]
+        judged = _gated(checker, judged)
+        for i, (fixed, reason) in zip(todo, judged):
             if reason is None or not out[i]:
                 out[i] = fixed
             if reason is None:
@@ -166,6 +170,20 @@ def _checked_generate(
     if stats is not None:
         stats.generated += n
     return out, valid
+
+
+def _gated(checker: TextChecker, judged: list[tuple[str, str | None]]) -> list:
+    """The checker's verdicts, with the texts it passed judged again by its publishability gate
+    (:mod:`privevo.text.gate`; one batch), if it has one."""
+    gate = getattr(checker, "gate", None)
+    passed = [j for j, (_, reason) in enumerate(judged) if reason is None]
+    if gate is None or not passed:
+        return judged
+    verdicts = gate.judge([judged[j][0] for j in passed])
+    out = list(judged)
+    for j, verdict in zip(passed, verdicts):
+        out[j] = (judged[j][0], verdict)
+    return out
 
 
 class LLMRandomAPI:

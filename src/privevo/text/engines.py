@@ -247,6 +247,19 @@ class CTranslate2LM(ChatCompletions):
                 out[i] = self.tokenizer.decode(r.sequences_ids[0], skip_special_tokens=True)
         return out
 
+    def _token_log_probs(self, ids: list[list[int]]) -> list[np.ndarray]:
+        """One scoring pass of CTranslate2 (``score_batch``), on a scoring engine kept open."""
+        if getattr(self, "_scorer", None) is None:
+            self._scorer = _ctranslate2().Generator(
+                self.model_dir,
+                device="cpu",
+                compute_type=self.compute_type,
+                intra_threads=self.threads or os.cpu_count() or 1,
+            )
+        tokens = [self.tokenizer.convert_ids_to_tokens(seq) for seq in ids]
+        results = self._scorer.score_batch(tokens, max_batch_size=self.batch_size)
+        return [np.asarray(r.log_probs, dtype=np.float64) for r in results]
+
     def _options(self, sampling: Sampling) -> dict:
         """CTranslate2's ``generate_batch`` keywords for ``sampling``."""
         randomness = (

@@ -187,6 +187,21 @@ class ChatCompletions(TextGeneratorBase):
     def _sample(self, texts: Sequence[str], sampling: Sampling) -> list[str]:
         raise NotImplementedError
 
+    def mean_log_prob(self, texts: Sequence[str], prompt: str) -> list[float]:
+        """Each text's mean log-likelihood per token (nats) as this model's reply to ``prompt``
+        (one forward pass, no sampling): the publishability gate's coherence score
+        (:mod:`privevo.text.gate`)."""
+        head = self.format_messages([{"role": "user", "content": prompt}]) if self.chat else prompt
+        n_head = len(self.tokenizer.encode(head, add_special_tokens=False))
+        ids = [self.tokenizer.encode(head + t, add_special_tokens=False) for t in texts]
+        scores = self._token_log_probs(ids) if ids else []
+        # token j's log-probability given tokens < j; the reply's tokens start at n_head
+        return [float(np.mean(s[n_head - 1 :])) if len(s) >= n_head else -np.inf for s in scores]
+
+    def _token_log_probs(self, ids: list[list[int]]) -> list[np.ndarray]:
+        """log p(token j | tokens < j) for j ≥ 1 of each sequence."""
+        raise NotImplementedError
+
 
 class TransformersLM(ChatCompletions):
     """A local causal language model, sampled in batches (``transformers``).
@@ -280,6 +295,16 @@ class TransformersLM(ChatCompletions):
         return self.tokenizer.batch_decode(
             tokens[:, enc["input_ids"].shape[1] :], skip_special_tokens=True
         )
+
+    def _token_log_probs(self, ids: list[list[int]]) -> list[np.ndarray]:
+        torch = _torch()
+        out = []
+        with torch.inference_mode():
+            for seq in ids:  # one sequence a pass: no padding to mask
+                x = torch.tensor([seq], device=self.model.device)
+                logp = torch.log_softmax(self.model(input_ids=x).logits[0, :-1].float(), dim=-1)
+                out.append(logp.gather(1, x[0, 1:, None])[:, 0].cpu().numpy())
+        return out
 
 
 def _load_causal_lm(path: str, gguf_file: str | None, dtype: str, tokenizer=None):

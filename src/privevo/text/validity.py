@@ -33,6 +33,7 @@ from typing import Sequence
 __all__ = ["TextChecker", "INVALID_REASONS", "invalid_reason", "instruction_ngrams", "repair"]
 
 INVALID_REASONS = ("mask", "echo", "empty", "truncated", "length")
+# a PublishabilityGate adds "meta", "off-topic", "incoherent" (privevo.text.gate)
 
 # a lone "_", a run of them, or a word with "_" inside; bracketed placeholders (up to 60
 # characters: "[Unspecified detail, no description included]")
@@ -207,6 +208,9 @@ class TextChecker:
     retries : regenerations (fresh seed, fresh blanks) of a failed text
         before it falls back to its parent (variations) or to another valid
         text of its label (random API)
+    gate : a :class:`~privevo.text.gate.PublishabilityGate` that judges the
+        texts this checker passes (meta-talk, off-topic, incoherent), in one
+        batch per generation call; None: none
     """
 
     min_words: int = 3
@@ -214,6 +218,7 @@ class TextChecker:
     max_ratio: float = 4.0
     cap_fraction: float = 0.8
     retries: int = 3
+    gate: object = None
 
     def capped(self, text: str, max_new_tokens: int, tokenizer=None) -> bool:
         """Whether ``text`` reached the token cap: counted by ``tokenizer`` if given, else about
