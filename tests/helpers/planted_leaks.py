@@ -58,7 +58,7 @@ PLANTS = (
     ),
     Plant(
         "k-means report: n_samples under add/remove",
-        "kmeans.py",
+        "kmeans/estimator.py",
         ((_KM_SIZE, '            else {"n_samples": len(X)}\n'),),
         ("dpkmeans/add_remove",),
     ),
@@ -158,11 +158,11 @@ PLANTS = (
     ),
     Plant(
         "a size-dependent decision from the exact n",
-        "kmeans.py",
+        "kmeans/rounds.py",
         (
             (
-                "k, L = cfg.k, self._population(cfg, n_hat)",
-                "k, L = cfg.k, self._population(cfg, float(len(Z)))",
+                "k, L = cfg.k, population(est.population, cfg, n_hat)",
+                "k, L = cfg.k, population(est.population, cfg, float(len(Z)))",
             ),
         ),
         ("dpkmeans/add_remove",),
@@ -199,7 +199,7 @@ PLANTS = (
     ),
     Plant(
         "the seed in a warning",
-        "kmeans.py",
+        "kmeans/estimator.py",
         (
             (
                 _KM_OUTPUTS,

@@ -735,7 +735,7 @@ SIZE_BRANCHES: dict[str, SizeBranch] = {
         ),
     ),
     "DPKMeans' population L": SizeBranch(
-        (P + "kmeans.MAX_VARIATIONS",),
+        (P + "kmeans.plan.MAX_VARIATIONS",),
         "L = min(max(⌊ñ/(5k)⌋, 4), MAX_VARIATIONS) variations per centre: the candidates' "
         "number, PE-means' count threshold",
         "noisy count ñ under add/remove; the public n under replace (neighbours keep n)",
@@ -747,7 +747,7 @@ SIZE_BRANCHES: dict[str, SizeBranch] = {
             Crossing(
                 "dpkmeans",
                 lambda: variations_threshold(cap=True),
-                {P + "kmeans.MAX_VARIATIONS": 6},
+                {P + "kmeans.plan.MAX_VARIATIONS": 6},
                 fast=True,
             ),
             Crossing("dpkmeans hdpe", variations_threshold),
@@ -867,10 +867,10 @@ NOT_SIZE_BRANCHES: dict[str, str] = {
     P + "demo.MIXTURE_EPSILONS": "the demo's public budgets",
     P + "demo.MIXTURE_START": "the demo's public starting points",
     P + "demo.DIGITS_N": "row count of scikit-learn's public digits (δ = n^−1.1 there)",
-    P + "kmeans.PE_MEANS_RECOVER_SHARE": "budget share (public)",
-    P + "kmeans.HDPE_RECOVER_SHARE": "budget share (public)",
-    P + "kmeans.RECOVER_STEPS": "number of recover steps (public)",
-    P + "kmeans.RECOVER_RADIUS": "clip radius in anchor distances (released centres only)",
+    P + "kmeans.plan.PE_MEANS_RECOVER_SHARE": "budget share (public)",
+    P + "kmeans.plan.HDPE_RECOVER_SHARE": "budget share (public)",
+    P + "kmeans.plan.RECOVER_STEPS": "number of recover steps (public)",
+    P + "kmeans.recover.RECOVER_RADIUS": "clip radius in anchor distances (released centres only)",
     P + "private.flat._U32": "float32 unit roundoff (the exact fix-up's bound)",
     P + "private.lowd.MAX_DIM": "bound on the public dimension d",
     P + "private.lowd.AUTO_MAX_DIM": "kernel choice by the public dimension d",
