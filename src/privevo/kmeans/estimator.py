@@ -32,7 +32,16 @@ from .._validation import (
     validate_params,
 )
 from ..evaluation import EVALUATION_NOTE, labels_and_inertia, nearest_distances
-from ..private import LEAK_NOTE, NOISES, Domain, data_digest, public_domain
+from ..private import LEAK_NOTE, NOISES, Domain, backend_session, data_digest, public_domain
+from ..private.dask import is_dask_collection
+from ..private.kmeans_stats import (
+    is_lazy,
+    lazy_input,
+    row_blocks,
+    row_count,
+    row_dim,
+    unit_rows,
+)
 from ..report import privacy_report, with_seed_warning
 from .plan import METHODS, PROJECTIONS, Plan, resolve_plan
 from .recover import in_domain
@@ -245,20 +254,32 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
 
     # -- scikit-learn API --------------------------------------------------
 
-    def fit(self, X, y=None) -> "DPKMeans":
-        """Compute DP centres of ``X`` (n, d)."""
+    def fit(self, X, y=None, *, columns=None) -> "DPKMeans":
+        """Compute DP centres of ``X`` (n, d).
+
+        ``X``: an array; or data larger than memory, read block by block and never whole
+        (docs/kmeans.md, "Data larger than memory"): a path to a Parquet file or folder
+        (``columns``: its numeric feature columns, by name) or to a ``.npy`` file or folder,
+        a :class:`~privevo.private.BlockSource`, a Dask array or a Dask DataFrame. Every
+        input gives the same releases in the same order, hence the same centres and report
+        for the same seed. A streamed ``X`` needs a public ``radius`` or ``bounds``.
+        """
         tic = time.perf_counter()
         self._validate_params()  # the declared constraints, before the data is read
+        lazy = lazy_input(X, columns)
         # the budget is checked before any cell of X is read: δ is the given one, the fixed
         # add/remove default, or under replace n^-1.1 with the public n (X's length only)
-        delta = self._public_delta(X)
+        delta = self._public_delta(X if lazy is None else lazy)
         self._check_budget(delta)
-        X = self._check_X(X, reset=True)
-        cfg = resolve_plan(self, *X.shape, delta)
-        domain = public_domain(X, radius=self.radius, center=self.center, bounds=self.bounds)
-        Z = domain.to_unit_ball(X)
+        if lazy is None:
+            X = self._check_X(X, reset=True)
+        else:
+            X = self._check_stream(lazy)
+        cfg = resolve_plan(self, row_count(X), row_dim(X), delta)
+        domain = self._domain(X, lazy is not None)
+        Z = unit_rows(X, domain)
         rng = check_random_state(self.random_state)
-        with self._open_checkpoint(X, cfg) as log:
+        with self._open_checkpoint(X, cfg) as log, backend_session(self._backend_of(X)):
             run = PEMeansRun(self, cfg, rng, log)
             unit_centers, releases, times = run.refined_means(Z)
         self.evolution_, self.variations_ = run.evolution, run.variations
@@ -268,6 +289,27 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         if self.accountant is not None:
             self.accountant.charge(self.privacy_report_, name=type(self).__name__)
         return self
+
+    def _check_stream(self, rows):
+        """A streamed X: at least 2 rows (n is never printed), its d recorded."""
+        _check_enough_rows(row_count(rows))
+        self.n_features_in_ = row_dim(rows)
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return rows
+
+    def _backend_of(self, X) -> str:
+        """ "dask" for a Dask collection (one cluster for every round), else ``backend``."""
+        return "dask" if is_dask_collection(X) else self.backend
+
+    def _domain(self, X, streamed: bool) -> Domain:
+        """The public domain; a streamed X is never scanned for its range, so it needs one."""
+        if not streamed:
+            return public_domain(X, radius=self.radius, center=self.center, bounds=self.bounds)
+        if self.radius is None and self.bounds is None:
+            raise ValueError(NO_STREAMED_DOMAIN)
+        empty = np.empty((0, row_dim(X)))
+        return public_domain(empty, radius=self.radius, center=self.center, bounds=self.bounds)
 
     def _validate_params(self) -> None:
         """The declared constraints (:func:`privevo._validation.validate_params`)."""
@@ -284,7 +326,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         if sp.issparse(X):
             raise TypeError("DPKMeans does not accept sparse X; pass a dense array (X.toarray())")
         try:
-            n = _num_samples(X)
+            n = _num_samples(X) if isinstance(X, np.ndarray) or not is_lazy(X) else row_count(X)
         except TypeError:
             raise ValueError(_BAD_X) from None
         _check_enough_rows(n)
@@ -295,13 +337,25 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         if self.accountant is not None:
             self.accountant.check(epsilon=self.epsilon, delta=delta, name=type(self).__name__)
 
-    def predict(self, X) -> np.ndarray:
-        """Index of the nearest DP centre of each row."""
-        return nearest_distances(self._check_X(X), self.cluster_centers_)[1]
+    def predict(self, X, *, columns=None) -> np.ndarray:
+        """Index of the nearest DP centre of each row (``X`` as in :meth:`fit`, read in blocks)."""
+        parts = [nearest_distances(b, self.cluster_centers_)[1] for b in self._blocks(X, columns)]
+        return np.concatenate(parts)
 
-    def transform(self, X) -> np.ndarray:
-        """Euclidean distances to the DP centres, (n, k)."""
-        X = self._check_X(X)
+    def transform(self, X, *, columns=None) -> np.ndarray:
+        """Euclidean distances to the DP centres, (n, k) (``X`` as in :meth:`fit`)."""
+        return np.concatenate([self._distances(b) for b in self._blocks(X, columns)])
+
+    def score(self, X, y=None, *, columns=None) -> float:
+        """Opposite of the k-means objective Σ_x min_c ‖x − c‖² on ``X`` (summed block by
+        block)."""
+        total = sum(
+            float(nearest_distances(b, self.cluster_centers_)[0].sum())
+            for b in self._blocks(X, columns)
+        )
+        return -total
+
+    def _distances(self, X: np.ndarray) -> np.ndarray:
         c = self.cluster_centers_
         d2 = (
             np.einsum("ij,ij->i", X, X)[:, None]
@@ -310,9 +364,20 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         )
         return np.sqrt(np.maximum(d2, 0.0))
 
-    def score(self, X, y=None) -> float:
-        """Opposite of the k-means objective Σ_x min_c ‖x − c‖² on ``X``."""
-        return -float(nearest_distances(self._check_X(X), self.cluster_centers_)[0].sum())
+    def _blocks(self, X, columns):
+        """``X``'s rows as checked float64 blocks: an array whole, a stream block by block."""
+        lazy = lazy_input(X, columns)
+        if lazy is None:
+            yield self._check_X(X)
+            return
+        check_is_fitted(self, "cluster_centers_")
+        if row_dim(lazy) != self.n_features_in_:
+            raise ValueError(
+                f"X has {row_dim(lazy)} features, but DPKMeans is expecting "
+                f"{self.n_features_in_} features as input"
+            )
+        for block in row_blocks(lazy):
+            yield check_points(np.asarray(block, dtype=np.float64), "X")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -363,11 +428,12 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
 
         skip = ("checkpoint", "progress", "backend")
         params = {k: describe(v) for k, v in self.get_params().items() if k not in skip}
-        fingerprint = {"run": type(self).__name__, "d": X.shape[1], **params}
+        fingerprint = {"run": type(self).__name__, "d": row_dim(X), **params}
         return Checkpoint.open(self.checkpoint, fingerprint=fingerprint, digest=data_digest(X))
 
     def _set_fit_outputs(self, X, cfg, releases, domain: Domain) -> None:
-        self.labels_, self.inertia_ = labels_and_inertia(X, self.cluster_centers_)
+        if isinstance(X, np.ndarray):  # a streamed X has no n labels in memory: use predict
+            self.labels_, self.inertia_ = labels_and_inertia(X, self.cluster_centers_)
         self.n_iter_ = cfg.T
         self.method_ = cfg.method
         self.delta_ = cfg.delta
@@ -416,6 +482,10 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
 
 # -- helpers ---------------------------------------------------------------
 
+NO_STREAMED_DOMAIN = (
+    "a streamed X (a path, block source or Dask collection) is never scanned for its range: "
+    "pass a public radius= or bounds="
+)
 _BAD_X = "X must be a real-valued numeric 2-D array (rows x features)"
 
 

@@ -39,7 +39,9 @@ __all__ = [
     "ChunkedRows",
     "RecoverRows",
     "UnitBallSource",
+    "is_lazy",
     "lazy_input",
+    "row_blocks",
     "project_rows",
     "row_count",
     "row_dim",
@@ -148,7 +150,12 @@ def _project(block: np.ndarray, basis: np.ndarray) -> np.ndarray:
     return block @ basis
 
 
-def _blocks(rows) -> Iterator[np.ndarray]:
+def is_lazy(X) -> bool:
+    """Whether ``X`` is read lazily (a path, block source or Dask collection)."""
+    return isinstance(X, (str, os.PathLike, BlockSource)) or is_dask_collection(X)
+
+
+def row_blocks(rows) -> Iterator[np.ndarray]:
     """The rows' blocks as read (an array is one block; a Dask array, one per partition)."""
     if isinstance(rows, np.ndarray):
         yield rows
@@ -167,7 +174,7 @@ def aligned_chunks(rows, size: int = CHUNK) -> Iterator[np.ndarray]:
     """
     carry: list[np.ndarray] = []
     held = 0
-    for block in _blocks(rows):
+    for block in row_blocks(rows):
         start = 0
         if held:
             take = min(size - held, len(block))
