@@ -31,8 +31,8 @@ from .._validation import (
     check_random_state,
     validate_params,
 )
-from ..evaluation import EVALUATION_NOTE, labels_and_inertia, nearest_distances
-from ..private import LEAK_NOTE, NOISES, Domain, backend_session, data_digest, public_domain
+from ..evaluation import labels_and_inertia, nearest_distances
+from ..private import NOISES, Domain, backend_session, data_digest, public_domain
 from ..private.dask import is_dask_collection
 from ..private.kmeans_stats import (
     is_lazy,
@@ -42,9 +42,10 @@ from ..private.kmeans_stats import (
     row_dim,
     unit_rows,
 )
-from ..report import privacy_report, with_seed_warning
+from ..report import with_seed_warning
 from .plan import METHODS, PROJECTIONS, Plan, resolve_plan
 from .recover import in_domain
+from .reporting import fit_report
 from .rounds import PEMeansRun
 
 try:  # scikit-learn >= 1.6
@@ -284,7 +285,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             unit_centers, releases, times = run.refined_means(Z)
         self.evolution_, self.variations_ = run.evolution, run.variations
         self.cluster_centers_ = in_domain(domain, unit_centers)
-        self._set_fit_outputs(X, cfg, releases, domain)
+        self._set_fit_outputs(X, cfg, releases, domain, run.low_signal)
         self.timings_ = {**times, "total": time.perf_counter() - tic}
         if self.accountant is not None:
             self.accountant.charge(self.privacy_report_, name=type(self).__name__)
@@ -305,7 +306,10 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
     def _domain(self, X, streamed: bool) -> Domain:
         """The public domain; a streamed X is never scanned for its range, so it needs one."""
         if not streamed:
-            return public_domain(X, radius=self.radius, center=self.center, bounds=self.bounds)
+            hint = getattr(self, "_domain_hint", "radius= or bounds=")  # the CLI names its flags
+            return public_domain(
+                X, radius=self.radius, center=self.center, bounds=self.bounds, hint=hint
+            )
         if self.radius is None and self.bounds is None:
             raise ValueError(NO_STREAMED_DOMAIN)
         empty = np.empty((0, row_dim(X)))
@@ -431,52 +435,14 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         fingerprint = {"run": type(self).__name__, "d": row_dim(X), **params}
         return Checkpoint.open(self.checkpoint, fingerprint=fingerprint, digest=data_digest(X))
 
-    def _set_fit_outputs(self, X, cfg, releases, domain: Domain) -> None:
+    def _set_fit_outputs(self, X, cfg, releases, domain: Domain, low_signal) -> None:
         if isinstance(X, np.ndarray):  # a streamed X has no n labels in memory: use predict
             self.labels_, self.inertia_ = labels_and_inertia(X, self.cluster_centers_)
         self.n_iter_ = cfg.T
         self.method_ = cfg.method
         self.delta_ = cfg.delta
-        size = (
-            {"n_samples": cfg.n_public}
-            if cfg.n_public is not None
-            else {"n_estimate": self.evolution_.n_private}
-        )  # under add/remove only the noisy count
-        report = privacy_report(
-            epsilon_target=cfg.epsilon,
-            delta=cfg.delta,
-            adjacency=self.adjacency,
-            releases=releases,
-            noise=self.noise,
-            mechanism=f"{cfg.method}: noisy nearest-neighbour vote histograms"
-            + (" + noisy cluster sums and counts" if cfg.share > 0 else "")
-            + (" + noisy second moment" if cfg.projection_share > 0 else "")
-            + (" + noisy row count" if cfg.count_share > 0 else ""),
-            public_parameters={
-                **size,
-                "n_features": X.shape[1],
-                "n_clusters": cfg.k,
-                "iterations": cfg.T,
-                "variations": self.variations_,
-                "projection_dim": cfg.pe_dim,
-                "center": domain.center,
-                "radius": domain.radius,
-                "bounds": None if domain.box is None or domain.leaked else list(domain.box),
-                "gamma": self.gamma,
-                "beta": self.beta,
-                "recover_share": cfg.share,
-                "recover_steps": cfg.recover_steps,
-                "projection": self.projection if cfg.method == "hdpe-means" else None,
-                "projection_share": cfg.projection_share,
-                "count_share": cfg.count_share,
-                "seeded": self.random_state is not None,
-            },
-            warnings=[LEAK_NOTE] if domain.leaked else [],
-            guarantee_holds=not domain.leaked,
-        )
-        report["evaluation"] = (
-            EVALUATION_NOTE  # labels_/inertia_: read off the private rows, not DP
-        )
+        self.low_signal_clusters_ = [int(j) for j in low_signal]
+        report = fit_report(self, row_dim(X), cfg, releases, domain, self.low_signal_clusters_)
         self.privacy_report_ = with_seed_warning(report, self.random_state)
 
 

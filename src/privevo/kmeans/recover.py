@@ -21,6 +21,7 @@ __all__ = [
     "anchor_scales",
     "centred_means",
     "in_domain",
+    "low_signal",
     "pca_basis",
     "recover_noise",
     "recover_radii",
@@ -37,6 +38,17 @@ def in_domain(domain: Domain, unit_centers: np.ndarray) -> np.ndarray:
         domain.center + domain.radius * unit_centers, domain.radius, domain.center
     )
     return centers if domain.box is None else np.clip(centers, domain.box[0], domain.box[1])
+
+
+def trusted_counts(counts, sigma_sum: float, d: int) -> np.ndarray:
+    """Clusters whose noisy count ĉ_j exceeds max(σ_s·√d, 1): their mean is estimated from
+    their own sums (the rule of :func:`shrunk_means` and :func:`centred_means`)."""
+    return np.asarray(counts) > max(sigma_sum * math.sqrt(d), 1.0)
+
+
+def low_signal(counts, sigma_sum: float, d: int) -> np.ndarray:
+    """Indices of the clusters no noisy count supports (not :func:`trusted_counts`)."""
+    return np.flatnonzero(~trusted_counts(counts, sigma_sum, d))
 
 
 def pca_basis(moment: np.ndarray, dim: int) -> np.ndarray:
@@ -93,7 +105,7 @@ def shrunk_means(
     along its anchor above the noise) keeps its anchor whatever the others do.
     """
     d = sums.shape[1]
-    trusted = counts > max(sigma_sum * math.sqrt(d), 1.0)
+    trusted = trusted_counts(counts, sigma_sum, d)
     scales = np.where(trusted, 1.0, anchor_scales(sums, counts, anchors, sigma_sum))
     anchors = scales[:, None] * anchors
     safe = np.where(trusted, counts, 1.0)
@@ -157,7 +169,7 @@ def centred_means(sums, counts, anchors, radii, sigma_sum: float, sigma_count: f
     count is at most max(σ_s·√d, 1) keeps its anchor.
     """
     d = sums.shape[1]
-    trusted = counts > max(sigma_sum * math.sqrt(d), 1.0)
+    trusted = trusted_counts(counts, sigma_sum, d)
     safe = np.where(trusted, counts, 1.0)
     offsets = sums / safe[:, None]
     norm2 = np.einsum("ij,ij->i", offsets, offsets)

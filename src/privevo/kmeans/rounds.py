@@ -28,7 +28,14 @@ from ..private.kmeans_stats import ChunkedRows, RecoverRows, project_rows, row_d
 from ..selection.weighted_kmeans import WeightedKMeans
 from ..variation import LevyVariation, SpherePacking
 from .plan import Plan, population
-from .recover import centred_means, pca_basis, recover_noise, recover_radii, shrunk_means
+from .recover import (
+    centred_means,
+    low_signal,
+    pca_basis,
+    recover_noise,
+    recover_radii,
+    shrunk_means,
+)
 
 __all__ = ["PEMeansRun", "Steps"]
 
@@ -84,6 +91,7 @@ class PEMeansRun:
         self.steps = Steps(log, rng)
         self.evolution = None
         self.variations = None
+        self.low_signal = np.zeros(0, dtype=np.int64)  # the last recover step's (none: none)
 
     def refined_means(self, Z: np.ndarray):
         """(unit-ball centres, releases, seconds): PE-means (on Z, or on HDPE's projection),
@@ -230,6 +238,7 @@ class PEMeansRun:
         releases = self.steps.release(key, draw, est.adjacency)
         sums, counts = releases[0].value, releases[1].value
         sigmas = noise["sigma_sum"], noise["sigma_count"]
+        self.low_signal = low_signal(counts, noise["sigma_sum"], row_dim(Z))
         if centred:
             return centred_means(sums, counts, anchors, radii, *sigmas), releases
         return shrunk_means(sums, counts, anchors, *sigmas, basis), releases
