@@ -233,6 +233,17 @@ PLANTS = (
         ("dpkmeans hdpe/add_remove",),
     ),
     Plant(
+        "sensitivity: the streamed recover offsets summed unclipped",
+        "private/kmeans_stats.py",
+        (
+            (
+                "sums += onehot @ blocks.clipped_rows(rows, 0, len(z), radius)",
+                "sums += onehot @ np.asarray(rows, dtype=np.float64)",
+            ),
+        ),
+        ("dpkmeans parquet folder/add_remove",),
+    ),
+    Plant(
         "sensitivity: the tabular marginals counted twice",
         "private/tables.py",
         (

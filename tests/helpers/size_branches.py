@@ -562,7 +562,7 @@ SIZE_BRANCHES: dict[str, SizeBranch] = {
     ".npy folders read in blocks": SizeBranch(
         (P + "private.files._DEFAULT_BLOCK_BYTES",),
         "how many blocks a .npy part is read in (block_rows = _DEFAULT_BLOCK_BYTES // row bytes); "
-        "synth streams the blocks, kmeans reads them into memory",
+        "synth and kmeans (a public domain, no --plot) stream the blocks",
         "exact n (block layout only)",
         ("cli synth npy folder", "cli kmeans npy folder"),
         "_DEFAULT_BLOCK_BYTES patched to 32 rows of 2 float64: a part of 32 → 33 rows goes from "
@@ -704,12 +704,24 @@ SIZE_BRANCHES: dict[str, SizeBranch] = {
         "how many row chunks DPKMeans' recover sums (one-hot GEMMs) and HDPE's second moment "
         "are summed in: float sums in another order",
         "exact n (summation order only)",
-        ("dpkmeans", "dpkmeans hdpe", "cli kmeans csv", "cli kmeans npy", "cli kmeans --json"),
-        "_SUM_CHUNK patched to 64: 64 → 65 rows go from one chunk to two",
+        (
+            "dpkmeans",
+            "dpkmeans hdpe",
+            "dpkmeans parquet folder",
+            "dpkmeans dask",
+            "cli kmeans csv",
+            "cli kmeans npy",
+            "cli kmeans --json",
+            "cli kmeans folder",
+            "cli kmeans --metadata",
+        ),  # fmt: skip
+        "_SUM_CHUNK patched to 64: 64 → 65 rows go from one chunk to two (streamed rows are "
+        "cut in the same aligned chunks whatever their blocks)",
         (
             Crossing("dpkmeans", _SMALL + 1, _SUM_CHUNK, witness=_CLIPPED, fast=True),
             Crossing("dpkmeans hdpe", _SMALL + 1, _SUM_CHUNK, witness=_CLIPPED),
             Crossing("cli kmeans csv", _SMALL + 1, _SUM_CHUNK, witness=_CLIPPED),
+            Crossing("dpkmeans parquet folder", _SMALL + 1, _SUM_CHUNK, witness=_CLIPPED),
         ),
     ),
     "default delta refused for large data": SizeBranch(

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from privevo import DPKMeans
-from privevo.private.kmeans_stats import CHUNK, aligned_chunks
+from privevo.private.blocks import _SUM_CHUNK as CHUNK
+from privevo.private.kmeans_stats import aligned_chunks
 
 pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
@@ -76,6 +77,7 @@ def test_hdpe_streamed_fit_equals_the_in_memory_fit(tmp_path):
 
 @pytest.mark.slow
 def test_dask_fits_equal_the_in_memory_fit(tmp_path):
+    """Dask inputs read partition by partition on the caller, or counted on the cluster."""
     da = pytest.importorskip("dask.array")
     dd = pytest.importorskip("dask.dataframe")
     pytest.importorskip("distributed")
@@ -93,8 +95,9 @@ def test_dask_fits_equal_the_in_memory_fit(tmp_path):
         ):
             model = DPKMeans(3, random_state=4, radius=5.0).fit(data, columns=columns)
             assert _story(model) == reference
-        on_cluster = DPKMeans(3, random_state=4, radius=5.0, backend="dask").fit(stored["npy"])
-        assert _story(on_cluster) == reference
+        for data in (stored["npy"], da.from_array(X, chunks=(3000, 3))):  # histograms on workers
+            on_cluster = DPKMeans(3, random_state=4, radius=5.0, backend="dask").fit(data)
+            assert _story(on_cluster) == reference
 
 
 def test_predict_transform_score_stream(tmp_path):

@@ -33,7 +33,6 @@ from .._validation import (
 )
 from ..evaluation import labels_and_inertia, nearest_distances
 from ..private import NOISES, Domain, backend_session, data_digest, public_domain
-from ..private.dask import is_dask_collection
 from ..private.kmeans_stats import (
     is_lazy,
     lazy_input,
@@ -267,7 +266,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         """
         tic = time.perf_counter()
         self._validate_params()  # the declared constraints, before the data is read
-        lazy = lazy_input(X, columns)
+        lazy = lazy_input(X, columns, self.backend)
         # the budget is checked before any cell of X is read: δ is the given one, the fixed
         # add/remove default, or under replace n^-1.1 with the public n (X's length only)
         delta = self._public_delta(X if lazy is None else lazy)
@@ -280,7 +279,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         domain = self._domain(X, lazy is not None)
         Z = unit_rows(X, domain)
         rng = check_random_state(self.random_state)
-        with self._open_checkpoint(X, cfg) as log, backend_session(self._backend_of(X)):
+        with self._open_checkpoint(X, cfg) as log, backend_session(self.backend):
             run = PEMeansRun(self, cfg, rng, log)
             unit_centers, releases, times = run.refined_means(Z)
         self.evolution_, self.variations_ = run.evolution, run.variations
@@ -298,10 +297,6 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         if hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         return rows
-
-    def _backend_of(self, X) -> str:
-        """ "dask" for a Dask collection (one cluster for every round), else ``backend``."""
-        return "dask" if is_dask_collection(X) else self.backend
 
     def _domain(self, X, streamed: bool) -> Domain:
         """The public domain; a streamed X is never scanned for its range, so it needs one."""
@@ -370,7 +365,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
 
     def _blocks(self, X, columns):
         """``X``'s rows as checked float64 blocks: an array whole, a stream block by block."""
-        lazy = lazy_input(X, columns)
+        lazy = lazy_input(X, columns, self.backend)
         if lazy is None:
             yield self._check_X(X)
             return

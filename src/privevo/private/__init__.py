@@ -12,6 +12,8 @@ the ones before it:
   :class:`Source` protocol for arrays, Parquet/``.npy`` folders and Dask
   collections, and :func:`as_source`; :mod:`.frames` — private tables (pandas,
   Parquet, Dask DataFrames) read block by block through a public per-row map;
+  :mod:`.kmeans_stats` — DPKMeans' rows at any size (the unit-ball map, HDPE's projection,
+  the count, second moment and recover sums in chunks aligned on the row index);
 * :mod:`.readers`, :mod:`.headers` — the one reader of private files (CSV/TSV,
   ``.npy``, Parquet, folders of parts, tables and files of texts): one rule set for headers, nulls,
   folders and errors;

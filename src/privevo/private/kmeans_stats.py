@@ -10,7 +10,8 @@ memory"):
   partition by partition (:class:`UnitBallSource`, ``map_blocks``);
 * :func:`project_rows` — HDPE-means' projection z ↦ zᵀB, per row likewise;
 * :class:`ChunkedRows` and :class:`RecoverRows` — :class:`~.blocks.Source` views that read
-  those rows in chunks of :data:`CHUNK` rows aligned on the row index, whatever the blocks the
+  those rows in chunks of ``blocks._SUM_CHUNK`` rows (the in-memory sums' chunk) aligned on
+  the row index, whatever the blocks the
   data comes in. The float sums (the recover step's cluster sums, HDPE's second moment) add
   the same chunk partials in the same order, so an array, a Parquet folder and a Dask
   collection give bit-identical exact statistics, hence identical releases for the same seed.
@@ -27,7 +28,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .blocks import _SUM_CHUNK, Source, clipped_rows
+from . import blocks
+from .blocks import Source
 from .dask import as_dask_array, is_dask_collection
 from .domain import Domain
 from .files import BlockSource, open_source
@@ -35,8 +37,9 @@ from .flat import _assign_chunk, _chunk, as_block
 from .kernel import PreparedCandidates, expand_counts
 
 __all__ = [
-    "CHUNK",
+    "aligned_chunks",
     "ChunkedRows",
+    "DaskBlocks",
     "RecoverRows",
     "UnitBallSource",
     "is_lazy",
@@ -48,14 +51,15 @@ __all__ = [
     "unit_rows",
 ]
 
-CHUNK = _SUM_CHUNK  # rows per aligned chunk: the in-memory sums' chunk, so arrays are unchanged
 
-
-def lazy_input(X, columns=None):
-    """``X`` as a block source or a 2-D Dask array when it is one (or a path to one), else None.
+def lazy_input(X, columns=None, backend: str = "auto"):
+    """``X`` as a block source (or, for ``backend="dask"``, a 2-D Dask array) when it is one or
+    a path to one, else None.
 
     A path opens a Parquet file/folder (``columns``: the numeric columns, by name) or a
-    ``.npy`` file/folder; a Dask DataFrame keeps ``columns`` (default: all).
+    ``.npy`` file/folder; a Dask DataFrame keeps ``columns`` (default: all). A Dask collection
+    is counted on its cluster under ``backend="dask"``, else read partition by partition on
+    the caller (:class:`DaskBlocks`), as Dask DataFrames are for TabularPE.
     """
     if isinstance(X, (str, os.PathLike)):
         return open_source(X, columns=columns)
@@ -64,7 +68,7 @@ def lazy_input(X, columns=None):
     if is_dask_collection(X):
         if columns is not None and hasattr(X, "columns"):
             X = X[list(columns)]
-        return as_dask_array(X)
+        return as_dask_array(X) if backend == "dask" else DaskBlocks(as_dask_array(X))
     if columns is not None:
         raise ValueError("columns= applies to a Parquet path or a Dask DataFrame only; drop it")
     return None
@@ -82,6 +86,30 @@ def row_count(rows) -> int:
     if isinstance(rows, BlockSource):
         return int(rows.n_rows())
     return int(as_dask_array(rows).shape[0])
+
+
+@dataclass(frozen=True)
+class DaskPart:
+    """One row partition of a Dask array, computed (by the default scheduler) when read."""
+
+    part: Any
+    rows: int
+
+    def read(self) -> np.ndarray:
+        return np.asarray(self.part.compute())
+
+
+class DaskBlocks(BlockSource):
+    """A 2-D Dask array read one row partition at a time on the caller."""
+
+    def __init__(self, array):
+        self.path = "a Dask collection"
+        self.shape, self.dtype = tuple(int(v) for v in array.shape), np.dtype(array.dtype)
+        parts = array.to_delayed().ravel()
+        self._refs = [DaskPart(p, int(r)) for p, r in zip(parts, array.chunks[0])]
+
+    def block_refs(self) -> list[DaskPart]:
+        return list(self._refs)
 
 
 @dataclass(frozen=True)
@@ -166,12 +194,14 @@ def row_blocks(rows) -> Iterator[np.ndarray]:
             yield np.asarray(part.compute())
 
 
-def aligned_chunks(rows, size: int = CHUNK) -> Iterator[np.ndarray]:
-    """Consecutive chunks of exactly ``size`` rows (the last one shorter), whatever the blocks.
+def aligned_chunks(rows, size: int | None = None) -> Iterator[np.ndarray]:
+    """Consecutive chunks of exactly ``size`` rows (default ``blocks._SUM_CHUNK``; the last one
+    shorter), whatever the blocks.
 
     Chunk j holds rows [j·size, (j+1)·size) of the data: the same rows for an array, a
     Parquet folder or a Dask collection.
     """
+    size = size or blocks._SUM_CHUNK
     carry: list[np.ndarray] = []
     held = 0
     for block in row_blocks(rows):
@@ -225,8 +255,9 @@ class RecoverRows(ChunkedRows):
             raise ValueError("RecoverRows assigns by its own keys; pass assign_by=None")
         u = len(prepared.unique)
         sums, counts = np.zeros((u, self.dim)), np.zeros(u)
-        buf = np.empty((CHUNK, u), dtype=np.float32)
-        aug = np.ones((CHUNK, prepared.dim + 1), dtype=np.float32)
+        rows_per = blocks._SUM_CHUNK
+        buf = np.empty((rows_per, u), dtype=np.float32)
+        aug = np.ones((rows_per, prepared.dim + 1), dtype=np.float32)
         for chunk in self.blocks():
             z = as_block(chunk, self.dim)
             keys = z if self.key_basis is None else z @ self.key_basis
@@ -237,7 +268,7 @@ class RecoverRows(ChunkedRows):
                 rows = (z - self.anchors[cell]) / self.radii[cell, None]
             onehot = np.zeros((u, len(z)))
             onehot[labels, np.arange(len(z))] = 1.0
-            sums += onehot @ clipped_rows(rows, 0, len(z), radius)
+            sums += onehot @ blocks.clipped_rows(rows, 0, len(z), radius)
             counts += onehot.sum(axis=1)
         full = np.zeros((prepared.n_candidates, self.dim))
         full[prepared.first_index] = sums
