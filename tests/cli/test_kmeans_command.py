@@ -95,6 +95,19 @@ def test_centres_stay_inside_each_described_column_range(tmp_path, cli):
     assert json.loads(out)["points"] == json.loads(out2)["points"]  # the same public box
 
 
+def test_scaled_units_weigh_columns_alike_and_stay_in_range(tmp_path, cli):
+    data, description = _mixed_scale(tmp_path)
+    argv = ["kmeans", data, "--k", "3", "--epsilon", "2", "--seed", "1", "--json"]
+    code, out, err = cli([str(a) for a in [*argv, "--metadata", description, "--units", "scaled"]])
+    assert code == 0, err
+    result = json.loads(out)
+    centres = np.asarray(result["points"])
+    assert ((centres >= 0) & (centres <= [1.5, 2.0, 20.0])).all(), centres
+    assert result["privacy_report"]["distances"].startswith("scaled units")
+    code, _, err = cli([str(a) for a in [*argv, "--radius", "30", "--units", "scaled"]])
+    assert code == 2 and "--units scaled" in err and "--bounds or --metadata" in err
+
+
 def test_stdout_json_and_report_tell_one_story(files, tmp_path, cli):
     code, out, err = cli(fill(KMEANS, files) + ["-o", tmp_path / "c.csv"])
     assert code == 0, err

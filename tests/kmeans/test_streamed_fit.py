@@ -57,6 +57,7 @@ def test_aligned_chunks_cut_rows_alike_whatever_the_blocks():
         {"radius": 5.0},
         {"bounds": (-3.0, 3.0), "adjacency": "replace"},
         {"radius": 5.0, "noise": "discrete_gaussian"},
+        {"bounds": ([-3.0, -3.0, -4.0], [3.0, 2.0, 4.0]), "units": "scaled"},
     ],
 )
 def test_streamed_fits_equal_the_in_memory_fit(tmp_path, options):
@@ -144,3 +145,13 @@ def test_checkpoint_binds_to_the_rows_not_their_storage(tmp_path, monkeypatch):
     other[0, 0] += 1.0
     with pytest.raises(ValueError, match="made on other data"):
         DPKMeans(3, random_state=1, radius=5.0, checkpoint=path).fit(other)
+
+
+def test_scaled_units_need_bounds_and_keep_centres_in_the_box():
+    X = _blobs(600, 3) * [1.0, 10.0, 0.1]
+    lo, hi = np.array([-4.0, -40.0, -0.4]), np.array([4.0, 40.0, 0.4])
+    model = DPKMeans(3, random_state=0, bounds=(lo, hi), units="scaled").fit(X)
+    assert ((model.cluster_centers_ >= lo) & (model.cluster_centers_ <= hi)).all()
+    assert model.privacy_report_["distances"].startswith("scaled units")
+    with pytest.raises(ValueError, match="pass bounds="):
+        DPKMeans(3, random_state=0, radius=5.0, units="scaled").fit(X)

@@ -60,6 +60,14 @@ def add_parser(sub) -> None:
         help="public per-column bounds: a description ('ratio: numeric 0..1.5', one line per "
         "column, as privevo metadata reads) or a metadata JSON (not with --radius/--bounds)",
     )
+    p.add_argument(
+        "--units",
+        choices=["data", "scaled"],
+        default="data",
+        help="where distances are measured: data = the columns' own units (wide columns weigh "
+        "most), scaled = each column's --bounds/--metadata interval mapped to [-1, 1] first "
+        "(columns weigh alike); centres are written in data units (default data)",
+    )
     _per_column_bounds(p)
     p.set_defaults(func=_kmeans)
 
@@ -123,6 +131,11 @@ def _check_domain_flags(args) -> None:
     """--metadata is a domain of its own; per-column --bounds lists must match each other."""
     if args.metadata is not None and (args.radius is not None or args.bounds is not None):
         raise ValueError("--metadata gives the bounds: drop --radius/--bounds, or --metadata")
+    if args.units == "scaled" and args.metadata is None and args.bounds is None:
+        raise ValueError(
+            "--units scaled maps each column's interval to [-1, 1]: give the intervals with "
+            "--bounds or --metadata (or use --units data)"
+        )
     if args.bounds is None:
         return
     lo, hi = (v if isinstance(v, tuple) else (v,) for v in args.bounds)
@@ -251,5 +264,6 @@ def _kmeans_model(args):
         recover_share=args.recover_share,
         projection=args.projection,
         iterations=args.iterations,
+        units=args.units,
         **run_keywords(args),
     )

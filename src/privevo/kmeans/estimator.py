@@ -39,6 +39,7 @@ from ..private.kmeans_stats import (
     row_blocks,
     row_count,
     row_dim,
+    scaled_domain,
     unit_rows,
 )
 from ..report import with_seed_warning
@@ -55,7 +56,9 @@ except ImportError:  # pragma: no cover
         return estimator._validate_data(X, reset=reset, **kwargs)
 
 
-__all__ = ["DPKMeans"]
+__all__ = ["DPKMeans", "UNITS"]
+
+UNITS = ("data", "scaled")
 
 
 class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
@@ -153,6 +156,11 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
     accountant : :class:`privevo.BudgetAccountant` or None
         A budget shared with other fits: the fit is refused before the data is
         read if it would exceed it, and charged with its releases afterwards.
+    units : {"data", "scaled"}, default="data"
+        Where distances are measured (docs/kmeans.md, "Units"). ``"data"``: the data's own
+        units (the domain is mapped into the unit ball by one scale, so wide columns weigh
+        most). ``"scaled"``: each column's ``bounds`` interval mapped to [−1, 1] first, so
+        every column weighs alike; needs ``bounds``. Centres come back in data units.
     count_share : float, default=0.02
         Under add/remove adjacency, the share of the budget spent on a noisy
         count of the rows, from which the population size and PE-means'
@@ -195,6 +203,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         "noise": [StrOptions(set(NOISES))],
         "count_share": [Interval(Real, 0, 1, closed="neither")],
         "accountant": [HasMethods(("check", "charge")), None],
+        "units": [StrOptions(set(UNITS))],
     }
 
     def __init__(
@@ -225,6 +234,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         noise: str = "gaussian",
         count_share: float = 0.02,
         accountant=None,
+        units: str = "data",
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -251,6 +261,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         self.noise = noise
         self.count_share = count_share
         self.accountant = accountant
+        self.units = units
 
     # -- scikit-learn API --------------------------------------------------
 
@@ -299,6 +310,11 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         return rows
 
     def _domain(self, X, streamed: bool) -> Domain:
+        """The public domain (in scaled units with ``units="scaled"``)."""
+        domain = self._data_domain(X, streamed)
+        return scaled_domain(domain) if self.units == "scaled" else domain
+
+    def _data_domain(self, X, streamed: bool) -> Domain:
         """The public domain; a streamed X is never scanned for its range, so it needs one."""
         if not streamed:
             hint = getattr(self, "_domain_hint", "radius= or bounds=")  # the CLI names its flags

@@ -33,7 +33,10 @@ RECOVER_RADIUS = 1.0  # later recover steps clip offsets at this many nearest-an
 
 def in_domain(domain: Domain, unit_centers: np.ndarray) -> np.ndarray:
     """Centres c + R·u mapped back from the unit ball and kept in the public domain: onto the
-    ball, then into the box when one was declared (post-processing; the box lies in the ball)."""
+    ball, then into the box when one was declared (post-processing; the box lies in the ball).
+    A domain in scaled units maps them back itself (``from_unit_ball``)."""
+    if hasattr(domain, "from_unit_ball"):
+        return domain.from_unit_ball(unit_centers)
     centers = clip_to_ball(
         domain.center + domain.radius * unit_centers, domain.radius, domain.center
     )

@@ -70,7 +70,11 @@ def fit_report(est, d: int, cfg: Plan, releases, domain: Domain, low_signal: lis
     report.update(sigma=rounds["sigma"], steps=rounds["count"], sensitivity=rounds["sensitivity"])
     report["release_families"] = release_families(report["releases"], cfg.recover_steps)
     report["low_signal_clusters"] = list(low_signal)
-    report["distances"] = "data units"  # the unit-ball map is one scale for every column
+    report["distances"] = (  # the unit-ball map: one scale for every column, or per column
+        "scaled units: each column's bounds mapped to [-1, 1]"
+        if est.units == "scaled"
+        else "data units"
+    )
     report["evaluation"] = EVALUATION_NOTE  # labels_/inertia_: read off the private rows, not DP
     return report
 

@@ -41,6 +41,7 @@ __all__ = [
     "ChunkedRows",
     "DaskBlocks",
     "RecoverRows",
+    "ScaledDomain",
     "UnitBallSource",
     "is_lazy",
     "lazy_input",
@@ -48,6 +49,7 @@ __all__ = [
     "project_rows",
     "row_count",
     "row_dim",
+    "scaled_domain",
     "unit_rows",
 ]
 
@@ -149,6 +151,33 @@ class UnitBallSource(BlockSource):
         if self.basis is not None:
             raise ValueError("the rows are projected already")
         return UnitBallSource(self.source, self.domain, basis)
+
+
+@dataclass(frozen=True)
+class ScaledDomain(Domain):
+    """A box with every column scaled to [−1, 1] by its own interval, (x − m)/h (m its
+    centre, h its half-width), then by 1/√d into the unit ball: distances in scaled units.
+
+    A public per-column map, as the box itself; ``radius`` is √d, the ball of the scaled box.
+    """
+
+    def to_unit_ball(self, X: np.ndarray) -> np.ndarray:
+        lo, hi = self.box
+        half = (hi - lo) / 2
+        return (np.clip(X, lo, hi) - self.center) / half / self.radius
+
+    def from_unit_ball(self, U: np.ndarray) -> np.ndarray:
+        """Points of the unit ball back in data units, kept in the box (post-processing)."""
+        lo, hi = self.box
+        return np.clip(self.center + (hi - lo) / 2 * self.radius * U, lo, hi)
+
+
+def scaled_domain(domain: Domain) -> ScaledDomain:
+    """``domain``'s box with every column scaled to [−1, 1] (the box is needed)."""
+    if domain.box is None:
+        raise ValueError("units='scaled' scales each column by its bounds: pass bounds=")
+    lo, hi = domain.box
+    return ScaledDomain((lo + hi) / 2, float(np.sqrt(len(lo))), domain.box, domain.leaked)
 
 
 def unit_rows(X, domain: Domain):
