@@ -32,10 +32,14 @@ from .._validation import (
     validate_params,
 )
 from ..evaluation import labels_and_inertia, nearest_distances
-from ..private import NOISES, Domain, backend_session, data_digest, public_domain
-from ..private.kmeans_stats import (
+from ..private import (
+    NOISES,
+    Domain,
+    backend_session,
+    data_digest,
     is_lazy,
     lazy_input,
+    public_domain,
     row_blocks,
     row_count,
     row_dim,

@@ -18,13 +18,16 @@ from .. import accounting
 from ..adjacency import vote_sensitivity
 from ..evolution import PrivateEvolution
 from ..private import (
+    ChunkedRows,
+    RecoverRows,
     Release,
     noisy_cluster_sums,
     noisy_count,
     noisy_second_moment,
+    project_rows,
+    row_dim,
     second_moment_sensitivity,
 )
-from ..private.kmeans_stats import ChunkedRows, RecoverRows, project_rows, row_dim
 from ..selection.weighted_kmeans import WeightedKMeans
 from ..variation import LevyVariation, SpherePacking
 from .plan import Plan, population
@@ -157,7 +160,7 @@ class PEMeansRun:
         orthonormal basis (public; logged so a resume reuses it).
         """
         cfg, est = self.plan, self.est
-        d, dim = row_dim(Z), cfg.pe_dim
+        d, dim = Z.shape[1], cfg.pe_dim  # public: the schema (an array, block source or Dask array)
         if cfg.projection_share == 0:
             arrays = self.steps.run(
                 "projection", lambda rng: {"basis": np.linalg.qr(rng.standard_normal((d, dim)))[0]}

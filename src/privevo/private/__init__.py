@@ -48,6 +48,19 @@ from .kernel import (
     reference_assign,
     register_backend,
 )
+from .kmeans_stats import (
+    ChunkedRows,
+    RecoverRows,
+    ScaledDomain,
+    is_lazy,
+    lazy_input,
+    project_rows,
+    row_blocks,
+    row_count,
+    row_dim,
+    scaled_domain,
+    unit_rows,
+)
 from .noise import discrete_gaussian, discrete_gaussian_pmf
 from .readers import (
     READ_FORMATS,
@@ -97,6 +110,17 @@ from .tables import noisy_cell_counts, noisy_dependence_scores
 from .votes import check_vote_arguments, privacy_unit, reference_votes, vote_sensitivity
 
 __all__ = [
+    "ChunkedRows",
+    "RecoverRows",
+    "ScaledDomain",
+    "is_lazy",
+    "lazy_input",
+    "project_rows",
+    "row_blocks",
+    "row_count",
+    "row_dim",
+    "scaled_domain",
+    "unit_rows",
     "LEAK_NOTE",
     "METRICS",
     "NOISES",
