@@ -145,7 +145,10 @@ def test_streamed_folder_gives_the_in_memory_centres(files, tmp_path, cli):
         ({"radius": None, "bounds": ["0,0", "1"]}, None),
         ({"radius": None, "bounds": ["0,0,0", "1,1"]}, "--bounds LO HI need as many values"),
         ({"radius": None, "bounds": ["0,0,0", "1,1,1"]}, "--bounds LO needs 1 or 2 values"),
-        ({"radius": None, "bounds": ["0,2", "1,1"]}, "--bounds needs LO < HI for every column"),
+        (
+            {"radius": None, "bounds": ["0,2", "1,1"]},
+            "--bounds LO HI needs LO < HI for every column",
+        ),
         ({"radius": None, "bounds": ["0,zero", "1,1"]}, "--bounds"),
     ],
 )

@@ -147,7 +147,9 @@ def _check_domain_flags(args) -> None:
         lo * (len(hi) if len(lo) == 1 else 1), hi * (len(lo) if len(hi) == 1 else 1)
     ):
         if not high > low:
-            raise ValueError(f"--bounds needs LO < HI for every column, got {low:g} and {high:g}")
+            raise ValueError(
+                f"--bounds LO HI needs LO < HI for every column, got {low:g} and {high:g}"
+            )
 
 
 def _bounds(args, columns, d: int):
