@@ -7,7 +7,7 @@ Each table is split 80/20 (fixed seed 0): the 80% is the private table, the
 20% the held-out test set of the downstream task. δ = 1/(n·ln n), n the
 private rows. Columns: 1-way and 2-way marginal TVD against the private rows
 (10 equal-width bins of each numeric column's public domain,
-:func:`privevo.metrics.marginal_tvd`), downstream accuracy (gradient boosting
+:func:`privevo.evaluation.marginal_tvd`), downstream accuracy (gradient boosting
 trained on as many synthetic rows as private ones, at most 10 000, tested on
 the held-out rows, :func:`privevo.metrics.downstream_accuracy`), fit seconds
 (wall clock, and the process's CPU seconds, which a loaded machine does not
@@ -55,7 +55,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import tabular_data  # noqa: E402
 from privevo import TabularPE, accounting  # noqa: E402
-from privevo.metrics import (  # noqa: E402
+from privevo.evaluation import (  # noqa: E402
     downstream_accuracy,
     marginal_tvd,
     numeric_errors,

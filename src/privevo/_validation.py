@@ -12,14 +12,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .exceptions import InvalidParameterError
+from .names import ADJACENCIES, MAX_ROUNDS  # MAX_ROUNDS: the most releases T of one run
 
 #: The ε range the accountant is tested over (against an independent high-precision
 #: computation): every entry point refuses an ε outside it.
 EPSILON_MIN, EPSILON_MAX = 1e-6, 1e6
 #: The smallest δ accepted (the accountant works in log space and is tested down to it).
 DELTA_MIN = 1e-300
-#: The most PE rounds (private releases T) of one run; a larger T is refused.
-MAX_ROUNDS = 10_000
 
 
 def check_points(
@@ -202,6 +201,19 @@ class HasMethods:
 
     def __str__(self) -> str:
         return "an object implementing " + ", ".join(repr(m) for m in self.methods)
+
+
+#: The run-level parameters every estimator shares, declared once: ε (finite; an engine that
+#: offers a non-private reference run adds ``math.inf``), δ, the adjacency, the seed and a budget
+#: accountant. Each estimator extends them (``{**RUN_CONSTRAINTS, ...}``), as scikit-learn's
+#: ``_BaseKMeans`` shares its constraints with ``KMeans`` and ``MiniBatchKMeans``.
+RUN_CONSTRAINTS: dict = {
+    "epsilon": [Interval(numbers.Real, EPSILON_MIN, EPSILON_MAX, closed="both")],
+    "delta": [Interval(numbers.Real, DELTA_MIN, 1, closed="left")],
+    "adjacency": [StrOptions(set(ADJACENCIES))],
+    "random_state": [numbers.Integral, np.random.Generator, None],
+    "accountant": [HasMethods(("check", "charge")), None],
+}
 
 
 def validate_params(constraints: dict, params: dict, caller: str) -> None:

@@ -245,7 +245,7 @@ def mixture_experiment(
 
 def _write_plots(out: Path, kmeans: dict, mixture: dict) -> list[Path]:
     from .io import atomic_write
-    from .plots import _figure, plot_loss_vs_epsilon, plot_trajectories, plot_vote_histograms
+    from .plots import figure, plot_loss_vs_epsilon, plot_trajectories, plot_vote_histograms
 
     figures = {
         "kmeans_loss_vs_epsilon.png": plot_loss_vs_epsilon(
@@ -257,7 +257,7 @@ def _write_plots(out: Path, kmeans: dict, mixture: dict) -> list[Path]:
     }
     eps = min(mixture["epsilons"])
     names = [n for n in ("gape", "rank", "subsample") if (n, eps) in mixture["runs"]]
-    fig, axes = _figure(4.6 * len(names), 4.2, ncols=len(names))
+    fig, axes = figure(4.6 * len(names), 4.2, ncols=len(names))
     for ax, name in zip(axes.flat, names):
         plot_trajectories(
             mixture["runs"][name, eps].history_,
@@ -272,9 +272,9 @@ def _write_plots(out: Path, kmeans: dict, mixture: dict) -> list[Path]:
             mixture["runs"][name, eps].history_, title=f"noisy votes per round, {name}, ε={eps:g}"
         )
     paths = []
-    for filename, figure in figures.items():
+    for filename, fig in figures.items():
         with atomic_write(out / filename) as tmp:
-            figure.savefig(tmp, format="png", dpi=100)
+            fig.savefig(tmp, format="png", dpi=100)
         paths.append(out / filename)
     return paths
 

@@ -112,7 +112,7 @@ def privacy_report(
         "mechanism": mechanism,
         "dp_event": _event_dict(events[0] if len(events) == 1 else _compose(events)),
         "releases": [r.entry() for r in releases],
-        "public_parameters": _jsonable(public_parameters or {}),
+        "public_parameters": jsonable(public_parameters or {}),
         "warnings": list(warnings or []),
         "guarantee_holds": bool(guarantee_holds),
         "privevo_version": __version__,
@@ -156,7 +156,7 @@ def non_private_report(
         "releases": [
             {"name": "nn_histogram", "sigma": 0.0, "count": int(steps), "sensitivity": None}
         ],
-        "public_parameters": _jsonable(public_parameters or {}),
+        "public_parameters": jsonable(public_parameters or {}),
         "warnings": [note, *(warnings or [])],
         "guarantee_holds": False,
         "privevo_version": __version__,
@@ -187,13 +187,13 @@ def _event_dict(event) -> dict:
     return out
 
 
-def _jsonable(value):
+def jsonable(value):
     import numpy as np
 
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, np.generic):

@@ -50,7 +50,10 @@ def test_finished_checkpoint_returns_the_result_without_a_new_release(tmp_path, 
         random_state=np.random.default_rng(3),
     )
     first = DPKMeans(**params, checkpoint=path).fit(X)
-    keys = [r.key for r in load_checkpoint(path)[1]]
+    logged = [r.key for r in load_checkpoint(path)[1]]
+    released = [k for k in logged if k.startswith("release/")]  # each round's release, logged
+    assert released == [f"release/{t}" for t in range(4)]  # before the round uses it
+    keys = [k for k in logged if not k.startswith("release/")]
     assert keys == [
         "count",
         "second_moment",

@@ -16,7 +16,7 @@ from helpers.tables import DESCRIPTION, small_table  # noqa: E402
 from privevo import BudgetAccountant, PrivacyLeakWarning, TabularPE  # noqa: E402
 from privevo.adjacency import ADJACENCIES  # noqa: E402
 from privevo.budget import BudgetExceededError  # noqa: E402
-from privevo.metrics import marginal_tvd  # noqa: E402
+from privevo.evaluation import marginal_tvd  # noqa: E402
 from privevo.report import SEED_WARNING  # noqa: E402
 from privevo.tabular import (  # noqa: E402
     TableEmbedding,

@@ -14,7 +14,8 @@ from .._validation import (
     check_random_state,
 )
 from ..adjacency import check_adjacency
-from ..evaluation import labels_and_inertia, nearest_distances
+from ..distances import nearest_distances
+from ..metrics import labels_and_inertia
 from ..private import public_domain
 
 

@@ -67,7 +67,7 @@ class FastLloyd(DPBaselineKMeans):
             step = project_to_ball(noisy_sums[ok] / noisy_counts[ok, None], max_dist)
             centers[ok] = np.clip(centers[ok] + step, -1.0, 1.0)
         self.n_iter_ = T
-        self.privacy_ = {
+        self.privacy_report_ = {
             "epsilon": epsilon,
             "delta": delta,
             "adjacency": adjacency,

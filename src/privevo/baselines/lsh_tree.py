@@ -90,7 +90,7 @@ class LSHTreeKMeans(DPBaselineKMeans):
         )
         self.releases_.append(leaves)
         self.n_leaves_ = len(prefixes)
-        self.privacy_ = {
+        self.privacy_report_ = {
             "epsilon": epsilon,
             "delta": delta,
             "adjacency": adjacency,

@@ -1,8 +1,17 @@
 """The ``privevo`` command line.
 
-Commands: ``kmeans`` (DP k-means centres), ``synth`` (DP synthetic points by
-Private Evolution), ``account`` (σ ↔ ε of T Gaussian releases), ``demo`` and
-``audit`` (empirical lower bounds on ε, :mod:`privevo.audit`).
+Commands, each registered by its module in :func:`_parser`:
+
+* ``kmeans`` — DP k-means centres (:mod:`.kmeans`);
+* ``synth`` — DP synthetic points by Private Evolution (:mod:`.synth`);
+* ``account`` — σ ↔ ε of T Gaussian releases (:mod:`.account`);
+* ``demo`` — privevo on built-in data, a result table and plots (:mod:`.demo`);
+* ``audit`` — empirical lower bounds on ε beside the claims (:mod:`.audit`);
+* ``synth-text`` — DP synthetic texts with a language model (:mod:`.synth_text`);
+* ``intrinsic-dim`` — the intrinsic dimension of a language model's variations
+  (:mod:`.intrinsic_dim`);
+* ``synth-table`` — a DP synthetic table by tabular Private Evolution (:mod:`.table`);
+* ``metadata`` — a table's public metadata JSON from a public description (:mod:`.table`).
 
 Every error ends the command with a non-zero exit status and one line on
 stderr that says what to fix; no traceback (set ``PRIVEVO_DEBUG=1`` to get

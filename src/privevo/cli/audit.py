@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
-from .options import ADJACENCIES, add_common, command
+from ..names import ADJACENCIES
+from .options import add_common, command
 
 
 def add_parser(sub) -> None:
@@ -40,7 +41,7 @@ def add_parser(sub) -> None:
         "--adjacency",
         nargs="+",
         choices=ADJACENCIES,
-        default=["add_remove", "replace"],
+        default=list(ADJACENCIES),
     )
     p.add_argument(
         "--releases",

@@ -6,10 +6,8 @@ from __future__ import annotations
 import argparse
 import math
 
+from ..names import ADJACENCIES, NOISES
 from .inputs import is_binary_input
-
-NOISES = ("gaussian", "discrete_gaussian", "discrete_gaussian_secure")  # privevo.private.NOISES
-ADJACENCIES = ("add_remove", "replace")  # kept here so that building the parser imports no numpy
 
 
 def command(sub, name: str, help: str, description: str, examples: str):

@@ -31,7 +31,7 @@ from .._validation import (
     check_random_state,
     validate_params,
 )
-from ..evaluation import labels_and_inertia, nearest_distances
+from ..metrics import labels_and_inertia, nearest_distances
 from ..private import (
     NOISES,
     Domain,

@@ -11,7 +11,7 @@ their anchor, not estimated from their own rows.
 
 from __future__ import annotations
 
-from ..evaluation import EVALUATION_NOTE
+from ..metrics import EVALUATION_NOTE
 from ..private import LEAK_NOTE, Domain
 from ..report import privacy_report
 from .plan import Plan

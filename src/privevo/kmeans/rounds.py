@@ -44,42 +44,22 @@ __all__ = ["PEMeansRun", "Steps"]
 
 
 class Steps:
-    """DPKMeans' own steps (count, projection, second moment, recover) through the checkpoint log.
-
-    ``run(key, draw)`` replays step ``key`` from the log (its arrays, and the
-    RNG put where the step left it) or draws it with ``draw(rng)`` and logs it
-    before it is used: a release is made at most once per run.
-    """
+    """DPKMeans' own steps (count, projection, second moment, recover) through the checkpoint
+    log: :func:`privevo.checkpoint.replay_or_draw` (arrays) and ``replay_or_release``
+    (releases), the one replay-or-draw of every run."""
 
     def __init__(self, log, rng: np.random.Generator):
         self.log, self.rng = log, rng
 
     def release(self, key: str, draw, adjacency: str) -> list[Release]:
-        """``run`` for a step whose ``draw(rng)`` returns :class:`Release` objects (logged with
-        their entries)."""
-        made: list[Release] = []
+        from ..checkpoint import replay_or_release
 
-        def arrays(rng) -> dict:
-            made.extend(draw(rng))
-            return {str(i): np.asarray(r.value) for i, r in enumerate(made)}
+        return replay_or_release(self.log, key, self.rng, draw, adjacency)
 
-        logged = self.run(key, arrays, meta=lambda: {"releases": [r.entry() for r in made]})
-        if made:
-            return made
-        entries = self.log.find(key).meta["releases"]
-        return [Release.from_entry(e, adjacency, logged[str(i)]) for i, e in enumerate(entries)]
+    def run(self, key: str, draw) -> dict:
+        from ..checkpoint import replay_or_draw
 
-    def run(self, key: str, draw, meta=dict) -> dict:
-        from ..checkpoint import Record, rng_state, set_rng_state
-
-        record = None if self.log is None else self.log.find(key)
-        if record is not None:
-            set_rng_state(self.rng, record.rng)
-            return record.arrays
-        arrays = draw(self.rng)
-        if self.log is not None:
-            self.log.append(Record(key, meta(), arrays, rng_state(self.rng)))
-        return arrays
+        return replay_or_draw(self.log, key, self.rng, draw)
 
 
 class PEMeansRun:

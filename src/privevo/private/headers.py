@@ -51,10 +51,7 @@ def scan_delimited(path, sep: str) -> tuple[list[str], int]:
                 if first is None:
                     first = [c.strip() for c in row]
                 elif len(row) != len(first):
-                    raise ValueError(
-                        f"{path}: line {line} has {len(row)} fields but line 1 has "
-                        f"{len(first)}; make every row the same length"
-                    )
+                    raise ragged_row(path, line, len(row), len(first))
     except UnicodeDecodeError:
         raise ValueError(
             f"{path} is not UTF-8 text (near line {line + 1}); save it as UTF-8 CSV/TSV"
@@ -171,10 +168,7 @@ def text_column(rows, path, column: str) -> list[str]:
     j, width = first.index(column), len(first)
     for line, row in numbered[1:]:
         if len(row) != width:
-            raise ValueError(
-                f"{path}: line {line} has {len(row)} fields but line 1 has {width}; "
-                "make every row the same length"
-            )
+            raise ragged_row(path, line, len(row), width)
     return [row[j] for _, row in numbered[1:]]
 
 
@@ -197,7 +191,7 @@ def read_labelled_texts(path, column: str = "text", label_column: str | None = N
     path = Path(path)
     suffix = _checked_suffix(path, TEXT_FORMATS, "text file")
     if not path.is_file():
-        raise ValueError(f"{path} does not exist or is not a file")
+        raise missing_file(path)
     if label_column is not None and suffix == ".txt":
         raise ValueError(f"{path}: a .txt file holds no labels; use .csv, .tsv or .jsonl")
     labels: list | None = None
@@ -298,7 +292,20 @@ def _checked_table_path(path) -> Path:
             f"{path}: unsupported table type {path.suffix or '(none)'!r}; use .csv or .tsv"
         )
     if not path.is_file():
-        raise ValueError(f"{path} does not exist or is not a file")
+        raise missing_file(path)
     if path.stat().st_size == 0:
         raise ValueError(f"{path} is empty; it needs a header row and data rows")
     return path
+
+
+def ragged_row(path, line: int, fields: int, width: int) -> ValueError:
+    """The one message for a delimited file whose rows differ in length."""
+    return ValueError(
+        f"{path}: line {line} has {fields} fields but line 1 has {width}; "
+        "make every row the same length"
+    )
+
+
+def missing_file(path) -> ValueError:
+    """The one message for an input path that is not a readable file."""
+    return ValueError(f"{path} does not exist or is not a file")
