@@ -767,7 +767,7 @@ SIZE_BRANCHES: dict[str, SizeBranch] = {
         ),
     ),
     "Su et al.'s iteration count": SizeBranch(
-        (P + "baselines.dplloyd.RHO", P + "baselines.dplloyd.COUNT_SHARE"),
+        (P + "baselines.dplloyd.RHO", P + "names.COUNT_SHARE"),
         "T = clip(ε/ε_m, 2, 7), ε_m = √(500·k³/ñ²·(d + ∛(4dρ²))³) rounds (DPLloyd with "
         "ε·(1 − COUNT_SHARE), FastLloyd with ε); the LSH tree's threshold min(…, ñ/(2k))",
         "noisy count (COUNT_SHARE of the budget) under add/remove; the public n under replace",
@@ -849,7 +849,7 @@ NOT_SIZE_BRANCHES: dict[str, str] = {
     P + "_validation.EPSILON_MIN": "bound on the public ε",
     P + "_validation.EPSILON_MAX": "bound on the public ε",
     P + "_validation.DELTA_MIN": "bound on the public δ",
-    P + "_validation.MAX_ROUNDS": "bound on the public number of rounds",
+    P + "names.MAX_ROUNDS": "bound on the public number of rounds",
     P + "accounting._MU_MAX": "root-finding bracket of μ(ε, δ): public inputs only",
     P + "accounting._EPS_MARGIN": "round-off margin of the accounting root-finding",
     P + "accounting._MU_MARGIN": "round-off margin of the accounting root-finding",
@@ -879,6 +879,7 @@ NOT_SIZE_BRANCHES: dict[str, str] = {
     P + "demo.MIXTURE_EPSILONS": "the demo's public budgets",
     P + "demo.MIXTURE_START": "the demo's public starting points",
     P + "demo.DIGITS_N": "row count of scikit-learn's public digits (δ = n^−1.1 there)",
+    P + "_validation.RUN_CONSTRAINTS": "parameter constraints (public)",
     P + "kmeans.plan.PE_MEANS_RECOVER_SHARE": "budget share (public)",
     P + "kmeans.plan.HDPE_RECOVER_SHARE": "budget share (public)",
     P + "kmeans.plan.RECOVER_STEPS": "number of recover steps (public)",
