@@ -39,8 +39,6 @@ KNOWN_UPWARD: set = set()  # every arrow points down (docs/architecture.md)
 # measure.py, cli/synth_text.py's options, text/evolution.py's engine seams) remove them.
 KNOWN_LONG_FILES = {
     "_ext/lowd.c",
-    "kmeans.py",
-    "tabular/estimator.py",
 }
 KNOWN_LONG_FUNCTIONS = {
     "_ext/lowd_impl.h:tree_body",

@@ -82,6 +82,7 @@ def test_delta_default_is_left_to_an_estimator_that_derives_it():
         backend="auto",
         checkpoint=None,
         noise="gaussian",
+        units="data",
     )
     model = _kmeans_model(kmeans_args)
     assert model.delta is None and DPKMeans().delta is None  # DPKMeans derives its own

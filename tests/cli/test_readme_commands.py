@@ -53,6 +53,11 @@ def workdir(tmp_path, monkeypatch):
         comments="",
     )
     (tmp_path / "reviews.csv").write_text("review\ngood food\nslow service\n")
+    loans = np.abs(X) * [0.5, 0.6, 6.0]  # mixed scales inside the described intervals
+    np.savetxt(tmp_path / "loans.csv", loans, delimiter=",", header="ratio,ltv,rate", comments="")
+    (tmp_path / "loans.txt").write_text(
+        "ratio: numeric 0..1.5\nltv: numeric 0..2\nrate: numeric 0..20\n"
+    )
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq

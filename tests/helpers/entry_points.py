@@ -183,11 +183,25 @@ def _pe(selector: str, adjacency: str, **fit):
     return make
 
 
-def _dpkmeans(adjacency: str, **options):
+def _dpkmeans(adjacency: str, path: str = "memory", **options):
+    """DPKMeans on X in memory, or streamed: a Parquet folder (numeric columns by name, a text
+    column left out) or a Dask array, both read block by block."""
+
     def make(tmp):
         def run(X):
             from privevo import DPKMeans
 
+            source, columns = X, None
+            if path == "parquet folder":
+                import pandas as pd
+
+                df = pd.DataFrame(np.asarray(X, dtype=np.float64), columns=["x", "y"])
+                df["tag"] = "t"
+                source, columns = _write_parquet(df, tmp / "points.parquet", True), ["x", "y"]
+            elif path == "dask":
+                import dask.array as da
+
+                source = da.from_array(np.asarray(X, dtype=np.float64), chunks=(40, 2))
             est = DPKMeans(
                 3,
                 epsilon=2.0,
@@ -197,7 +211,7 @@ def _dpkmeans(adjacency: str, **options):
                 adjacency=adjacency,
                 random_state=SEED,
                 **options,
-            ).fit(X)
+            ).fit(source, columns=columns)
             return estimator_artefacts(est, "cluster_centers_")
 
         return run
@@ -354,6 +368,24 @@ def _write_points_npy(folder: Path, X) -> None:
     np.save(folder / "data.npy", np.asarray(X, dtype=np.float64))
 
 
+def _write_npy_parts(folder: Path, X) -> None:
+    """The rows as a folder of three .npy parts."""
+    (folder / "parts").mkdir()
+    for i, part in enumerate(np.array_split(np.asarray(X, dtype=np.float64), 3)):
+        np.save(folder / "parts" / f"p{i}.npy", part)
+
+
+def _described_cli(argv: list[str]):
+    """``privevo kmeans --metadata``: the points' public description beside the work folder."""
+    make_cli = cli_entry(argv, _write_points_csv)
+
+    def make(tmp):
+        (Path(tmp) / "points.txt").write_text("x: numeric -8..8\ny: numeric -9..9\n")
+        return make_cli(tmp)
+
+    return make
+
+
 def _write_users_csv(folder: Path, data) -> None:
     _write_csv(folder, np.column_stack(data), "x,y,u")
 
@@ -446,6 +478,10 @@ def _entry_points() -> list[EntryPoint]:
             E("pe users", "users", adjacency, _pe("rank", adjacency, users=True), users, True)
         )
         rows.append(E("dpkmeans", "points", adjacency, _dpkmeans(adjacency), points, True))
+        for path in ("parquet folder", "dask"):
+            rows.append(
+                E(f"dpkmeans {path}", "points", adjacency, _dpkmeans(adjacency, path), points)
+            )
         rows.append(
             E(
                 "dpkmeans hdpe",
@@ -516,6 +552,13 @@ def _entry_points() -> list[EntryPoint]:
                     points,
                 )
             )
+        argv = argv_for(KMEANS_ARGV, "parts", "--adjacency", adjacency, "-o", "{w}/out.csv")
+        rows.append(  # a folder streamed block by block (the domain is public)
+            E("cli kmeans folder", "points", adjacency, cli_entry(argv, _write_npy_parts), points)
+        )
+        argv = [a for a in argv_for(KMEANS_ARGV, "data.csv") if a not in ("--radius", "8")]
+        argv += ["--metadata", "{w}/../points.txt", "--adjacency", adjacency, "--json"]
+        rows.append(E("cli kmeans --metadata", "points", adjacency, _described_cli(argv), points))
         argv = argv_for(SYNTH_ARGV, "data.csv", "--adjacency", adjacency, "--user-column", "u")
         argv += ["-o", "{w}/out.csv"]
         rows.append(

@@ -29,7 +29,7 @@ _PE_PUBLIC = '            "n_neighbors": self.n_neighbors,\n'
 _LABEL_BLOCK = "    index = {str(name): j for j, name in enumerate(names)}\n"
 _VOTE_SENS = '    return 1.0 if check_adjacency(adjacency) == "add_remove" else math.sqrt(2.0)'
 _CLIP = "    out = X.copy()\n    if outside.any():\n"
-_KM_SIZE = '            else {"n_estimate": self.evolution_.n_private}\n'
+_KM_SIZE = '        else {"n_estimate": est.evolution_.n_private}\n'
 _NOISY_STAT = "    observe_exact(name, parts, sensitivity, noise, adjacency)\n"
 _TAB_FIT = '    def fit(self, df, y=None) -> "TabularPE":\n'
 _TAB_SAMPLE = "        return decode_codes(codes, self.metadata_)\n"
@@ -58,8 +58,8 @@ PLANTS = (
     ),
     Plant(
         "k-means report: n_samples under add/remove",
-        "kmeans.py",
-        ((_KM_SIZE, '            else {"n_samples": len(X)}\n'),),
+        "kmeans/reporting.py",
+        ((_KM_SIZE, '        else {"n_samples": len(est.labels_)}\n'),),
         ("dpkmeans/add_remove",),
     ),
     Plant(
@@ -158,11 +158,11 @@ PLANTS = (
     ),
     Plant(
         "a size-dependent decision from the exact n",
-        "kmeans.py",
+        "kmeans/rounds.py",
         (
             (
-                "k, L = cfg.k, self._population(cfg, n_hat)",
-                "k, L = cfg.k, self._population(cfg, float(len(Z)))",
+                "k, L = cfg.k, population(est.population, cfg, n_hat)",
+                "k, L = cfg.k, population(est.population, cfg, float(len(Z)))",
             ),
         ),
         ("dpkmeans/add_remove",),
@@ -199,7 +199,7 @@ PLANTS = (
     ),
     Plant(
         "the seed in a warning",
-        "kmeans.py",
+        "kmeans/estimator.py",
         (
             (
                 _KM_OUTPUTS,
@@ -231,6 +231,17 @@ PLANTS = (
             ),
         ),
         ("dpkmeans hdpe/add_remove",),
+    ),
+    Plant(
+        "sensitivity: the streamed recover offsets summed unclipped",
+        "private/kmeans_stats.py",
+        (
+            (
+                "sums += onehot @ blocks.clipped_rows(rows, 0, len(z), radius)",
+                "sums += onehot @ np.asarray(rows, dtype=np.float64)",
+            ),
+        ),
+        ("dpkmeans parquet folder/add_remove",),
     ),
     Plant(
         "sensitivity: the tabular marginals counted twice",

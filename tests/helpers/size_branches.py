@@ -563,7 +563,7 @@ SIZE_BRANCHES: dict[str, SizeBranch] = {
     ".npy folders read in blocks": SizeBranch(
         (P + "private.files._DEFAULT_BLOCK_BYTES",),
         "how many blocks a .npy part is read in (block_rows = _DEFAULT_BLOCK_BYTES // row bytes); "
-        "synth streams the blocks, kmeans reads them into memory",
+        "synth and kmeans (a public domain, no --plot) stream the blocks",
         "exact n (block layout only)",
         ("cli synth npy folder", "cli kmeans npy folder"),
         "_DEFAULT_BLOCK_BYTES patched to 32 rows of 2 float64: a part of 32 → 33 rows goes from "
@@ -705,12 +705,24 @@ SIZE_BRANCHES: dict[str, SizeBranch] = {
         "how many row chunks DPKMeans' recover sums (one-hot GEMMs) and HDPE's second moment "
         "are summed in: float sums in another order",
         "exact n (summation order only)",
-        ("dpkmeans", "dpkmeans hdpe", "cli kmeans csv", "cli kmeans npy", "cli kmeans --json"),
-        "_SUM_CHUNK patched to 64: 64 → 65 rows go from one chunk to two",
+        (
+            "dpkmeans",
+            "dpkmeans hdpe",
+            "dpkmeans parquet folder",
+            "dpkmeans dask",
+            "cli kmeans csv",
+            "cli kmeans npy",
+            "cli kmeans --json",
+            "cli kmeans folder",
+            "cli kmeans --metadata",
+        ),  # fmt: skip
+        "_SUM_CHUNK patched to 64: 64 → 65 rows go from one chunk to two (streamed rows are "
+        "cut in the same aligned chunks whatever their blocks)",
         (
             Crossing("dpkmeans", _SMALL + 1, _SUM_CHUNK, witness=_CLIPPED, fast=True),
             Crossing("dpkmeans hdpe", _SMALL + 1, _SUM_CHUNK, witness=_CLIPPED),
             Crossing("cli kmeans csv", _SMALL + 1, _SUM_CHUNK, witness=_CLIPPED),
+            Crossing("dpkmeans parquet folder", _SMALL + 1, _SUM_CHUNK, witness=_CLIPPED),
         ),
     ),
     "default delta refused for large data": SizeBranch(
@@ -736,7 +748,7 @@ SIZE_BRANCHES: dict[str, SizeBranch] = {
         ),
     ),
     "DPKMeans' population L": SizeBranch(
-        (P + "kmeans.MAX_VARIATIONS",),
+        (P + "kmeans.plan.MAX_VARIATIONS",),
         "L = min(max(⌊ñ/(5k)⌋, 4), MAX_VARIATIONS) variations per centre: the candidates' "
         "number, PE-means' count threshold",
         "noisy count ñ under add/remove; the public n under replace (neighbours keep n)",
@@ -748,7 +760,7 @@ SIZE_BRANCHES: dict[str, SizeBranch] = {
             Crossing(
                 "dpkmeans",
                 lambda: variations_threshold(cap=True),
-                {P + "kmeans.MAX_VARIATIONS": 6},
+                {P + "kmeans.plan.MAX_VARIATIONS": 6},
                 fast=True,
             ),
             Crossing("dpkmeans hdpe", variations_threshold),
@@ -756,7 +768,7 @@ SIZE_BRANCHES: dict[str, SizeBranch] = {
         ),
     ),
     "Su et al.'s iteration count": SizeBranch(
-        (P + "baselines.dplloyd.RHO", P + "baselines.dplloyd.COUNT_SHARE"),
+        (P + "baselines.dplloyd.RHO", P + "names.COUNT_SHARE"),
         "T = clip(ε/ε_m, 2, 7), ε_m = √(500·k³/ñ²·(d + ∛(4dρ²))³) rounds (DPLloyd with "
         "ε·(1 − COUNT_SHARE), FastLloyd with ε); the LSH tree's threshold min(…, ñ/(2k))",
         "noisy count (COUNT_SHARE of the budget) under add/remove; the public n under replace",
@@ -838,7 +850,7 @@ NOT_SIZE_BRANCHES: dict[str, str] = {
     P + "_validation.EPSILON_MIN": "bound on the public ε",
     P + "_validation.EPSILON_MAX": "bound on the public ε",
     P + "_validation.DELTA_MIN": "bound on the public δ",
-    P + "_validation.MAX_ROUNDS": "bound on the public number of rounds",
+    P + "names.MAX_ROUNDS": "bound on the public number of rounds",
     P + "accounting._MU_MAX": "root-finding bracket of μ(ε, δ): public inputs only",
     P + "accounting._EPS_MARGIN": "round-off margin of the accounting root-finding",
     P + "accounting._MU_MARGIN": "round-off margin of the accounting root-finding",
@@ -868,10 +880,11 @@ NOT_SIZE_BRANCHES: dict[str, str] = {
     P + "demo.MIXTURE_EPSILONS": "the demo's public budgets",
     P + "demo.MIXTURE_START": "the demo's public starting points",
     P + "demo.DIGITS_N": "row count of scikit-learn's public digits (δ = n^−1.1 there)",
-    P + "kmeans.PE_MEANS_RECOVER_SHARE": "budget share (public)",
-    P + "kmeans.HDPE_RECOVER_SHARE": "budget share (public)",
-    P + "kmeans.RECOVER_STEPS": "number of recover steps (public)",
-    P + "kmeans.RECOVER_RADIUS": "clip radius in anchor distances (released centres only)",
+    P + "_validation.RUN_CONSTRAINTS": "parameter constraints (public)",
+    P + "kmeans.plan.PE_MEANS_RECOVER_SHARE": "budget share (public)",
+    P + "kmeans.plan.HDPE_RECOVER_SHARE": "budget share (public)",
+    P + "kmeans.plan.RECOVER_STEPS": "number of recover steps (public)",
+    P + "kmeans.recover.RECOVER_RADIUS": "clip radius in anchor distances (released centres only)",
     P + "private.flat._U32": "float32 unit roundoff (the exact fix-up's bound)",
     P + "private.lowd.MAX_DIM": "bound on the public dimension d",
     P + "private.lowd.AUTO_MAX_DIM": "kernel choice by the public dimension d",

@@ -22,6 +22,7 @@ from privevo.kmeans import (
     recover_noise,
     shrunk_means,
 )
+from privevo.kmeans.plan import resolve_plan
 from privevo.metrics import kmeans_loss
 from privevo.private import cluster_sums, noisy_cluster_sums, noisy_second_moment, second_moment
 from privevo.selection import SelectionContext, WeightedKMeans
@@ -342,7 +343,7 @@ def _release_sigmas(plan) -> list[float]:
 def test_default_plan_spends_larger_epsilon_on_less_noise(d):
     # one plan at every ε (rounds, shares, recover steps): a larger ε only lowers the σ of
     # every release. The paper's T = ⌊ε·⌊4√d⌋⌋ fails this (T = 64 at ε = 4, d = 16).
-    plans = [DPKMeans(4, epsilon=e, delta=1e-6)._resolve(20000, d, 1e-6) for e in EPSILON_GRID]
+    plans = [resolve_plan(DPKMeans(4, epsilon=e, delta=1e-6), 20000, d, 1e-6) for e in EPSILON_GRID]
     fields = [
         (p.method, p.pe_dim, p.T, p.share, p.recover_steps, p.projection_share) for p in plans
     ]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import privevo.evolution
-import privevo.kmeans
+import privevo.kmeans.rounds
 from privevo import DPKMeans, accounting
 from privevo.checkpoint import load_checkpoint
 
@@ -66,9 +66,9 @@ def test_finished_checkpoint_returns_the_result_without_a_new_release(tmp_path, 
         raise AssertionError("a release was drawn again")
 
     for module, name in (
-        (privevo.kmeans, "noisy_cluster_sums"),
-        (privevo.kmeans, "noisy_second_moment"),
-        (privevo.kmeans, "noisy_count"),
+        (privevo.kmeans.rounds, "noisy_cluster_sums"),
+        (privevo.kmeans.rounds, "noisy_second_moment"),
+        (privevo.kmeans.rounds, "noisy_count"),
         (privevo.evolution, "noisy_nn_histogram"),
     ):
         monkeypatch.setattr(module, name, no_release)

@@ -416,7 +416,7 @@ def test_a_planted_draw_on_private_data_is_caught(tree):
 
 
 def test_planted_noise_added_to_a_derived_value_is_caught(tree):
-    target = tree / "privevo" / "kmeans.py"
+    target = tree / "privevo" / "kmeans" / "rounds.py"
     target.write_text(
         target.read_text() + "\n\ndef leak(Z, rng):\n    sums = Z.sum(axis=0)\n"
         "    return sums + rng.laplace(0.0, 1.0, size=3)\n"
@@ -446,7 +446,7 @@ def test_a_planted_kernel_import_and_circle_are_caught(tree):
 
 
 def test_a_planted_sigma_is_caught(tree):
-    target = tree / "privevo" / "kmeans.py"
+    target = tree / "privevo" / "kmeans" / "rounds.py"
     target.write_text(
         target.read_text()
         + "\n\ndef sigma():\n    return accounting.gaussian_sigma(1.0, 1e-6, 3)\n"

@@ -16,9 +16,9 @@ def is_binary_input(data: str) -> bool:
 def read_input(args):
     """DATA as a :class:`privevo.private.Table`: a file, or a folder of parts.
 
-    ``synth`` with a public --radius/--bounds and no --plot streams a folder (never loaded
-    whole); otherwise its rows are read into memory. Hidden entries of a folder are skipped,
-    with a note on stderr (none with --quiet).
+    ``synth`` and ``kmeans`` with a public domain (--radius/--bounds, kmeans' --metadata) and
+    no --plot stream a folder (never loaded whole); otherwise its rows are read into memory.
+    Hidden entries of a folder are skipped, with a note on stderr (none with --quiet).
     """
     from ..private import hidden_parts, read_data
 
@@ -26,9 +26,13 @@ def read_input(args):
     if folder and not args.quiet:
         _note_hidden(args, hidden_parts(args.data))
     stream = (
-        args.command == "synth"
+        args.command in ("synth", "kmeans")
         and not args.plot
-        and (args.radius is not None or args.bounds is not None)
+        and (
+            args.radius is not None
+            or args.bounds is not None
+            or getattr(args, "metadata", None) is not None
+        )
     )
     return read_data(args.data, args.columns, None if folder else args.header, stream=stream)
 

@@ -233,9 +233,10 @@ def check_common(args) -> None:
     if args.delta is not None:
         check_delta(args.delta, "--delta")
     check_scale(args.radius, "--radius")
-    check_coordinates(args.bounds, "--bounds")
+    check_coordinates(_flat(args.bounds), "--bounds")
     check_coordinates(args.center, "--center")
-    if args.bounds is not None and not args.bounds[1] - args.bounds[0] >= SCALE_MIN:
+    scalar = args.bounds is not None and not any(isinstance(b, tuple) for b in args.bounds)
+    if scalar and not args.bounds[1] - args.bounds[0] >= SCALE_MIN:
         raise ValueError(
             f"--bounds LO HI needs LO < HI (HI - LO >= {SCALE_MIN:g}), got "
             f"{shown(args.bounds[0])} and {shown(args.bounds[1])}"
@@ -257,6 +258,13 @@ def check_common(args) -> None:
         if args.backend not in ("auto", "dask"):
             raise ValueError(f"--scheduler needs --backend dask, got --backend {args.backend}")
         args.backend = "dask"
+
+
+def _flat(values) -> list | None:
+    """--bounds' values, each LO/HI one number or a per-column tuple (``privevo kmeans``)."""
+    if values is None:
+        return None
+    return [v for value in values for v in (value if isinstance(value, tuple) else (value,))]
 
 
 def run_delta(args, n: int, library_default: bool):

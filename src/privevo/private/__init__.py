@@ -12,6 +12,8 @@ the ones before it:
   :class:`Source` protocol for arrays, Parquet/``.npy`` folders and Dask
   collections, and :func:`as_source`; :mod:`.frames` — private tables (pandas,
   Parquet, Dask DataFrames) read block by block through a public per-row map;
+  :mod:`.kmeans_stats` — DPKMeans' rows at any size (the unit-ball map, HDPE's projection,
+  the count, second moment and recover sums in chunks aligned on the row index);
 * :mod:`.readers`, :mod:`.headers` — the one reader of private files (CSV/TSV,
   ``.npy``, Parquet, folders of parts, tables and files of texts): one rule set for headers, nulls,
   folders and errors;
@@ -52,6 +54,19 @@ from .kernel import (
     prepare_candidates,
     reference_assign,
     register_backend,
+)
+from .kmeans_stats import (
+    ChunkedRows,
+    RecoverRows,
+    ScaledDomain,
+    is_lazy,
+    lazy_input,
+    project_rows,
+    row_blocks,
+    row_count,
+    row_dim,
+    scaled_domain,
+    unit_rows,
 )
 from .noise import discrete_gaussian, discrete_gaussian_pmf
 from .readers import (
@@ -102,6 +117,17 @@ from .tables import noisy_cell_counts, noisy_dependence_scores
 from .votes import check_vote_arguments, privacy_unit, reference_votes, vote_sensitivity
 
 __all__ = [
+    "ChunkedRows",
+    "RecoverRows",
+    "ScaledDomain",
+    "is_lazy",
+    "lazy_input",
+    "project_rows",
+    "row_blocks",
+    "row_count",
+    "row_dim",
+    "scaled_domain",
+    "unit_rows",
     "LEAK_NOTE",
     "METRICS",
     "NOISES",
