@@ -58,27 +58,7 @@ def _synth_table_parser(sub) -> None:
         help="delta in (0, 1); default 1e-6, or 1/(10 N) with N the metadata's public n_rows "
         "above 1e5; without n_rows, 1e-6 is refused for a table of more than about 1e5 rows",
     )
-    p.add_argument(
-        "--rows",
-        type=int,
-        help="synthetic rows to write (default: the metadata's public n_rows, else m)",
-    )
-    p.add_argument(
-        "--columns",
-        type=_names,
-        help="comma-separated columns of DATA to synthesise, in this order (the others are "
-        "not read); names from its header",
-    )
-    p.add_argument(
-        "--drop",
-        type=_names,
-        help="comma-separated columns of DATA to leave out (names from its header)",
-    )
-    p.add_argument(
-        "--target",
-        metavar="COL",
-        help="outcome column (categorical): its 2-way table with every other column is measured",
-    )
+    _add_column_options(p)
     p.add_argument(
         "--population",
         type=int,
@@ -115,6 +95,31 @@ def _synth_table_parser(sub) -> None:
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no messages")
     p.set_defaults(func=_synth_table)
+
+
+def _add_column_options(p) -> None:
+    """--rows, --columns, --drop and --target: which columns are read and how many rows written."""
+    p.add_argument(
+        "--rows",
+        type=int,
+        help="synthetic rows to write (default: the metadata's public n_rows, else m)",
+    )
+    p.add_argument(
+        "--columns",
+        type=_names,
+        help="comma-separated columns of DATA to synthesise, in this order (the others are "
+        "not read); names from its header",
+    )
+    p.add_argument(
+        "--drop",
+        type=_names,
+        help="comma-separated columns of DATA to leave out (names from its header)",
+    )
+    p.add_argument(
+        "--target",
+        metavar="COL",
+        help="outcome column (categorical): its 2-way table with every other column is measured",
+    )
 
 
 def _names(text: str) -> list[str]:
