@@ -25,8 +25,8 @@ test-fast: setup  # every test but those marked slow (real processes, whole-run 
 	$(BIN)/python -m pytest -m "not slow" -n 2
 
 lint: setup  # house rules: ruff format + lint (line length 100); the boundary test runs in pytest
-	$(BIN)/ruff format --check src tests benchmarks setup.py
-	$(BIN)/ruff check src tests benchmarks setup.py
+	$(BIN)/ruff format --check src tests benchmarks tools setup.py
+	$(BIN)/ruff check src tests benchmarks tools setup.py
 
 bench: setup
 	$(BIN)/python benchmarks/histogram.py

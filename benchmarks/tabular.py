@@ -7,17 +7,33 @@ Each table is split 80/20 (fixed seed 0): the 80% is the private table, the
 20% the held-out test set of the downstream task. δ = 1/(n·ln n), n the
 private rows. Columns: 1-way and 2-way marginal TVD against the private rows
 (10 equal-width bins of each numeric column's public domain,
-:func:`privevo.metrics.marginal_tvd`), downstream accuracy (gradient boosting
+:func:`privevo.evaluation.marginal_tvd`), downstream accuracy (gradient boosting
 trained on as many synthetic rows as private ones, at most 10 000, tested on
 the held-out rows, :func:`privevo.metrics.downstream_accuracy`), fit seconds
 (wall clock, and the process's CPU seconds, which a loaded machine does not
 inflate).
 
 Tables: credit_data, gss_wages and flights (a fixed 30 000-row sample of
-nycflights13, two skewed delay columns), metadata in ``tabular_data.py``.
+nycflights13, two skewed delay columns), and two tables with a binary outcome whose
+descriptions were written from their codebook alone: hmda (AER::HMDA, mortgage denial)
+and creditcard (AER::CreditCard, card acceptance); metadata in ``tabular_data.py``.
+
+Relations (``tabular_relations.py``): each table's public ``data/<table>.relations``
+declares its outcome and the relations of it (its rate by each named column, by quartiles
+of numeric ones, one Spearman correlation); every run scores each relation's error and
+whether its sign is kept, and the exact-duplicate rate of the rows.
+``--relations-only`` prints the relations tables of ``--out``.
+
+    python benchmarks/tabular.py --tables hmda creditcard --epsilons 1 --seeds 0 1 2 3 4 \
+        --methods real resample privevo privevo_target mst32 aim32
+
+Each run's synthetic rows are cached (``--cache``, one file per table, method, ε and
+seed), so a rerun reuses the slow baselines and ``--fresh privevo privevo_target``
+refits TabularPE's rows alone.
 
 Methods: ``privevo`` (:class:`privevo.TabularPE`, defaults: budget split and rounds
-from public inputs); its ablation, each the default with one part switched off:
+from public inputs); ``privevo_target`` (the same with ``target=`` the table's downstream
+target); its ablation, each the default with one part switched off:
 ``privevo_coarse`` (no tree levels, no pairs: the 1-way marginals and rounds only),
 ``privevo_nopairs`` (no pairs), ``privevo_nocdf`` (rounds in the linear space),
 ``privevo_32`` (``privevo_coarse`` at 32 bins), ``privevo_norounds`` (the PE rounds
@@ -54,8 +70,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import tabular_data  # noqa: E402
+import tabular_relations as relations  # noqa: E402
 from privevo import TabularPE, accounting  # noqa: E402
-from privevo.metrics import (  # noqa: E402
+from privevo.evaluation import (  # noqa: E402
     downstream_accuracy,
     marginal_tvd,
     numeric_errors,
@@ -77,6 +94,7 @@ METHODS = (
     "resample",
     "independent",
     "privevo",
+    "privevo_target",
     "privevo_coarse",
     "privevo_nopairs",
     "privevo_nocdf",
@@ -256,23 +274,46 @@ def run(args) -> None:
                         "delta": delta,
                         "seed": seed,
                     }
-                    tic, cpu = time.perf_counter(), time.process_time()
                     try:
-                        syn = (
-                            test
-                            if method == "real"
-                            else RUNNERS[method](train, meta, eps, delta, seed)
-                        )
+                        syn, seconds = synthesize(args, row, train, test, meta)
                     except ImportError as err:
                         print(f"skip {method}: {err}", file=sys.stderr)
                         skipped.add(method)
                         break
-                    row["fit_seconds"] = time.perf_counter() - tic
-                    row["fit_cpu_seconds"] = time.process_time() - cpu  # all threads: load-proof
+                    row.update(seconds)
                     row.update(evaluate(syn, train, test, meta, target))
+                    row.update(relations.score(table, syn, train))
                     with open(out, "a") as handle:
                         handle.write(json.dumps(row) + "\n")
                     print(json.dumps(row), flush=True)
+
+
+def synthesize(args, row: dict, train, test, meta):
+    """(synthetic rows, fit seconds) of one run: from the cache file of its table, method, ε
+    and seed when there is one (unless the method is in ``--fresh``), else fitted and cached
+    (the slow baselines then run once; TabularPE's rows rerun alone with ``--fresh privevo``)."""
+    import pandas as pd
+
+    method, eps, seed = row["method"], row["epsilon"], row["seed"]
+    if method == "real":  # the held-out rows themselves (evaluate() knows them by identity)
+        return test, {"fit_seconds": 0.0, "fit_cpu_seconds": 0.0}
+    path = Path(args.cache) / row["table"] / f"{method}_eps{eps}_seed{seed}.pkl"
+    if args.cache and path.exists() and method not in args.fresh:
+        cached = pd.read_pickle(path)
+        return cached["rows"], cached["seconds"]
+    tic, cpu = time.perf_counter(), time.process_time()
+    runner = RUNNERS.get(method)
+    if method == "privevo_target":  # the table's outcome declared: TabularPE(target=...)
+        runner = privevo(target=tabular_data.TABLES[row["table"]][3])
+    syn = runner(train, meta, eps, row["delta"], seed)
+    seconds = {
+        "fit_seconds": time.perf_counter() - tic,
+        "fit_cpu_seconds": time.process_time() - cpu,  # all threads: load-proof
+    }
+    if args.cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pd.to_pickle({"rows": syn, "seconds": seconds}, path)
+    return syn, seconds
 
 
 def results(path) -> dict:
@@ -378,6 +419,69 @@ def time_table(groups: dict) -> str:
     return "\n".join(lines)
 
 
+RELATION_METHODS = ("real", "resample", "privevo", "privevo_target", "aim32", "mst32")
+
+
+def relations_table(groups: dict) -> str:
+    """Per table and method (ε = 1, or the reference rows): the mean relation error, how many
+    declared relations keep their sign in at least 4 of 5 seeds (of those scored), AUC,
+    decile 2- and 3-way TVD and the exact-duplicate rate (tabular_relations.py)."""
+    lines = [
+        "| table | method | seeds | relation error | relations with sign kept ≥ 4/5 | AUC "
+        "| 2-way, deciles | 3-way, deciles | duplicate rows | fit CPU s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for (tab, eps, method), rs in groups.items():
+        if method not in RELATION_METHODS or eps not in (0, 1.0) or "relations" not in rs[0]:
+            continue
+        kept = _signs_kept(rs)
+        held = sum(k >= 0.8 * len(rs) for k, _ in kept.values())
+        cells = [summary(r[k] for r in rs) for k in ("relation_error", "auc")]
+        cells += [summary(r[k] for r in rs) for k in ("tvd2_deciles", "tvd3_deciles")]
+        dup = f"{100 * np.mean([r['dup_rate'] for r in rs]):.1f} %"
+        cpu = f"{np.mean([r['fit_cpu_seconds'] for r in rs]):.1f}"
+        lines.append(
+            f"| {tab} | {method} | {len(rs)} | {cells[0]} | {held} of {len(kept)} | "
+            + " | ".join([*cells[1:], dup, cpu])
+            + " |"
+        )
+    return "\n".join(lines)
+
+
+def _signs_kept(rs: list) -> dict:
+    """{relation: (seeds keeping its sign, real gap)}, relations with a sign to keep only."""
+    out = {}
+    for name, first in rs[0]["relations"].items():
+        if first["sign"] is not None:
+            out[name] = (sum(bool(r["relations"][name]["sign"]) for r in rs), first["real_gap"])
+    return out
+
+
+def relation_signs_table(groups: dict) -> str:
+    """Per declared relation: its gap in the private rows (the outcome's rate in the real rows'
+    highest-rate group less the lowest, or Spearman's ρ) and, per method, the seeds keeping
+    its sign and the mean error."""
+    methods = [m for m in RELATION_METHODS if m not in ("real", "resample")]
+    head = " | ".join(f"{m}: sign kept, error" for m in methods)
+    lines = [f"| table | relation | real gap | {head} |", "|---|---|---|" + "---|" * len(methods)]
+    for tab in dict.fromkeys(t for t, _, _ in groups):
+        runs = {m: groups.get((tab, 1.0, m), []) for m in methods}
+        runs = {m: rs for m, rs in runs.items() if rs and "relations" in rs[0]}
+        if not runs:
+            continue
+        first = next(iter(runs.values()))
+        for name in first[0]["relations"]:
+            real_gap = first[0]["relations"][name]["real_gap"]
+            cells = []
+            for m in methods:
+                rs = runs.get(m, [])
+                errors = [r["relations"][name]["error"] for r in rs]
+                kept = sum(bool(r["relations"][name]["sign"]) for r in rs)
+                cells.append(f"{kept}/{len(rs)}, {np.mean(errors):.3f}" if rs else "—")
+            lines.append(f"| {tab} | {name} | {real_gap:+.3f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--tables", nargs="+", default=list(tabular_data.TABLES))
@@ -385,12 +489,32 @@ def main() -> None:
     p.add_argument("--seeds", nargs="+", type=int, default=[0])
     p.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     p.add_argument("--out", default="benchmarks/out/tabular.jsonl")
+    p.add_argument(
+        "--cache",
+        default="benchmarks/out/tabular_cache",
+        help="folder of each run's synthetic rows (reused on a rerun; '' for none)",
+    )
+    p.add_argument(
+        "--fresh",
+        nargs="*",
+        default=[],
+        choices=METHODS,
+        help="methods refitted even where the cache holds their rows",
+    )
     p.add_argument("--table-only", action="store_true", help="print the tables of --out and exit")
+    p.add_argument(
+        "--relations-only",
+        action="store_true",
+        help="print only the relations tables of --out (tabular_relations.py) and exit",
+    )
     args = p.parse_args()
-    if not args.table_only:
+    if not (args.table_only or args.relations_only):
         run(args)
     groups = results(args.out)
-    print(table(groups), values_table(groups), time_table(groups), sep="\n\n")
+    tables = [relations_table(groups), relation_signs_table(groups)]
+    if not args.relations_only:
+        tables = [table(groups), values_table(groups), time_table(groups), *tables]
+    print(*tables, sep="\n\n")
 
 
 if __name__ == "__main__":

@@ -12,14 +12,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .exceptions import InvalidParameterError
+from .names import ADJACENCIES, MAX_ROUNDS  # MAX_ROUNDS: the most releases T of one run
 
 #: The ε range the accountant is tested over (against an independent high-precision
 #: computation): every entry point refuses an ε outside it.
 EPSILON_MIN, EPSILON_MAX = 1e-6, 1e6
 #: The smallest δ accepted (the accountant works in log space and is tested down to it).
 DELTA_MIN = 1e-300
-#: The most PE rounds (private releases T) of one run; a larger T is refused.
-MAX_ROUNDS = 10_000
 
 
 def check_points(
@@ -59,28 +58,31 @@ def check_same_dimension(candidate_dim: int, data_dim: int, name: str = "candida
         )
 
 
-def check_epsilon(epsilon) -> float:
-    """ε as float; refused unless EPSILON_MIN <= ε <= EPSILON_MAX (one rule everywhere)."""
-    epsilon = check_real(epsilon, "epsilon")
+def check_epsilon(epsilon, name: str = "epsilon") -> float:
+    """ε as float; refused unless EPSILON_MIN <= ε <= EPSILON_MAX (one rule everywhere).
+    ``name`` is how the message calls it (``--epsilon`` on the command line); the value is
+    shown as given (its shortest exact repr), never rounded."""
+    epsilon = check_real(epsilon, name)
     if not epsilon > 0 or not np.isfinite(epsilon):
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon}")
+        raise ValueError(f"{name} must be a finite number > 0, got {epsilon!r}")
     if not EPSILON_MIN <= epsilon <= EPSILON_MAX:
         raise ValueError(
-            f"epsilon must be between {EPSILON_MIN:g} and {EPSILON_MAX:g} (the range the "
-            f"accountant supports), got {epsilon:g}"
+            f"{name} must be between {EPSILON_MIN:g} and {EPSILON_MAX:g} (the range the "
+            f"accountant supports), got {epsilon!r}"
         )
     return epsilon
 
 
-def check_delta(delta) -> float:
-    """δ as float; refused unless DELTA_MIN <= δ < 1."""
-    delta = check_real(delta, "delta")
+def check_delta(delta, name: str = "delta") -> float:
+    """δ as float; refused unless DELTA_MIN <= δ < 1 (``name`` and the value as in
+    :func:`check_epsilon`)."""
+    delta = check_real(delta, name)
     if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1), got {delta}")
+        raise ValueError(f"{name} must be in (0, 1), got {delta!r}")
     if delta < DELTA_MIN:
         raise ValueError(
-            f"delta must be at least {DELTA_MIN:g} (the smallest the accountant supports), "
-            f"got {delta:g}"
+            f"{name} must be at least {DELTA_MIN:g} (the smallest the accountant supports), "
+            f"got {delta!r}"
         )
     return delta
 
@@ -202,6 +204,19 @@ class HasMethods:
 
     def __str__(self) -> str:
         return "an object implementing " + ", ".join(repr(m) for m in self.methods)
+
+
+#: The run-level parameters every estimator shares, declared once: ε (finite; an engine that
+#: offers a non-private reference run adds ``math.inf``), δ, the adjacency, the seed and a budget
+#: accountant. Each estimator extends them (``{**RUN_CONSTRAINTS, ...}``), as scikit-learn's
+#: ``_BaseKMeans`` shares its constraints with ``KMeans`` and ``MiniBatchKMeans``.
+RUN_CONSTRAINTS: dict = {
+    "epsilon": [Interval(numbers.Real, EPSILON_MIN, EPSILON_MAX, closed="both")],
+    "delta": [Interval(numbers.Real, DELTA_MIN, 1, closed="left")],
+    "adjacency": [StrOptions(set(ADJACENCIES))],
+    "random_state": [numbers.Integral, np.random.Generator, None],
+    "accountant": [HasMethods(("check", "charge")), None],
+}
 
 
 def validate_params(constraints: dict, params: dict, caller: str) -> None:

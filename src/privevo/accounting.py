@@ -38,6 +38,9 @@ __all__ = [
     "discrete_gaussian_epsilon",
     "discrete_gaussian_dp_event",
     "is_discrete_gaussian",
+    "default_delta",
+    "delta_ceiling",
+    "public_size",
 ]
 
 _MU_MAX = 1e4
@@ -308,12 +311,12 @@ def discrete_gaussian_dp_event(sigma: float, steps: int, sensitivity: float = 1.
 
 # -- the one place σ is computed --------------------------------------------------
 
-DEFAULT_DELTA_ADD_REMOVE = 1e-6
+DEFAULT_DELTA_ADD_REMOVE = 1e-6  # the default δ where N is private, and its cap where N is public
 _SAFE = 1 + 1e-12  # σ's from a budget split are rounded up by this factor (never above ε)
 
 
 class DefaultDelta(float):
-    """A δ that nobody chose: the library's fixed default under add/remove (1e-6).
+    """A δ that nobody chose and no public size set: the fixed default (1e-6).
 
     It carries its provenance so that the engine can refuse it, after its first
     release, when the noisy vote total says the data set is too large for it
@@ -326,62 +329,72 @@ class DefaultDelta(float):
         return (DefaultDelta, (float(self),))
 
 
-def default_delta(n_public: float | None) -> float:
-    """δ when none is given: n^−1.1 for a *public* n (the PE-means paper), else 1e-6.
+def delta_ceiling(n: float) -> float:
+    """The loosest δ a default may take for n privacy units: min(1/(10·n), n^−1.1).
 
-    Under add/remove adjacency the exact n is private, and a δ computed from
-    it (or even from a noisy count of it) would make the guarantee's δ depend
-    on the data, so callers pass ``n_public=None`` there and get the fixed
-    1e-6, marked as a :class:`DefaultDelta`. A run then refuses it, from its
-    first release, once the data are too large for it (:func:`check_default_delta`).
-    Under replace adjacency n is public by definition.
+    1/(10·n) is the binding term below n = 10¹⁰; n^−1.1 is the PE-means paper's δ.
+    """
+    return min(1.0 / (10.0 * float(n)), float(n) ** -1.1)
+
+
+def default_delta(n_public: float | None = None, *, flag: str = "delta") -> float:
+    """The one rule for δ when none is given: min(1e-6, 1/(10·N)) of a *public* size N.
+
+    ``n_public`` is the number of privacy units where it is public — the row count
+    under replace adjacency with one row per unit (:func:`public_size`), or a size the
+    user declared (TabularPE's metadata ``n_rows``) — and None elsewhere. Without it the
+    default is the fixed 1e-6, marked as a :class:`DefaultDelta`: under add/remove the
+    exact n is private, and a δ computed from it (or from a noisy count of it) would
+    make the guarantee's δ depend on the data. That default is refused, never adjusted,
+    from a run's first release once a noisy count shows the data too large for it
+    (:func:`check_default_delta`: the same ceiling :func:`delta_ceiling`). So a default
+    δ is never looser than 1/(10·N) for a public N, and is 1e-6 or smaller otherwise.
+    ``flag`` names the option to pass in the refusal of a public N below 2.
     """
     if n_public is None:
         return DefaultDelta(DEFAULT_DELTA_ADD_REMOVE)
-    if n_public < 2:
-        raise ValueError("the default delta n^-1.1 needs at least 2 rows; pass delta explicitly")
-    return float(n_public) ** -1.1
+    if not n_public >= 2:
+        raise ValueError(f"the default delta needs a public size of at least 2 rows; pass {flag}")
+    return min(DEFAULT_DELTA_ADD_REMOVE, delta_ceiling(n_public))
+
+
+def public_size(adjacency: str, n_rows: int | None, *, user_level: bool = False) -> int | None:
+    """The row count where it is public: under replace adjacency with one row per privacy
+    unit. Under add/remove it is private, and with user ids (``user_level``) a replaced
+    user may own more rows: None there."""
+    if adjacency != "replace" or user_level:
+        return None
+    return n_rows
 
 
 def run_default_delta(
     adjacency: str, n_rows: int | None, *, user_level: bool = False, flag: str = "delta"
 ) -> float:
-    """A run's δ when none is given (:func:`default_delta`), from what is public about its size.
-
-    The row count ``n_rows`` is public only under replace adjacency with one row per
-    privacy unit: under add/remove it is private, and with user ids (``user_level``) a
-    replaced user may own more rows. Elsewhere the fixed, refusable 1e-6 is used. ``flag``
-    names the option to pass in the refusal of a public n below 2 (``"--delta"`` on the
-    command line).
-    """
-    if adjacency != "replace" or user_level or n_rows is None:
-        return default_delta(None)
-    if n_rows < 2:
-        raise ValueError(f"the default delta n^-1.1 needs at least 2 rows; pass {flag}")
-    return default_delta(n_rows)
+    """:func:`default_delta` of :func:`public_size` (kept for existing callers)."""
+    return default_delta(public_size(adjacency, n_rows, user_level=user_level), flag=flag)
 
 
 def check_default_delta(delta: float, noisy_units: float, noise_sd: float = 0.0) -> None:
-    """Refuse a defaulted δ that is not ≪ 1/n: δ must stay ≤ n^−1.1 (the PE-means rule).
+    """Refuse a defaulted δ that is not ≪ 1/n: δ must stay ≤ :func:`delta_ceiling` (n).
 
     ``noisy_units`` is a released estimate ñ of the number of privacy units (the
     noisy vote total, or a noisy count) and ``noise_sd`` its noise's standard
     deviation; the run is refused only when even ñ − 3·sd exceeds the size the
     default allows, so pure noise (a tiny ε) never trips it. The refusal is
     post-processing of a release: it reveals nothing beyond it. A δ the caller
-    chose is never refused here. The fixed default 1e-6 passes up to ≈ 2.8·10⁵ units.
+    chose is never refused here. The fixed default 1e-6 passes up to 10⁵ units.
     """
     low = float(noisy_units) - 3.0 * float(noise_sd)
     if not isinstance(delta, DefaultDelta) or not low > 1:
         return
-    ceiling = low**-1.1
+    ceiling = delta_ceiling(low)
     if float(delta) <= ceiling:
         return
     suggestion = 10.0 ** math.floor(math.log10(ceiling))
     raise ValueError(
         f"the default delta {float(delta):g} is too large for data of this size (about "
-        f"{noisy_units:.1g} privacy units by a noisy count; delta should stay below n^-1.1): "
-        f"pass delta explicitly (--delta), e.g. {suggestion:g}"
+        f"{noisy_units:.1g} privacy units by a noisy count; delta should stay below "
+        f"1/(10 n)): pass delta explicitly (--delta), e.g. {suggestion:g}"
     )
 
 

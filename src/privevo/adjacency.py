@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import math
 
-ADJACENCIES = ("add_remove", "replace")
+from .names import ADJACENCIES
+
+__all__ = ["ADJACENCIES", "check_adjacency", "histogram_l1_sensitivity", "vote_sensitivity"]
 
 
 def check_adjacency(adjacency) -> str:

@@ -35,10 +35,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from numbers import Real
 
 from . import accounting
-from ._validation import DELTA_MIN, EPSILON_MAX, EPSILON_MIN, Interval, validate_params
+from ._validation import RUN_CONSTRAINTS, validate_params
 from .private import Release
 
 __all__ = ["BudgetAccountant", "BudgetExceededError", "Charge"]
@@ -76,10 +75,7 @@ class BudgetAccountant:
     ledger : list of :class:`Charge`, in charging order
     """
 
-    _parameter_constraints: dict = {
-        "epsilon": [Interval(Real, EPSILON_MIN, EPSILON_MAX, closed="both")],
-        "delta": [Interval(Real, DELTA_MIN, 1, closed="left")],
-    }
+    _parameter_constraints: dict = {key: RUN_CONSTRAINTS[key] for key in ("epsilon", "delta")}
 
     def __init__(self, epsilon: float, delta: float):
         validate_params(

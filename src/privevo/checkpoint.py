@@ -44,16 +44,20 @@ import stat
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
+
+from .report import jsonable
 
 __all__ = [
     "FORMAT",
     "Checkpoint",
     "Record",
     "load_checkpoint",
+    "replay_or_draw",
+    "replay_or_release",
     "rng_state",
+    "run_fingerprint",
     "rng_from_state",
     "set_rng_state",
 ]
@@ -137,6 +141,55 @@ def load_checkpoint(path) -> tuple[dict, list[Record]]:
     if header is None:
         raise ValueError(f"checkpoint {path} is empty; delete it or choose another checkpoint path")
     return header, records
+
+
+def run_fingerprint(name: str, dim: int, params: dict, skip=(), **extra) -> dict:
+    """Every public parameter a checkpoint must match: ``params`` (a constructor's, with its
+    plug-ins at any depth, :func:`privevo._params.describe`) but ``skip``, the run's kind
+    ``name``, the data's dimension and ``extra`` (e.g. σ). An integer seed is kept as its value:
+    the checkpoint is private (module docstring)."""
+    from ._params import describe
+
+    described = {k: describe(v) for k, v in params.items() if k not in skip}
+    return {"run": name, "d": int(dim), **extra, **described}
+
+
+def replay_or_draw(log: "Checkpoint | None", key: str, rng: np.random.Generator, draw, meta=dict):
+    """Step ``key``'s arrays: replayed from ``log`` (and ``rng`` put where the step left it), or
+    drawn with ``draw(rng)`` and logged, with ``meta()``, before anyone uses them. The one
+    replay-or-draw of every run (the engine's rounds, DPKMeans' steps, text PE's releases): a
+    release is made at most once per run. ``log`` None: drawn, nothing logged."""
+    record = None if log is None else log.find(key)
+    if record is not None:
+        set_rng_state(rng, record.rng)
+        return record.arrays
+    arrays = draw(rng)
+    if log is not None:
+        log.append(Record(key, meta(), arrays, rng_state(rng)))
+    return arrays
+
+
+def replay_or_release(
+    log: "Checkpoint | None", key: str, rng: np.random.Generator, draw, adjacency
+):
+    """:func:`replay_or_draw` for a step whose ``draw(rng)`` returns
+    :class:`~privevo.private.Release` objects: logged with their ledger entries, replayed as
+    the same releases (value, σ, sensitivity, noise)."""
+    from .private import Release
+
+    made: list = []
+
+    def arrays(rng) -> dict:
+        made.extend(draw(rng))
+        return {str(i): np.asarray(r.value) for i, r in enumerate(made)}
+
+    logged = replay_or_draw(
+        log, key, rng, arrays, meta=lambda: {"releases": [r.entry() for r in made]}
+    )
+    if made:
+        return made
+    entries = log.find(key).meta["releases"]
+    return [Release.from_entry(e, adjacency, logged[str(i)]) for i, e in enumerate(entries)]
 
 
 def rng_state(rng: np.random.Generator) -> dict:
@@ -282,7 +335,7 @@ def _frame(payload: bytes) -> bytes:
 def _pack(record: Record) -> bytes:
     meta = {
         "key": record.key,
-        "meta": _jsonable(record.meta),
+        "meta": jsonable(record.meta),
         "rng": None if record.rng is None else _encode(record.rng),
     }
     buffer = io.BytesIO()
@@ -322,12 +375,6 @@ def _decode(value):
             return np.asarray(value["__ndarray__"], dtype=value["dtype"])
         return {k: _decode(v) for k, v in value.items()}
     return value
-
-
-def _jsonable(value: Any):
-    from .report import _jsonable as jsonable
-
-    return jsonable(value)
 
 
 def _remove_stale_temporaries(path: Path) -> None:

@@ -19,8 +19,6 @@ from pathlib import Path
 
 import numpy as np
 
-from . import accounting
-
 __all__ = ["mixture_2d", "run_demo", "format_table", "kmeans_experiment", "mixture_experiment"]
 
 KMEANS_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0)
@@ -80,9 +78,8 @@ def _kmeans_methods() -> dict:
         from .kmeans import DPKMeans
     except ImportError:
         return methods
-    common = dict(
-        delta=accounting.default_delta(DIGITS_N), bounds=(0.0, 16.0)
-    )  # digits is published: n is public
+    # digits is published, so n is public: the PE-means paper's δ = n^-1.1, passed explicitly
+    common = dict(delta=DIGITS_N**-1.1, bounds=(0.0, 16.0))
     methods["privevo DPKMeans"] = lambda eps, s: DPKMeans(10, epsilon=eps, random_state=s, **common)
     try:
         from .baselines import DPLloyd, FastLloyd
@@ -245,7 +242,7 @@ def mixture_experiment(
 
 def _write_plots(out: Path, kmeans: dict, mixture: dict) -> list[Path]:
     from .io import atomic_write
-    from .plots import _figure, plot_loss_vs_epsilon, plot_trajectories, plot_vote_histograms
+    from .plots import figure, plot_loss_vs_epsilon, plot_trajectories, plot_vote_histograms
 
     figures = {
         "kmeans_loss_vs_epsilon.png": plot_loss_vs_epsilon(
@@ -257,7 +254,7 @@ def _write_plots(out: Path, kmeans: dict, mixture: dict) -> list[Path]:
     }
     eps = min(mixture["epsilons"])
     names = [n for n in ("gape", "rank", "subsample") if (n, eps) in mixture["runs"]]
-    fig, axes = _figure(4.6 * len(names), 4.2, ncols=len(names))
+    fig, axes = figure(4.6 * len(names), 4.2, ncols=len(names))
     for ax, name in zip(axes.flat, names):
         plot_trajectories(
             mixture["runs"][name, eps].history_,
@@ -272,9 +269,9 @@ def _write_plots(out: Path, kmeans: dict, mixture: dict) -> list[Path]:
             mixture["runs"][name, eps].history_, title=f"noisy votes per round, {name}, ε={eps:g}"
         )
     paths = []
-    for filename, figure in figures.items():
+    for filename, fig in figures.items():
         with atomic_write(out / filename) as tmp:
-            figure.savefig(tmp, format="png", dpi=100)
+            fig.savefig(tmp, format="png", dpi=100)
         paths.append(out / filename)
     return paths
 

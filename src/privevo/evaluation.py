@@ -10,20 +10,19 @@ computed here for the same reason.
 
 from __future__ import annotations
 
-import numpy as np
-
 from .metrics import (
+    EVALUATION_NOTE,
     cluster_coverage,
-    downstream_accuracy,
     exact_w1,
     intrinsic_dimension,
     kmeans_loss,
     knn_precision_recall,
-    marginal_tvd,
+    labels_and_inertia,
     max_coverage_distance,
     nearest_distances,
     sinkhorn_w1,
 )
+from .tabular.quality import downstream_accuracy, marginal_tvd, numeric_errors, quantile_tvd
 
 __all__ = [
     "EVALUATION_NOTE",
@@ -37,21 +36,11 @@ __all__ = [
     "marginal_tvd",
     "max_coverage_distance",
     "nearest_distances",
+    "numeric_errors",
     "plot_centers",
+    "quantile_tvd",
     "sinkhorn_w1",
 ]
-
-EVALUATION_NOTE = (
-    "labels_ and inertia_ are computed on the private rows (privevo.evaluation): "
-    "they are not differentially private; do not publish them"
-)
-
-
-def labels_and_inertia(X, centers) -> tuple[np.ndarray, float]:
-    """Each private row's nearest centre and Σ‖x − c‖² (scikit-learn's ``labels_``/``inertia_``;
-    not DP)."""
-    dist, labels = nearest_distances(X, centers)
-    return labels, float(dist.sum())
 
 
 def plot_centers(X, centers, **kwargs):

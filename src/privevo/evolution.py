@@ -20,19 +20,16 @@ import math
 import os
 import time
 import warnings
-from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Callable, Sequence
 
 import numpy as np
 
 from . import accounting
-from ._params import constructor_params, describe
+from ._params import constructor_params
 from ._validation import (
-    DELTA_MIN,
-    EPSILON_MAX,
-    EPSILON_MIN,
     MAX_ROUNDS,
+    RUN_CONSTRAINTS,
     HasMethods,
     Interval,
     Options,
@@ -43,6 +40,7 @@ from ._validation import (
     check_same_dimension,
     validate_params,
 )
+from .checkpoint import replay_or_draw, replay_or_release, run_fingerprint, set_rng_state
 from .exceptions import PrivacyLeakWarning
 from .private import (
     METRICS,
@@ -58,39 +56,24 @@ from .private import (
 )
 from .protocols import CheckpointedAPI, RandomAPI, SelectionVariationAPI, VariationAPI
 from .report import (
-    _jsonable,
     group_releases,
     non_private_report,
     privacy_report,
     with_seed_warning,
 )
+from .rounds import (
+    EvolutionState,
+    IterationRecord,
+    ReleaseEvent,
+    history_entry,
+    round_record,
+    selection_of,
+)
 from .selection import Selection, SelectionContext, Selector
 
-__all__ = ["PrivateEvolution", "IterationRecord", "EvolutionState"]
+__all__ = ["PrivateEvolution", "IterationRecord", "EvolutionState", "ReleaseEvent"]
 
-
-@dataclass
-class IterationRecord:
-    """What one round released and did. ``noisy_counts`` is the DP release itself."""
-
-    iteration: int
-    candidates: np.ndarray | None
-    noisy_counts: np.ndarray
-    selected: np.ndarray | None  # candidate indices, or None if the selector made new points
-    selected_points: np.ndarray
-    sigma: float
-    info: dict = field(default_factory=dict)
-    seconds: dict = field(default_factory=dict)  # histogram / selection / variation
-
-
-@dataclass
-class EvolutionState:
-    """Everything needed to continue a run after round ``completed`` (checkpoint seam)."""
-
-    completed: int  # rounds whose noisy histogram has been released
-    population: np.ndarray  # candidates for the next round
-    selection: Selection | None
-    rng: np.random.Generator
+_HOOKS = ("callbacks", "on_release", "on_round_start")  # run-time observers, not run parameters
 
 
 class PrivateEvolution:
@@ -115,7 +98,14 @@ class PrivateEvolution:
     adjacency : ``"add_remove"`` (sensitivity 1) or ``"replace"`` (√2)
     population_size : size of S_0 (default m·(1 + variation_api.per_point))
     metric, backend, noise : passed to :func:`privevo.private.noisy_nn_histogram`
-    callbacks : functions called with each :class:`IterationRecord`
+    callbacks : functions called with each :class:`IterationRecord`, after its round
+    on_release : functions called with a :class:`ReleaseEvent` for each round's release, before
+        anything uses it (the checkpoint log is written at the same point)
+    on_round_start : functions called with ``(t, T)`` as round t (0-based) starts
+    keep_selected : the next population is [selection; variations] (True, the paper's
+        loop) or the variations only (False, Aug-PE's option)
+    name : the estimator's name in messages (default: the class name); a modality that
+        composes this engine passes its own
     keep_candidates : store every round's candidates in ``history_``
     progress : show a progress bar
     random_state : None, int or ``numpy.random.Generator``; seeds every draw
@@ -150,18 +140,17 @@ class PrivateEvolution:
         "selector": [Selector],
         "n_synthetic": [Interval(Integral, 1, None, closed="left")],
         "iterations": [Interval(Integral, 1, MAX_ROUNDS, closed="both")],
-        "epsilon": [
-            Interval(Real, EPSILON_MIN, EPSILON_MAX, closed="both"),
-            Options(Real, frozenset({math.inf})),
-        ],
-        "delta": [Interval(Real, DELTA_MIN, 1, closed="left")],
-        "adjacency": [StrOptions({"add_remove", "replace"})],
-        "random_state": [Integral, np.random.Generator, None],
+        **RUN_CONSTRAINTS,
+        "epsilon": [*RUN_CONSTRAINTS["epsilon"], Options(Real, frozenset({math.inf}))],
         "population_size": [Interval(Integral, 1, None, closed="left"), None],
         "metric": [StrOptions(set(METRICS))],
         "backend": [str],
         "noise": [StrOptions(set(NOISES))],
         "callbacks": [list, tuple],
+        "on_release": [list, tuple],
+        "on_round_start": [list, tuple],
+        "keep_selected": ["boolean"],
+        "name": [str, None],
         "keep_candidates": ["boolean"],
         "progress": ["boolean"],
         "public_parameters": [dict, None],
@@ -169,7 +158,6 @@ class PrivateEvolution:
         "noise_scale": [Interval(Real, 0, None, closed="neither"), None],
         "n_private": [Real, None],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
-        "accountant": [HasMethods(("check", "charge")), None],
     }
 
     def __init__(
@@ -189,6 +177,10 @@ class PrivateEvolution:
         backend: str = "auto",
         noise: str = "gaussian",
         callbacks: Sequence[Callable[[IterationRecord], None]] = (),
+        on_release: Sequence[Callable[[ReleaseEvent], None]] = (),
+        on_round_start: Sequence[Callable[[int, int], None]] = (),
+        keep_selected: bool = True,
+        name: str | None = None,
         keep_candidates: bool = True,
         progress: bool = False,
         public_parameters: dict | None = None,
@@ -212,6 +204,10 @@ class PrivateEvolution:
         self.backend = backend
         self.noise = noise
         self.callbacks = callbacks
+        self.on_release = on_release
+        self.on_round_start = on_round_start
+        self.keep_selected = keep_selected
+        self.name = name
         self.keep_candidates = keep_candidates
         self.progress = progress
         self.public_parameters = public_parameters
@@ -229,7 +225,7 @@ class PrivateEvolution:
         ``groups``: a user id per row (private, never stored): each user's votes
         are scaled to L2 norm ≤ 1, so the guarantee protects users, not rows.
         """
-        self._validate_params()
+        self.check_params()
         self.history_: list[IterationRecord] = []
         self.releases_: list[Release] = []
         self._check_budget(self.iterations)  # before the data is read
@@ -254,7 +250,7 @@ class PrivateEvolution:
         ``releases_`` and counted in the report, also after an earlier ``fit``.
         """
         if not hasattr(self, "sigma_"):
-            self._validate_params()
+            self.check_params()
         unit = privacy_unit(groups)
         if getattr(self, "releases_", None) and getattr(self, "_unit", unit) != unit:
             raise ValueError(
@@ -280,7 +276,7 @@ class PrivateEvolution:
         """One round: private release, selection, variation. The release enters ``releases_``."""
         t, rng, candidates = state.completed, state.rng, state.population
         tic = time.perf_counter()
-        release = self._histogram(X, candidates, rng)
+        release = self._release(X, candidates, rng, t)
         self.releases_.append(release)
         noisy = release.value
         if t == 0:
@@ -309,27 +305,57 @@ class PrivateEvolution:
         )
         return record, EvolutionState(t + 1, population, selection, rng)
 
+    def check_params(self) -> "PrivateEvolution":
+        """Check every parameter against its declared constraints
+        (:func:`privevo._validation.validate_params`) and calibrate σ, before any data is read."""
+        validate_params(self._parameter_constraints, constructor_params(self), self._name())
+        self.sensitivity_ = vote_sensitivity(self.adjacency)
+        self.sigma_ = self._sigma()
+        return self
+
     # -- internals --------------------------------------------------------
 
     def _run(self, X, state: EvolutionState, log) -> "PrivateEvolution":
         check_same_dimension(state.population.shape[1], X.shape[1], "population")
         if not hasattr(self, "history_"):
             self.history_, self.releases_ = [], []
-        with backend_session(self.backend):  # backend="dask": one cluster for all rounds
-            for _ in self._rounds(state.completed):
-                record, state = self.step(X, state)
-                self.history_.append(record)
-                if log is not None:
-                    log.append(_round_record(record, state, self.releases_[-1], self._api_state()))
-                for callback in self.callbacks:
-                    callback(record)
+        self._log = log
+        try:
+            with backend_session(self.backend):  # backend="dask": one cluster for all rounds
+                for t in self._rounds(state.completed):
+                    for hook in self.on_round_start:
+                        hook(t, self.iterations)
+                    record, state = self.step(X, state)
+                    self.history_.append(record)
+                    if log is not None:
+                        api_state = self._api_state()
+                        log.append(round_record(record, state, self.releases_[-1], api_state))
+                    for callback in self.callbacks:
+                        callback(record)
+        finally:
+            self._log = None
         return self._finish(state)
 
-    def _validate_params(self) -> None:
-        """The declared constraints (:func:`privevo._validation.validate_params`), then σ."""
-        validate_params(self._parameter_constraints, constructor_params(self), type(self).__name__)
-        self.sensitivity_ = vote_sensitivity(self.adjacency)
-        self.sigma_ = self._sigma()
+    def _name(self) -> str:
+        return self.name or type(self).__name__
+
+    def _release(self, X, candidates: np.ndarray, rng: np.random.Generator, t: int) -> Release:
+        """Round t's release, replayed from the checkpoint or drawn and logged
+        (:func:`privevo.checkpoint.replay_or_release`), then shown to the ``on_release`` hooks:
+        a run cut off after a release (e.g. during text generation) replays it on resume, so
+        no selection of one round is ever made from two draws."""
+        log = getattr(self, "_log", None)
+        replayed = log is not None and log.find(f"release/{t}") is not None
+        (release,) = replay_or_release(
+            log,
+            f"release/{t}",
+            rng,
+            lambda rng: [self._histogram(X, candidates, rng)],
+            self.adjacency,
+        )
+        for hook in self.on_release:
+            hook(ReleaseEvent(t, release, replayed))
+        return release
 
     def _sigma(self) -> float:
         """σ of every round; 0 for ``epsilon=inf`` (a non-private run, warned and reported as
@@ -357,7 +383,7 @@ class PrivateEvolution:
         """
         if self.accountant is None:
             return
-        name = type(self).__name__
+        name = self._name()
         if self.sigma_ == 0.0:  # epsilon=inf: the accountant refuses it
             self.accountant.check(epsilon=self.epsilon, delta=self.delta, name=name)
             return
@@ -381,7 +407,7 @@ class PrivateEvolution:
             )
         except ValueError:
             if self.accountant is not None:
-                self.accountant.charge(list(self.releases_), name=type(self).__name__)
+                self.accountant.charge(list(self.releases_), name=self._name())
             raise
 
     def _histogram(self, X, candidates: np.ndarray, rng: np.random.Generator) -> Release:
@@ -430,12 +456,15 @@ class PrivateEvolution:
         return self.n_synthetic * (1 + int(getattr(self.variation_api, "per_point", 1)))
 
     def _next_population(self, selection: Selection, rng: np.random.Generator) -> np.ndarray:
+        """S_t = [selection; variations], or the variations alone without ``keep_selected``."""
         if isinstance(self.variation_api, SelectionVariationAPI):  # texts, rows: need the indices
             variations = self.variation_api.vary_selection(selection, rng)
         else:
             variations = self.variation_api.vary(
                 selection.points, rng, per_point=selection.variations_per_point
             )
+        if not self.keep_selected:
+            return np.asarray(variations)
         return np.vstack([selection.points, variations])
 
     def _rounds(self, start: int):
@@ -449,14 +478,11 @@ class PrivateEvolution:
     # -- checkpoint -------------------------------------------------------
 
     def fingerprint(self, dim: int) -> dict:
-        """Every public parameter a checkpoint must match (all plug-in parameters, at any depth)."""
-        skip = ("callbacks", "keep_candidates", "progress", "checkpoint", "backend", "random_state")
-        params = {k: describe(v) for k, v in constructor_params(self).items() if k not in skip}
-        seed = self.random_state  # kept only inside the (private) checkpoint
-        params["random_state"] = (
-            int(seed) if isinstance(seed, (int, np.integer)) else type(seed).__name__
-        )
-        return {"run": type(self).__name__, "d": int(dim), "sigma": float(self.sigma_), **params}
+        """Every public parameter a checkpoint must match (all plug-in parameters, at any depth;
+        :func:`privevo.checkpoint.run_fingerprint`)."""
+        skip = (*_HOOKS, "keep_candidates", "progress", "checkpoint", "backend", "name")
+        params = constructor_params(self)
+        return run_fingerprint(type(self).__name__, dim, params, skip, sigma=float(self.sigma_))
 
     def _open_checkpoint(self, X):
         """(log, owned): the caller's open log (DPKMeans), or one opened on ``checkpoint``."""
@@ -474,38 +500,29 @@ class PrivateEvolution:
         S_0 is logged too (record ``"initial"``): it is public, but drawing it
         again can be costly (text PE) and it holds the first round's candidates.
         """
-        from .checkpoint import Record, rng_state, set_rng_state
-
         rng = self._rng()
-        initial = log.find("initial")
-        if initial is None:
-            state = self.initial_state(X.shape[1], rng)
-            log.append(
-                Record(
-                    "initial",
-                    {"api_state": self._api_state()},
-                    {"population": state.population},
-                    rng_state(rng),
-                )
-            )
-            return state
+        replay_or_draw(
+            log,
+            "initial",
+            rng,
+            lambda rng: {"population": self.initial_state(X.shape[1], rng).population},
+            meta=lambda: {"api_state": self._api_state()},
+        )
         rounds = [r for r in log.records if r.key.startswith("round/")]
-        candidates = initial.arrays["population"]
+        candidates = log.find("initial").arrays["population"]
         for record in rounds:
-            self.history_.append(
-                _history_entry(record, candidates if self.keep_candidates else None)
-            )
+            kept = candidates if self.keep_candidates else None
+            self.history_.append(history_entry(record, kept))
             self.releases_.append(
                 Release.from_entry(record.meta["release"], self.adjacency, record.arrays["counts"])
             )
             candidates = record.arrays["population"]
-        last = rounds[-1] if rounds else initial
+        last = rounds[-1] if rounds else log.find("initial")
         set_rng_state(rng, last.rng)
         self._restore_api_state(last.meta.get("api_state"))
         self.resumed_from_ = len(rounds)
-        return EvolutionState(
-            len(rounds), last.arrays["population"], _selection_of(last) if rounds else None, rng
-        )
+        selection = selection_of(last) if rounds else None
+        return EvolutionState(len(rounds), last.arrays["population"], selection, rng)
 
     def _api_state(self) -> dict | None:
         """Public state of object-aware APIs (e.g. texts) to store with each round."""
@@ -554,59 +571,8 @@ class PrivateEvolution:
         self.privacy_report_ = with_seed_warning(report, self.random_state)
         self._groups = None  # private: not kept after the run
         if self.accountant is not None:
-            self.accountant.charge(self.privacy_report_, name=type(self).__name__)
+            self.accountant.charge(self.privacy_report_, name=self._name())
         return self
-
-
-def _round_record(record: IterationRecord, state: EvolutionState, release: Release, api_state):
-    """The checkpoint record of one round: its release, the selection, S_t and the RNG."""
-    from .checkpoint import Record, rng_state
-
-    selection = state.selection
-    arrays = {
-        "counts": np.asarray(record.noisy_counts, dtype=np.float64),
-        "points": np.asarray(selection.points, dtype=np.float64),
-        "population": np.asarray(state.population, dtype=np.float64),
-    }
-    for name in ("indices", "weights"):
-        if getattr(selection, name) is not None:
-            arrays[name] = np.asarray(getattr(selection, name))
-    meta = {
-        "iteration": record.iteration,
-        "sigma": record.sigma,
-        "info": _jsonable(record.info),
-        "variations_per_point": selection.variations_per_point,
-        "release": release.entry(),
-    }
-    if api_state is not None:
-        meta["api_state"] = api_state
-    return Record(f"round/{record.iteration}", meta, arrays, rng_state(state.rng))
-
-
-def _selection_of(record) -> Selection:
-    return Selection(
-        points=record.arrays["points"],
-        indices=record.arrays.get("indices"),
-        weights=record.arrays.get("weights"),
-        variations_per_point=record.meta["variations_per_point"],
-        info=record.meta["info"],
-    )
-
-
-def _history_entry(record, candidates) -> IterationRecord:
-    zero = dict.fromkeys(
-        ("histogram", "selection", "variation"), 0.0
-    )  # spent by an earlier process
-    return IterationRecord(
-        record.meta["iteration"],
-        candidates,
-        record.arrays["counts"],
-        record.arrays.get("indices"),
-        record.arrays["points"],
-        record.meta["sigma"],
-        record.meta["info"],
-        seconds=zero,
-    )
 
 
 def _private_view(X):

@@ -71,8 +71,8 @@ from ._validation import (
     validate_params,
 )
 from .adjacency import vote_sensitivity
-from .evaluation import EVALUATION_NOTE, labels_and_inertia, nearest_distances
 from .evolution import PrivateEvolution
+from .metrics import EVALUATION_NOTE, labels_and_inertia, nearest_distances
 from .private import (
     LEAK_NOTE,
     NOISES,

@@ -18,7 +18,7 @@ import numpy as np
 __all__ = ["plot_trajectories", "plot_vote_histograms", "plot_loss_vs_epsilon", "plot_centers"]
 
 
-def _figure(width: float, height: float, ncols: int = 1, nrows: int = 1):
+def figure(width: float, height: float, ncols: int = 1, nrows: int = 1):
     try:
         from matplotlib.figure import Figure
     except ImportError:
@@ -32,7 +32,7 @@ def _axes(ax, width: float, height: float):
     """(figure, axes): a new one-panel figure, or the given axes and its figure."""
     if ax is not None:
         return ax.figure, ax
-    fig, axes = _figure(width, height)
+    fig, axes = figure(width, height)
     return fig, axes[0, 0]
 
 
@@ -110,7 +110,7 @@ def plot_trajectories(
 
 
 def _nearest(points: np.ndarray, previous: np.ndarray) -> np.ndarray:
-    from .metrics import nearest_distances
+    from .distances import nearest_distances
 
     return nearest_distances(points, previous)[1]
 
@@ -130,7 +130,7 @@ def plot_vote_histograms(
     rounds = list(rounds)
     ncols = min(3, len(rounds))
     nrows = int(np.ceil(len(rounds) / ncols))
-    fig, axes = _figure(3.4 * ncols, 2.5 * nrows, ncols, nrows)
+    fig, axes = figure(3.4 * ncols, 2.5 * nrows, ncols, nrows)
     for ax in axes.flat[len(rounds) :]:
         ax.set_visible(False)
     for ax, t in zip(axes.flat, rounds):
@@ -206,7 +206,7 @@ def plot_centers(
     max_private: int = 5000,
 ):
     """DP centres over the private data (first two features; the data layer is not DP)."""
-    fig, axes = _figure(5.2, 4.4)
+    fig, axes = figure(5.2, 4.4)
     ax = axes[0, 0]
     X = np.asarray(X, dtype=float)
     shown = X if len(X) <= max_private else X[:: int(np.ceil(len(X) / max_private))]

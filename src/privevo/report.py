@@ -50,6 +50,8 @@ def with_seed_warning(report: dict, random_state) -> dict:
     """Say that a run was seeded, never with what: ``seeded`` and a warning, no value."""
     seeded = random_state is not None and not _is_generator(random_state)
     report["seeded"] = bool(random_state is not None)
+    report.get("public_parameters", {}).pop("seeded", None)  # one field: an inner engine's
+    # (given the run's generator, so always "seeded") would contradict it
     if seeded and SEED_WARNING not in report["warnings"]:
         report["warnings"] = [*report["warnings"], SEED_WARNING]
     return report
@@ -112,7 +114,7 @@ def privacy_report(
         "mechanism": mechanism,
         "dp_event": _event_dict(events[0] if len(events) == 1 else _compose(events)),
         "releases": [r.entry() for r in releases],
-        "public_parameters": _jsonable(public_parameters or {}),
+        "public_parameters": jsonable(public_parameters or {}),
         "warnings": list(warnings or []),
         "guarantee_holds": bool(guarantee_holds),
         "privevo_version": __version__,
@@ -156,7 +158,7 @@ def non_private_report(
         "releases": [
             {"name": "nn_histogram", "sigma": 0.0, "count": int(steps), "sensitivity": None}
         ],
-        "public_parameters": _jsonable(public_parameters or {}),
+        "public_parameters": jsonable(public_parameters or {}),
         "warnings": [note, *(warnings or [])],
         "guarantee_holds": False,
         "privevo_version": __version__,
@@ -187,13 +189,13 @@ def _event_dict(event) -> dict:
     return out
 
 
-def _jsonable(value):
+def jsonable(value):
     import numpy as np
 
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, np.generic):

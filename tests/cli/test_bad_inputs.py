@@ -159,7 +159,7 @@ BAD_INPUTS = [
     (
         "one row, no --delta, replace adjacency (n public)",
         synth(data="{d}/one.csv", adjacency="replace"),
-        "the default delta n^-1.1 needs at least 2 rows; pass --delta",
+        "the default delta needs a public size of at least 2 rows; pass --delta",
     ),
     ("--header on .npy", synth(data="{d}/mix.npy", header=[]), "apply to CSV/TSV files only"),
     # a private first row is data, and no message quotes a cell

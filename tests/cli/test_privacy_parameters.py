@@ -59,8 +59,9 @@ def test_delta_default_is_left_to_an_estimator_that_derives_it():
     public = Namespace(delta=None, adjacency="replace")
     assert _delta(args, 400, library_default=True) is None
     assert _delta(args, 400, library_default=False) == 1e-6  # fixed: n is private
-    assert _delta(public, 400, library_default=False) == 400**-1.1  # n is public
-    with pytest.raises(ValueError, match="needs at least 2 rows; pass --delta"):
+    assert _delta(public, 400, library_default=False) == 1e-6  # min(1e-6, 1/(10 n))
+    assert _delta(public, 10**6, library_default=False) == 1e-7  # n is public: 1/(10 n)
+    with pytest.raises(ValueError, match="at least 2 rows; pass --delta"):
         _delta(public, 1, library_default=False)
     assert _delta(Namespace(delta=1e-7, adjacency="replace"), 400, library_default=True) == 1e-7
     kmeans_args = Namespace(

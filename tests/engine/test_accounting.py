@@ -211,13 +211,15 @@ def test_discrete_sigma_never_above_target_over_the_whole_range(eps, delta):
     assert reported <= dense.min() * (1 + 1e-6)
 
 
-def test_the_add_remove_default_delta_is_marked_and_refused_above_n_to_the_minus_1_1():
+def test_the_add_remove_default_delta_is_marked_and_refused_above_one_over_10_n():
     default = accounting.default_delta(None)
     assert isinstance(default, accounting.DefaultDelta) and default == 1e-6
     assert not isinstance(accounting.default_delta(1000), accounting.DefaultDelta)
-    accounting.check_default_delta(default, 2.8e5)  # 2.8e5^-1.1 ≈ 1.0e-6: still allowed
+    accounting.check_default_delta(default, 1e5)  # 1/(10·1e5) = 1e-6: still allowed
+    with pytest.raises(ValueError, match="too large"):
+        accounting.check_default_delta(default, 1.2e5)  # 1/(10·1.2e5) ≈ 8.3e-7
     with pytest.raises(ValueError, match=r"pass delta explicitly \(--delta\), e.g. 1e-08"):
-        accounting.check_default_delta(default, 1e7)  # the 10^7-row case: 1e7^-1.1 = 1.9e-8
+        accounting.check_default_delta(default, 1e7)  # the 10^7-row case: 1/(10 n) = 1e-8
     accounting.check_default_delta(1e-6, 1e7)  # a δ the caller chose is theirs
     import pickle
 

@@ -245,8 +245,7 @@ def test_a_second_run_on_an_open_checkpoint_is_refused(tmp_path, data):
     from privevo.private import data_digest
 
     path = tmp_path / "run.ckpt"
-    model = make_pe(checkpoint=path)
-    model._validate_params()
+    model = make_pe(checkpoint=path).check_params()
     with Checkpoint.open(path, fingerprint=model.fingerprint(2), digest=data_digest(data)):
         with pytest.raises(ValueError, match="in use by another run"):
             make_pe(checkpoint=path).fit(data)

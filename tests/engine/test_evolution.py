@@ -158,7 +158,7 @@ def test_bad_data(X, match):
 
 
 def test_a_defaulted_delta_too_large_for_the_data_is_refused_from_the_first_release():
-    X = mixture(n=2000)  # ~2000 noisy votes: n^-1.1 ≈ 2.3e-4, below a default of 1e-3
+    X = mixture(n=2000)  # ~2000 noisy votes: 1/(10 n) = 5e-5, below a default of 1e-3
     with pytest.raises(ValueError, match="default delta 0.001 is too large") as refused:
         pe(delta=accounting.DefaultDelta(1e-3), iterations=3).fit(X)
     assert "2000" not in str(refused.value)  # a noisy order of magnitude, never the exact n
@@ -167,7 +167,7 @@ def test_a_defaulted_delta_too_large_for_the_data_is_refused_from_the_first_rele
         pe(delta=accounting.DefaultDelta(1e-3), iterations=3, accountant=budget).fit(X)
     assert budget.spent()[0] > 0  # the release behind the refusal is paid for
     assert pe(delta=1e-3, iterations=3).fit(X).synthetic_.shape == (3, 2)  # a chosen δ stands
-    assert pe(delta=accounting.DefaultDelta(1e-4), iterations=3).fit(X).synthetic_.shape == (3, 2)
+    assert pe(delta=accounting.DefaultDelta(1e-5), iterations=3).fit(X).synthetic_.shape == (3, 2)
 
 
 def test_the_plug_in_contracts_are_protocols_checked_at_run_time():

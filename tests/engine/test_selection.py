@@ -88,3 +88,10 @@ def test_an_unknown_selector_is_refused_with_the_names():
         make_selector(3)
     with pytest.raises(ValueError, match="need R"):
         make_selector("gape")
+
+
+def test_the_registry_builds_every_name_privevo_names_states_and_no_other():
+    from privevo import names
+    from privevo.selection import registry
+
+    assert tuple(registry._REGISTRY) == names.SELECTORS == registry.SELECTOR_NAMES

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from privevo import metrics
+from privevo import evaluation, metrics
 
 
 def test_kmeans_loss():
@@ -75,11 +75,13 @@ def _meta():
 def test_quantile_tvd_sees_inside_a_public_bin():
     real, same, shifted = _table(4000, 0), _table(4000, 1), _table(4000, 1, shift=3.0)
     meta = _meta()
-    assert metrics.quantile_tvd(real, same, meta, 2) < 0.05
-    assert metrics.quantile_tvd(real, shifted, meta, 2) > 0.15
-    assert metrics.quantile_tvd(real, shifted, meta, 3) > metrics.quantile_tvd(real, same, meta, 3)
+    assert evaluation.quantile_tvd(real, same, meta, 2) < 0.05
+    assert evaluation.quantile_tvd(real, shifted, meta, 2) > 0.15
+    assert evaluation.quantile_tvd(real, shifted, meta, 3) > evaluation.quantile_tvd(
+        real, same, meta, 3
+    )
     # the public 10 bins barely see a shift of 3 (a third of one bin)
-    assert metrics.marginal_tvd(real, shifted, meta, 2) < metrics.quantile_tvd(
+    assert evaluation.marginal_tvd(real, shifted, meta, 2) < evaluation.quantile_tvd(
         real, shifted, meta, 2
     )
 
@@ -87,16 +89,20 @@ def test_quantile_tvd_sees_inside_a_public_bin():
 def test_numeric_errors_and_auc():
     real, shifted = _table(3000, 0), _table(3000, 1, shift=3.0)
     meta = _meta()
-    err = metrics.numeric_errors(real, shifted, meta)
+    err = evaluation.numeric_errors(real, shifted, meta)
     assert set(err) == {"x", "z"} and err["x"]["w1_sd"] == pytest.approx(
         3 / np.std(real["x"]), rel=0.15
     )
     assert err["x"]["median_sd"] == pytest.approx(3 / np.std(real["x"]), rel=0.15)
-    assert err["x"]["median"] > 0.5 and metrics.numeric_errors(real, real, meta)["x"]["mean"] == 0
-    scores = metrics.downstream_accuracy(_table(3000, 2), real, _table(2000, 3), "label", meta)
+    assert (
+        err["x"]["median"] > 0.5 and evaluation.numeric_errors(real, real, meta)["x"]["mean"] == 0
+    )
+    scores = evaluation.downstream_accuracy(_table(3000, 2), real, _table(2000, 3), "label", meta)
     assert 0.8 < scores["real_auc"] <= 1 and 0.8 < scores["synthetic_auc"] <= 1
     flipped = _table(3000, 2).assign(label=lambda d: np.where(d["label"] == "hi", "lo", "hi"))
     assert (
-        metrics.downstream_accuracy(flipped, real, _table(2000, 3), "label", meta)["synthetic_auc"]
+        evaluation.downstream_accuracy(flipped, real, _table(2000, 3), "label", meta)[
+            "synthetic_auc"
+        ]
         < 0.2
     )

@@ -211,8 +211,17 @@ def _baseline(name: str, adjacency: str):
             from privevo import baselines
 
             cls = {"dplloyd": "DPLloyd", "fastlloyd": "FastLloyd", "lsh_tree": "LSHTreeKMeans"}
+            # under replace n is public: the benchmarks' δ = n^-1.1 (the default δ's path is
+            # the add/remove one, size-branched); with the default 1e-6 FastLloyd's centres on
+            # D sit where no generated neighbour moves its sums by half their sensitivity
+            delta = len(X) ** -1.1 if adjacency == "replace" else None
             est = getattr(baselines, cls[name])(
-                3, epsilon=1.0, bounds=(-8.0, 8.0), adjacency=adjacency, random_state=SEED
+                3,
+                epsilon=1.0,
+                delta=delta,
+                bounds=(-8.0, 8.0),
+                adjacency=adjacency,
+                random_state=SEED,
             ).fit(X)
             return estimator_artefacts(est, "cluster_centers_", "n_iter_")
 
@@ -359,6 +368,11 @@ def _write_table_parquet(folder: Path, df) -> None:
     _write_parquet(typed, folder / "data.parquet", False)
 
 
+def _write_wide_table_parquet(folder: Path, df) -> None:
+    """The table plus a private column ``extra`` (a copy of ``size``) that ``--drop`` removes."""
+    _write_table_parquet(folder, df.assign(extra=df["size"]))
+
+
 def _write_texts_csv(folder: Path, data) -> None:
     import pandas as pd
 
@@ -381,11 +395,12 @@ def argv_for(base: list[str], data_file: str, *extra: str) -> list[str]:
     return [a.replace("DATA", data_file) for a in base] + list(extra)
 
 
-def _table_cli(adjacency: str, data_file: str, write):
-    argv = argv_for(_TABLE, data_file, "--adjacency", adjacency, "-o", "{w}/out.csv")
+def _table_cli(adjacency: str, data_file: str, write, *extra: str):
+    argv = argv_for(_TABLE, data_file, "--adjacency", adjacency, *extra, "-o", "{w}/out.csv")
     make_cli = cli_entry(argv, write)
 
     def make(tmp):
+        Path(tmp).mkdir(parents=True, exist_ok=True)  # a plant's run folder is made here
         table_metadata().to_json(Path(tmp) / "meta.json")
         return make_cli(tmp)
 
@@ -521,6 +536,8 @@ def _entry_points() -> list[EntryPoint]:
                     suffix == "csv",
                 )
             )
+        drop = _table_cli(adjacency, "data.parquet", _write_wide_table_parquet, "--drop", "extra")
+        rows.append(E("cli synth-table parquet --drop", "table", adjacency, drop, table))
         rows.append(E("cli synth-text", "texts", adjacency, _text_cli(adjacency, False), texts))
         rows.append(
             E(

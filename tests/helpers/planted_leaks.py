@@ -302,4 +302,18 @@ PLANTS = (
         ),
         ("tabular parquet partitioned/add_remove",),
     ),
+    Plant(
+        "a dropped column's cells in a warning (synth-table --drop)",
+        "private/frames.py",
+        (
+            (
+                "            yield offset, frame[self.columns]\n",
+                "            import warnings\n\n"
+                "            left = frame.drop(columns=self.columns)\n"
+                "            warnings.warn(f'dropped: {left.astype(str).sum().tolist()}')\n"
+                "            yield offset, frame[self.columns]\n",
+            ),
+        ),
+        ("cli synth-table parquet --drop/add_remove",),
+    ),
 )

@@ -164,7 +164,7 @@ def tabular_auto_threshold(rule: str, epsilon: float = 4.0, delta: float = 1e-5)
 # -- the replays' extra runs --------------------------------------------------------------------
 
 EXTREME = 1e6
-LIMIT = 64  # the default δ's size limit in the crossings: δ patched to LIMIT^−1.1
+LIMIT = 64  # the default δ's size limit in the crossings: δ patched to 1/(10·LIMIT)
 
 
 def _refusal(call: Callable[[], dict]) -> dict:
@@ -492,7 +492,7 @@ _DEFAULT_DELTA = (
     "baseline fastlloyd", "baseline lsh_tree", "pe rank, default delta", "pe users, default delta",
     "dpkmeans, default delta", "text pe, default delta", "tabular memory, default delta",
 )  # fmt: skip
-_DELTA_PATCH = {P + "accounting.DEFAULT_DELTA_ADD_REMOVE": LIMIT**-1.1}
+_DELTA_PATCH = {P + "accounting.DEFAULT_DELTA_ADD_REMOVE": 1 / (10 * LIMIT)}
 
 
 _TOO_FEW = (
@@ -719,11 +719,11 @@ SIZE_BRANCHES: dict[str, SizeBranch] = {
     ),
     "default delta refused for large data": SizeBranch(
         (P + "accounting.DEFAULT_DELTA_ADD_REMOVE",),
-        "a defaulted δ is refused once ñ − 3·sd > δ^(−1/1.1) (about 2.8·10⁵ units): "
+        "a defaulted δ is refused once ñ − 3·sd > 1/(10·δ) (10⁵ units): "
         "accounting.check_default_delta, after the first release",
         "noisy count (the first round's vote total, the row count, the marginals' totals)",
         _DEFAULT_DELTA,
-        f"DEFAULT_DELTA_ADD_REMOVE patched to {LIMIT}^−1.1: D of {LIMIT} + 1 rows (n crosses "
+        f"DEFAULT_DELTA_ADD_REMOVE patched to 1/(10·{LIMIT}): D of {LIMIT} + 1 rows (n crosses "
         f"the limit, ñ − 3·sd does not: not refused) and of 4·{LIMIT} rows (refused), each "
         "against n − 1 and n + 1 with the releases pinned; the real limit is replayed by "
         "tests/privacy/test_neighbour_replay.py::test_tabular_pe_default_delta_refusal",

@@ -19,6 +19,7 @@ import pytest
 from sklearn.datasets import make_blobs
 
 from helpers.neighbour import exact_pairs, movements
+from privevo import accounting
 from privevo.baselines import DPLloyd, FastLloyd, LSHTreeKMeans
 from privevo.report import privacy_report
 
@@ -95,7 +96,7 @@ def test_the_ledger_under_replace_spends_the_claimed_epsilon(name):
     model = BASELINES[name]("replace").set_params(random_state=0).fit(X)
     assert {r.adjacency for r in model.releases_} == {"replace"}
     assert "count" not in {r.name for r in model.releases_}
-    assert model.privacy_["adjacency"] == "replace"
+    assert model.privacy_report_["adjacency"] == "replace"
     if name == "DPLloyd":
         assert sum(r.pure_epsilon for r in model.releases_) == pytest.approx(1.0, rel=1e-12)
         return
@@ -110,7 +111,7 @@ def test_the_ledger_under_replace_spends_the_claimed_epsilon(name):
 def test_replace_defaults_delta_to_the_public_n():
     X = data()
     model = FastLloyd(4, epsilon=1.0, bounds=BOX, adjacency="replace", random_state=0).fit(X)
-    assert model.privacy_["delta"] == pytest.approx(len(X) ** -1.1)
+    assert model.privacy_report_["delta"] == accounting.default_delta(len(X)) <= 1 / (10 * len(X))
     with pytest.raises(ValueError, match="adjacency must be 'add_remove' or 'replace'"):
         DPLloyd(4, bounds=BOX, adjacency="swap").fit(X)
 
@@ -126,4 +127,4 @@ def test_dplloyd_under_replace_uses_the_whole_budget_for_its_iterations():
     w = np.cbrt(4 * 3 * 0.225**2)
     assert counts[0].sensitivity == 2.0
     assert counts[0].sigma == pytest.approx(2.0 / (w / (3 + w) / model.n_iter_))
-    assert math.isclose(model.privacy_["epsilon"], 1.0)
+    assert math.isclose(model.privacy_report_["epsilon"], 1.0)

@@ -79,10 +79,10 @@ def test_sklearn_compatible(estimator, check):
 
 def test_report_epsilon_equals_accountant_pe_means():
     X, _ = unit_blobs()
-    # the paper's PE-means: replace adjacency (n public, delta = n^-1.1), no recover step
-    est = DPKMeans(4, epsilon=1.0, radius=1.0, adjacency="replace", recover_share=0.0).fit(X)
-    rep = est.privacy_report_
+    # the paper's PE-means: replace adjacency (n public, its delta = n^-1.1), no recover step
     T, delta = paper_iterations(1.0, 4), len(X) ** -1.1
+    est = DPKMeans(4, epsilon=1.0, delta=delta, radius=1.0, adjacency="replace", recover_share=0.0)
+    rep = est.fit(X).privacy_report_
     assert rep["guarantee_holds"] is True and rep["warnings"] == []
     assert est.n_iter_ == T == 8 and rep["delta"] == pytest.approx(delta)
     assert [r["name"] for r in rep["releases"]] == ["nn_histogram"]
@@ -615,7 +615,7 @@ class _CellSpy:
 def test_replace_adjacency_checks_the_budget_before_reading_a_cell():
     from privevo import BudgetAccountant
 
-    acc = BudgetAccountant(1.0, 2e-3)  # the default δ for n = 300 is 300^-1.1 < 2e-3
+    acc = BudgetAccountant(1.0, 1e-6)  # the default δ for n = 300: min(1e-6, 1/(10 n)) = 1e-6
     model = DPKMeans(2, epsilon=1.0, radius=1.0, adjacency="replace", accountant=acc)
     model.fit(np.random.default_rng(0).normal(0, 0.3, (300, 2)))
     with pytest.raises(ValueError, match="would bring the spent epsilon"):
@@ -727,7 +727,7 @@ def test_defaulted_delta_refused_after_the_noisy_count():
     X = np.random.default_rng(0).uniform(-1, 1, size=(400_000, 2))
     with pytest.raises(ValueError, match="default delta 1e-06 is too large"):
         DPKMeans(2, epsilon=1.0, bounds=(-1, 1), random_state=0).fit(X)
-    # a delta the caller chose is theirs; replace adjacency's default n^-1.1 is never refused
+    # a delta the caller chose is theirs; replace adjacency's default (public n) is never refused
     est = DPKMeans(2, epsilon=1.0, delta=1e-6, bounds=(-1, 1), random_state=0).fit(X[:2000])
     assert est.cluster_centers_.shape == (2, 2)
     small = DPKMeans(2, epsilon=1.0, bounds=(-1, 1), random_state=0).fit(X[:2000])

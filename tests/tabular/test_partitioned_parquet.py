@@ -103,7 +103,7 @@ def test_synth_table_on_a_partitioned_folder_publishes_no_partition_value(tmp_pa
     syn = pd.read_csv(out)
     assert set(syn["diagnosis"]) <= {"flu", "other"} and len(syn.columns) == 6
 
-    code, stdout, stderr = cli(["metadata", folder])  # reads CSV/TSV only: refused
+    code, stdout, stderr = cli(["metadata", folder])  # not from a Parquet table's rows: refused
     assert code == 2
     no_secret(stdout, stderr)
 

@@ -7,7 +7,7 @@ import pytest
 pd = pytest.importorskip("pandas")
 
 from helpers.tables import small_table  # noqa: E402
-from privevo.metrics import downstream_accuracy, marginal_tvd  # noqa: E402
+from privevo.evaluation import downstream_accuracy, marginal_tvd  # noqa: E402
 from privevo.tabular import ColumnSpec, TableMetadata  # noqa: E402
 
 

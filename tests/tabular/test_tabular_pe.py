@@ -16,7 +16,7 @@ from helpers.tables import DESCRIPTION, small_table  # noqa: E402
 from privevo import BudgetAccountant, PrivacyLeakWarning, TabularPE  # noqa: E402
 from privevo.adjacency import ADJACENCIES  # noqa: E402
 from privevo.budget import BudgetExceededError  # noqa: E402
-from privevo.metrics import marginal_tvd  # noqa: E402
+from privevo.evaluation import marginal_tvd  # noqa: E402
 from privevo.report import SEED_WARNING  # noqa: E402
 from privevo.tabular import (  # noqa: E402
     TableEmbedding,
@@ -172,7 +172,7 @@ def test_default_delta_is_the_accounting_default_of_the_public_n_rows(meta):
 
 
 def test_the_fixed_default_delta_is_refused_for_a_large_table_and_its_release_charged():
-    """Without n_rows the default 1e-6 holds up to ≈ 2.8·10⁵ rows: refused after the marginals."""
+    """Without n_rows the default 1e-6 holds up to 10⁵ rows: refused after the marginals."""
     meta = metadata_from_description("a: categorical x, y\nb: integer 0..9\n")
     big = pd.DataFrame({"a": np.tile(["x", "y"], 200_000), "b": np.arange(400_000) % 10})
     acc = BudgetAccountant(epsilon=2.0, delta=1e-5)

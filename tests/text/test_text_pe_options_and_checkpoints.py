@@ -206,5 +206,5 @@ def test_a_release_cut_off_during_generation_is_replayed_from_the_log_not_drawn_
     resumed = text_pe(lm=again, **kw).fit(PRIVATE)
     assert again.seen[0] == cut.seen[1]  # the same selection, not a fresh draw of round 0
     logged = {r.key: r for r in load_checkpoint(path)[1]}
-    assert np.array_equal(resumed.history_[0].noisy_counts, logged["release/0"].arrays["counts"])
+    assert np.array_equal(resumed.history_[0].noisy_counts, logged["release/0"].arrays["0"])
     assert len(resumed.engine_.releases_) == 3 and resumed.engine_.resumed_from_ == 0

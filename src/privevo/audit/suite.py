@@ -7,6 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..names import ADJACENCIES
 from .releases import audit_count, audit_dplloyd, audit_release
 from .runs import audit_runs
 from .statistics import AuditResult
@@ -19,7 +20,7 @@ def run_audit(
     delta: float = 1e-5,
     *,
     noises: Sequence[str] = ("gaussian", "discrete_gaussian"),
-    adjacencies: Sequence[str] = ("add_remove", "replace"),
+    adjacencies: Sequence[str] = ADJACENCIES,
     n_releases: int = 100_000,
     n_runs: int = 1000,
     iterations: int = 5,

@@ -14,7 +14,8 @@ from .._validation import (
     check_random_state,
 )
 from ..adjacency import check_adjacency
-from ..evaluation import labels_and_inertia, nearest_distances
+from ..distances import nearest_distances
+from ..metrics import labels_and_inertia
 from ..private import public_domain
 
 
@@ -84,9 +85,10 @@ class DPBaselineKMeans(BaselineKMeans):
         return len(X) if check_adjacency(self.adjacency) == "replace" else None
 
     def _epsilon_delta(self, n_public: int | None = None) -> tuple[float, float]:
-        """The checked budget; ``delta=None`` → :func:`~privevo.accounting.run_default_delta`
-        (n^−1.1 of a public n, else the fixed, refusable 1e-6)."""
+        """The checked budget; ``delta=None`` → :func:`~privevo.accounting.default_delta`
+        (min(1e-6, 1/(10 n)) of a public n, else the fixed, refusable 1e-6)."""
         epsilon = check_epsilon(self.epsilon)
         if self.delta is not None:
             return epsilon, check_delta(self.delta)
-        return epsilon, accounting.run_default_delta(check_adjacency(self.adjacency), n_public)
+        adjacency = check_adjacency(self.adjacency)
+        return epsilon, accounting.default_delta(accounting.public_size(adjacency, n_public))

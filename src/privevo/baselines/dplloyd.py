@@ -27,13 +27,13 @@ from typing import NamedTuple
 import numpy as np
 
 from .._validation import check_epsilon
+from ..names import COUNT_SHARE
 from ..private import baseline_row_count
 from ..private import dplloyd_release as _release
 from ..variation import SpherePacking
 from ._base import DPBaselineKMeans
 
 RHO = 0.225
-COUNT_SHARE = 0.02  # share of ε (or of μ², the Gaussian baselines) spent on the noisy row count
 
 
 class EpsilonSplit(NamedTuple):
@@ -108,7 +108,7 @@ class DPLloyd(DPBaselineKMeans):
             ok = noisy_counts >= 1
             centers[ok] = np.clip(mid + noisy_sums[ok] / noisy_counts[ok, None], lo, hi)
         self.n_iter_ = T
-        self.privacy_ = {
+        self.privacy_report_ = {
             "epsilon": epsilon,
             "delta": 0.0,
             "adjacency": adjacency,

@@ -30,7 +30,8 @@ ALPHA = 0.8
 
 class FastLloyd(DPBaselineKMeans):
     """FastLloyd with Gaussian noise under exact GDP accounting; ``delta=None`` → 1e-6 (n is
-    private under add/remove), n^−1.1 under replace."""
+    private under add/remove), min(1e-6, 1/(10 n)) under replace
+    (:func:`privevo.accounting.default_delta`)."""
 
     def _fit_centers(self, X, lo, hi, k, rng):
         n, adjacency = self._public_n(X), self.adjacency
@@ -43,7 +44,7 @@ class FastLloyd(DPBaselineKMeans):
         if n is None:  # add/remove: n is private, a noisy count takes COUNT_SHARE of μ²
             sigma_n = accounting.share_sigma(budget, COUNT_SHARE, 1.0)
             n = noisy_n(X, sigma_n, rng, "gaussian", self.releases_)
-            accounting.check_default_delta(delta, n, sigma_n)  # a defaulted δ: below ñ^-1.1
+            accounting.check_default_delta(delta, n, sigma_n)  # a defaulted δ: below 1/(10 ñ)
             budget *= 1 - COUNT_SHARE
         T = dplloyd_iterations(epsilon, n, k, d)
         root = math.sqrt(d)
@@ -67,7 +68,7 @@ class FastLloyd(DPBaselineKMeans):
             step = project_to_ball(noisy_sums[ok] / noisy_counts[ok, None], max_dist)
             centers[ok] = np.clip(centers[ok] + step, -1.0, 1.0)
         self.n_iter_ = T
-        self.privacy_ = {
+        self.privacy_report_ = {
             "epsilon": epsilon,
             "delta": delta,
             "adjacency": adjacency,

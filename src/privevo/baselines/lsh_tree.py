@@ -38,7 +38,7 @@ from .dplloyd import COUNT_SHARE, noisy_n
 
 class LSHTreeKMeans(DPBaselineKMeans):
     """LSH prefix-tree DP clustering (Google); ``delta=None`` → 1e-6 (n is private under
-    add/remove), n^−1.1 under replace."""
+    add/remove), min(1e-6, 1/(10 n)) under replace (:func:`privevo.accounting.default_delta`)."""
 
     def __init__(
         self,
@@ -75,7 +75,7 @@ class LSHTreeKMeans(DPBaselineKMeans):
         if n is None:  # add/remove: n is private, a noisy count takes COUNT_SHARE of μ²
             sigma_n = accounting.share_sigma(budget, COUNT_SHARE, 1.0)
             n = noisy_n(X, sigma_n, rng, "gaussian", self.releases_)
-            accounting.check_default_delta(delta, n, sigma_n)  # δ below ñ^-1.1
+            accounting.check_default_delta(delta, n, sigma_n)  # δ below 1/(10 ñ)
             budget *= 1 - COUNT_SHARE
         # half of the rest to the leaf sums, half to the levels
         sum_sensitivity = cluster_sums_sensitivity(radius, adjacency, "gaussian", 1)
@@ -90,7 +90,7 @@ class LSHTreeKMeans(DPBaselineKMeans):
         )
         self.releases_.append(leaves)
         self.n_leaves_ = len(prefixes)
-        self.privacy_ = {
+        self.privacy_report_ = {
             "epsilon": epsilon,
             "delta": delta,
             "adjacency": adjacency,

@@ -1,8 +1,17 @@
 """The ``privevo`` command line.
 
-Commands: ``kmeans`` (DP k-means centres), ``synth`` (DP synthetic points by
-Private Evolution), ``account`` (σ ↔ ε of T Gaussian releases), ``demo`` and
-``audit`` (empirical lower bounds on ε, :mod:`privevo.audit`).
+Commands, each registered by its module in :func:`_parser`:
+
+* ``kmeans`` — DP k-means centres (:mod:`.kmeans`);
+* ``synth`` — DP synthetic points by Private Evolution (:mod:`.synth`);
+* ``account`` — σ ↔ ε of T Gaussian releases (:mod:`.account`);
+* ``demo`` — privevo on built-in data, a result table and plots (:mod:`.demo`);
+* ``audit`` — empirical lower bounds on ε beside the claims (:mod:`.audit`);
+* ``synth-text`` — DP synthetic texts with a language model (:mod:`.synth_text`);
+* ``intrinsic-dim`` — the intrinsic dimension of a language model's variations
+  (:mod:`.intrinsic_dim`);
+* ``synth-table`` — a DP synthetic table by tabular Private Evolution (:mod:`.table`);
+* ``metadata`` — a table's public metadata JSON from a public description (:mod:`.table`).
 
 Every error ends the command with a non-zero exit status and one line on
 stderr that says what to fix; no traceback (set ``PRIVEVO_DEBUG=1`` to get
@@ -37,12 +46,15 @@ EXIT_TERMINATED = 143
 
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (no usage block); negative numbers in any notation
-    (``-1e1``, ``-.5``, ``-inf``) are values, never options."""
+    (``-1e1``, ``-.5``, ``-inf``), and comma-separated lists that start with one
+    (``--labels -1,1``), are values, never options (no option starts with "-" and a digit)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        # no option of privevo starts with "-" and a digit: such a word is always a value
         self._negative_number_matcher = re.compile(
-            r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE
+            r"^-(\d|\.\d)|^-(inf|infinity|nan)($|,)",
+            re.IGNORECASE,
         )
 
     def error(self, message: str):

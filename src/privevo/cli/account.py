@@ -49,9 +49,9 @@ def _epsilon_of_sigma(to_epsilon, args, sensitivity: float) -> float:
     from .._validation import EPSILON_MAX
 
     if not (args.sigma > 0 and math.isfinite(args.sigma)):
-        raise ValueError(f"--sigma must be a finite number > 0, got {args.sigma:g}")
+        raise ValueError(f"--sigma must be a finite number > 0, got {args.sigma!r}")
     too_small = ValueError(
-        f"--sigma {args.sigma:g} is too small: {args.steps} release(s) at this sigma give "
+        f"--sigma {args.sigma!r} is too small: {args.steps} release(s) at this sigma give "
         f"epsilon above {EPSILON_MAX:g}, the largest this tool accounts (no privacy "
         "to speak of); choose a larger --sigma"
     )
@@ -73,11 +73,16 @@ def _epsilon_of_sigma(to_epsilon, args, sensitivity: float) -> float:
 
 def _account(args) -> int:
     from .. import accounting
+    from .._validation import check_delta, check_epsilon, check_positive_int
     from ..adjacency import vote_sensitivity
 
     sensitivity = vote_sensitivity(args.adjacency)
     if (args.epsilon is None) == (args.sigma is None):
         raise ValueError("give exactly one of --epsilon or --sigma")
+    if args.epsilon is not None:
+        check_epsilon(args.epsilon, "--epsilon")
+    check_delta(args.delta, "--delta")
+    check_positive_int(args.steps, "--steps")
     discrete = accounting.is_discrete_gaussian(args.noise)
     if args.sigma is None:
         to_sigma = accounting.discrete_gaussian_sigma if discrete else accounting.gaussian_sigma

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
-from .options import ADJACENCIES, add_common, command
+from ..names import ADJACENCIES
+from .options import add_common, command
 
 
 def add_parser(sub) -> None:
@@ -40,7 +41,7 @@ def add_parser(sub) -> None:
         "--adjacency",
         nargs="+",
         choices=ADJACENCIES,
-        default=["add_remove", "replace"],
+        default=list(ADJACENCIES),
     )
     p.add_argument(
         "--releases",
@@ -70,16 +71,20 @@ def add_parser(sub) -> None:
 
 def _audit(args) -> int:
     """Run the audit and print the table (or JSON); exit 1 if a bound exceeds its claim."""
+    from .._validation import check_delta, check_epsilon
     from ..audit import format_table, run_audit
     from .options import check_memory
 
+    for epsilon in args.epsilon:
+        check_epsilon(epsilon, "--epsilon")
+    check_delta(args.delta, "--delta")
     for flag, value, least in (("--releases", args.releases, 1), ("--runs", args.runs, 0)):
         if value < least:
             raise ValueError(f"{flag} must be an integer >= {least}, got {value}")
     if args.iterations < 1:
         raise ValueError(f"--iterations must be an integer >= 1, got {args.iterations}")
     if not 0 < args.alpha < 1:
-        raise ValueError(f"--alpha must be in (0, 1), got {args.alpha:g}")
+        raise ValueError(f"--alpha must be in (0, 1), got {args.alpha!r}")
     check_memory("--releases", args.releases, 32.0 * args.releases, "8-byte counts per release")
     check_memory("--runs", args.runs, 8.0 * 64 * args.runs * args.iterations, "per-run outputs")
     results = run_audit(

@@ -6,10 +6,13 @@ from __future__ import annotations
 import argparse
 import math
 
+from ..names import ADJACENCIES, NOISES
 from .inputs import is_binary_input
 
-NOISES = ("gaussian", "discrete_gaussian", "discrete_gaussian_secure")  # privevo.private.NOISES
-ADJACENCIES = ("add_remove", "replace")  # kept here so that building the parser imports no numpy
+DELTA_HELP = (
+    "1e-6, or 1/(10 n) when the number of rows n is public (under replace) and above 1e5; "
+    "a run refuses 1e-6 when its noisy count shows more than 1e5 rows (docs/privacy.md)"
+)
 
 
 def command(sub, name: str, help: str, description: str, examples: str):
@@ -67,8 +70,7 @@ def add_run_options(p) -> None:
     p.add_argument(
         "--delta",
         type=float,
-        help=f"delta, from {DELTA_MIN:g} to below 1; default "
-        "1e-6 under add_remove (n is private), n^-1.1 under replace (docs/privacy.md)",
+        help=f"delta, from {DELTA_MIN:g} to below 1; default {DELTA_HELP}",
     )
     domain = p.add_mutually_exclusive_group()
     domain.add_argument(
@@ -161,15 +163,20 @@ SCALE_MAX = 1e15  # the public scales and coordinates the numeric kernels keep f
 SCALE_MIN = 1e-15
 
 
+def shown(value: float) -> str:
+    """A number as the user gave it: its shortest exact repr (``1000001.0``), never rounded."""
+    return repr(float(value))
+
+
 def check_scale(value: float | None, flag: str) -> None:
     """A public length (--radius, --R, --scale): finite, in [SCALE_MIN, SCALE_MAX]."""
     if value is None:
         return
     if not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"{flag} must be a finite number > 0, got {value:g}")
+        raise ValueError(f"{flag} must be a finite number > 0, got {shown(value)}")
     if not SCALE_MIN <= value <= SCALE_MAX:
         raise ValueError(
-            f"{flag} must be a number from {SCALE_MIN:g} to {SCALE_MAX:g}, got {value:g}; "
+            f"{flag} must be a number from {SCALE_MIN:g} to {SCALE_MAX:g}, got {shown(value)}; "
             "rescale the data if its units need more"
         )
 
@@ -178,11 +185,11 @@ def check_coordinates(values, flag: str) -> None:
     """Public coordinates (--bounds, --center, metadata bounds): finite, |v| <= SCALE_MAX."""
     for value in values or ():
         if not math.isfinite(value):
-            raise ValueError(f"{flag} must be finite numbers, got {value:g}")
+            raise ValueError(f"{flag} must be finite numbers, got {shown(value)}")
         if abs(value) > SCALE_MAX:
             raise ValueError(
                 f"{flag} must be finite numbers from {-SCALE_MAX:g} to {SCALE_MAX:g}, "
-                f"got {value:g}; rescale the data if its units need more"
+                f"got {shown(value)}; rescale the data if its units need more"
             )
 
 
@@ -195,6 +202,14 @@ def check_memory(flag: str, value: int, n_bytes: float, what: str) -> None:
             f"{flag} {value} needs about {_gib(n_bytes)} of memory ({what}); this machine "
             f"has {_gib(total)}: choose a smaller {flag}"
         )
+
+
+def check_memory_of(flags: dict[str, tuple[int, int]], n_bytes: float, what: str) -> None:
+    """:func:`check_memory` for a size that is a product of several flags' factors; ``flags``
+    maps each flag to (its value, its factor), e.g. ``{"--variations": (v, v + 1)}``. The
+    message blames the flag of the largest factor (the first of equal ones)."""
+    flag = max(flags, key=lambda f: flags[f][1])
+    check_memory(flag, flags[flag][0], n_bytes, what)
 
 
 def _physical_memory() -> int | None:
@@ -214,16 +229,16 @@ def check_common(args) -> None:
     """Cheap parameter checks, before any file is read or written."""
     from .._validation import check_delta, check_epsilon, check_rounds
 
-    check_epsilon(args.epsilon)
+    check_epsilon(args.epsilon, "--epsilon")
     if args.delta is not None:
-        check_delta(args.delta)
+        check_delta(args.delta, "--delta")
     check_scale(args.radius, "--radius")
     check_coordinates(args.bounds, "--bounds")
     check_coordinates(args.center, "--center")
     if args.bounds is not None and not args.bounds[1] - args.bounds[0] >= SCALE_MIN:
         raise ValueError(
-            f"--bounds LO HI needs LO < HI (HI - LO >= {SCALE_MIN:g}), got {args.bounds[0]:g} "
-            f"and {args.bounds[1]:g}"
+            f"--bounds LO HI needs LO < HI (HI - LO >= {SCALE_MIN:g}), got "
+            f"{shown(args.bounds[0])} and {shown(args.bounds[1])}"
         )
     if args.center is not None:
         if args.bounds is not None:
@@ -245,14 +260,14 @@ def check_common(args) -> None:
 
 
 def run_delta(args, n: int, library_default: bool):
-    """--delta, else None if the estimator derives its own default, else the library's rule
-    (:func:`privevo.accounting.run_default_delta`)."""
+    """--delta, else None if the estimator derives its own default, else the one default
+    rule (:func:`privevo.accounting.default_delta`) of the size where it is public."""
     if args.delta is not None or library_default:
         return args.delta
-    from ..accounting import run_default_delta
+    from ..accounting import default_delta, public_size
 
     user_level = getattr(args, "user_column", None) is not None
-    return run_default_delta(args.adjacency, n, user_level=user_level, flag="--delta")
+    return default_delta(public_size(args.adjacency, n, user_level=user_level), flag="--delta")
 
 
 def public_center(args, d: int):

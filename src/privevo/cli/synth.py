@@ -9,7 +9,7 @@ from .inputs import cluster, read_input
 from .options import (
     add_run_options,
     check_common,
-    check_memory,
+    check_memory_of,
     check_scale,
     command,
     public_center,
@@ -126,9 +126,14 @@ def _synth(args) -> int:
 
 
 def _check_synth_memory(args, d: int) -> None:
-    """The population and candidates of a round hold about 2 m (variations + 1) points."""
+    """The population and candidates of a round hold about 2 m (variations + 1) points; the
+    message blames --m or --variations, whichever is the larger factor."""
     rows = 2.0 * args.m * (args.variations + 1)
-    check_memory("--m", args.m, 8.0 * rows * max(d, 1), f"{rows:.3g} candidate points")
+    check_memory_of(
+        {"--m": (args.m, args.m), "--variations": (args.variations, args.variations + 1)},
+        8.0 * rows * max(d, 1),
+        f"{rows:.3g} candidate points: 2 x --m x (--variations + 1)",
+    )
 
 
 def _split_users(args, table):

@@ -14,7 +14,7 @@ import sys
 
 from ..selection import selector_names
 from . import text as llm
-from .options import add_adjacency_and_noise, check_memory, command, run_delta
+from .options import add_adjacency_and_noise, check_memory_of, command, run_delta
 from .publishing import heartbeat, progress
 
 __all__ = ["add_parser", "timing_line", "validity_line"]
@@ -52,8 +52,8 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--delta",
         type=float,
-        help="delta in (0, 1); default 1e-6 under add_remove (n is "
-        "private), n^-1.1 under replace (n = number of texts, public there)",
+        help="delta in (0, 1); default 1e-6, or 1/(10 n) when the number of texts n is public "
+        "(under replace) and above 1e5 (docs/privacy.md)",
     )
     p.add_argument(
         "--iterations", type=int, default=5, help="T, the number of private releases (default 5)"
@@ -168,9 +168,9 @@ def _check_synth_args(args):
     from .._validation import check_delta, check_epsilon, check_positive_int, check_positive_real
 
     if args.epsilon != math.inf:
-        check_epsilon(args.epsilon)
+        check_epsilon(args.epsilon, "--epsilon")
     if args.delta is not None:
-        check_delta(args.delta)
+        check_delta(args.delta, "--delta")
     for name in ("m", "iterations", "variations", "max_tokens", "n_neighbors"):
         check_positive_int(getattr(args, name), "--" + name.replace("_", "-"))
     check_sizes(args)
@@ -215,9 +215,13 @@ def check_text_memory(args, dim: int = DEFAULT_EMBEDDING_DIM) -> None:
     embedder caches every public text's embedding), each 8 dim + 4 max_tokens + 100 bytes."""
     texts = args.m * (args.variations + 1) * (args.lookahead + 1) * (args.iterations + 1)
     per_text = 8 * dim + 4 * args.max_tokens + 100
-    check_memory(
-        "--m",
-        args.m,
+    check_memory_of(
+        {
+            "--m": (args.m, args.m),
+            "--variations": (args.variations, args.variations + 1),
+            "--lookahead": (args.lookahead, args.lookahead + 1),
+            "--iterations": (args.iterations, args.iterations + 1),
+        },
         float(texts) * per_text,
         f"{texts:.3g} candidate texts with --variations {args.variations}, --lookahead "
         f"{args.lookahead} and --iterations {args.iterations}, each up to {args.max_tokens} "
@@ -258,15 +262,30 @@ def parse_labels(args):
         raise ValueError("--label-column must differ from --column")
     if args.label_weights is None:
         return labels, None
-    try:
-        weights = [float(w) for w in args.label_weights.split(",")]
-    except ValueError:
-        raise ValueError("--label-weights must be comma-separated numbers") from None
-    if len(weights) != len(labels):
-        raise ValueError(f"--label-weights gives {len(weights)} weights for {len(labels)} --labels")
+    return labels, parse_label_weights(args.label_weights, len(labels))
+
+
+def parse_label_weights(value: str, n_labels: int) -> list[float]:
+    """--label-weights as floats: one per label, finite, >= 0, with a finite positive sum
+    (they are relative: only their ratios count)."""
+    weights = []
+    for w in value.split(","):
+        try:
+            weights.append(float(w))
+        except ValueError:
+            raise ValueError(
+                f"--label-weights must be comma-separated numbers, got {w.strip()!r}"
+            ) from None
+    if len(weights) != n_labels:
+        raise ValueError(f"--label-weights gives {len(weights)} weights for {n_labels} --labels")
     if not all(w >= 0 and math.isfinite(w) for w in weights) or sum(weights) <= 0:
         raise ValueError("--label-weights must be finite numbers >= 0, not all 0")
-    return labels, weights
+    if not math.isfinite(sum(weights)):
+        raise ValueError(
+            "--label-weights add up to more than the largest float; they are relative "
+            "(1,3 is the same as 1e300,3e300): give smaller ones"
+        )
+    return weights
 
 
 def check_prompt(template: str, labelled: bool) -> str:

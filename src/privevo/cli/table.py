@@ -8,6 +8,7 @@ No output carries the seed's value, the exact row count or a cell's content.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -54,10 +55,25 @@ def _synth_table_parser(sub) -> None:
     p.add_argument(
         "--delta",
         type=float,
-        help="delta in (0, 1); default N^-1.1 with N the metadata's public n_rows, else 1e-6 "
-        "(refused for a table too large for it)",
+        help="delta in (0, 1); default 1e-6, or 1/(10 N) with N the metadata's public n_rows "
+        "above 1e5; without n_rows, 1e-6 is refused for a table of more than about 1e5 rows",
     )
-    p.add_argument("--rows", type=int, help="synthetic rows to write (default: m)")
+    p.add_argument(
+        "--rows",
+        type=int,
+        help="synthetic rows to write (default: the metadata's public n_rows, else m)",
+    )
+    p.add_argument(
+        "--columns",
+        type=_names,
+        help="comma-separated columns of DATA to synthesise, in this order (the others are "
+        "not read); names from its header",
+    )
+    p.add_argument(
+        "--drop",
+        type=_names,
+        help="comma-separated columns of DATA to leave out (names from its header)",
+    )
     p.add_argument(
         "--target",
         metavar="COL",
@@ -92,9 +108,23 @@ def _synth_table_parser(sub) -> None:
         help="synthetic table (.csv or .tsv); the report goes beside it",
     )
     _add_header_options(p)
-    p.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="a short machine-readable summary on stdout (the privacy report stays in its file)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no messages")
     p.set_defaults(func=_synth_table)
+
+
+def _names(text: str) -> list[str]:
+    """A comma-separated list of column names (argparse type of --columns/--drop)."""
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(
+            f"an empty column name in {text!r}; give names separated by commas"
+        )
+    return names
 
 
 def _add_header_options(p) -> None:
@@ -124,7 +154,8 @@ def _metadata_parser(sub) -> None:
     p.add_argument(
         "data",
         metavar="DATA",
-        help="the table (.csv or .tsv); only its header is read with a description",
+        help="the table (.csv, .tsv, or a .parquet file or folder); with a description only "
+        "its header (Parquet: its schema) is read",
     )
     p.add_argument("--public-description", help="text file describing each column (syntax above)")
     p.add_argument(
@@ -142,13 +173,91 @@ def _metadata_parser(sub) -> None:
 
 
 def _is_parquet(path) -> bool:
-    """A .parquet/.pq file or a folder (of Parquet parts: the reader checks them)."""
-    path = Path(path)
-    return path.is_dir() or path.suffix.lower() in (".parquet", ".pq")
+    """A Parquet file (any suffix case) or a folder (of Parquet parts: the reader checks them)."""
+    from ..private import is_parquet_file
+
+    return Path(path).is_dir() or is_parquet_file(path)
 
 
 def _write_table(path: Path, df) -> None:
     df.to_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",", index=False)
+
+
+def _private_table(args, metadata):
+    """(the private table for the fit, the metadata of its kept columns, whether its columns
+    are positions): a Parquet path, or the CSV/TSV read by the header rule; with
+    --columns/--drop, only those columns (line 1 must then be the header)."""
+    from ..private import read_text_table
+
+    selecting = args.columns is not None or args.drop is not None
+    positional = False
+    if _is_parquet(args.data):
+        if metadata is None:
+            raise ValueError(
+                f"{args.data}: a Parquet table needs --metadata (its domains are not read off "
+                "the data); write it with privevo metadata --public-description"
+            )
+        data = args.data  # read block by block by the fit
+    else:
+        if selecting and args.header is False:
+            raise ValueError("--columns/--drop name columns of line 1: drop --no-header")
+        names = None if metadata is None or selecting else metadata.names
+        data = read_text_table(args.data, names, True if selecting else args.header)
+        _check_table_memory(args, data.shape[1])
+        positional = metadata is None and args.header is None and not selecting
+        if positional:  # line 1 could be a private row
+            data.columns = [str(j) for j in range(data.shape[1])]
+    if selecting:
+        data, metadata = _selected(args, data, metadata)
+    if metadata is not None and (selecting or _is_parquet(args.data)):
+        _check_described(args, _columns_of(data), metadata)
+    return data, metadata, positional
+
+
+def _columns_of(data) -> list[str]:
+    from ..private import frame_source
+
+    return list(frame_source(data).columns)
+
+
+def _selected(args, data, metadata):
+    """The table and metadata with only --columns (in their order), less --drop."""
+    from dataclasses import replace
+
+    from ..private import frame_source, select_columns
+
+    rows = frame_source(data)
+    for flag, names in (("--columns", args.columns), ("--drop", args.drop)):
+        unknown = [c for c in names or () if c not in rows.columns]
+        if unknown:
+            raise ValueError(
+                f"{flag}: {args.data} has no column(s) {unknown}; its columns: {rows.columns}"
+            )
+    kept = [c for c in args.columns or rows.columns if c not in (args.drop or ())]
+    if not kept:
+        raise ValueError("--columns/--drop leave no column; keep at least one")
+    if metadata is not None:
+        spare = [c for c in metadata.names if c not in rows.columns]
+        kept_specs = tuple(metadata[c] for c in kept if c in metadata.names)
+        if not spare and kept_specs:
+            metadata = replace(metadata, columns=kept_specs)
+    return select_columns(rows, kept), metadata
+
+
+def _check_described(args, columns: list[str], metadata) -> None:
+    """The metadata describes exactly the table's (kept) columns: else one line naming them."""
+    missing = [c for c in metadata.names if c not in columns]
+    if missing:
+        raise ValueError(
+            f"{args.metadata}: column(s) {missing} are not in {args.data} (its columns: "
+            f"{columns}); fix the names in the metadata"
+        )
+    extra = [c for c in columns if c not in metadata.names]
+    if extra:
+        raise ValueError(
+            f"{args.data}: column(s) {extra} have no metadata in {args.metadata}; describe "
+            "them, or leave them out with --drop"
+        )
 
 
 # -- commands ---------------------------------------------------------------------------
@@ -163,12 +272,12 @@ def _synth_table(args) -> int:
         write_json,
         write_outputs,
     )
-    from ..private import TABLE_FORMATS, read_text_table
+    from ..private import TABLE_FORMATS
     from ..tabular.estimator import TabularPE
 
-    check_epsilon(args.epsilon)
+    check_epsilon(args.epsilon, "--epsilon")
     if args.delta is not None:
-        check_delta(args.delta)
+        check_delta(args.delta, "--delta")
     if args.seed is not None and args.seed < 0:
         raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
     for name in ("rows", "population", "iterations"):
@@ -185,20 +294,11 @@ def _synth_table(args) -> int:
     if metadata is not None:
         _check_metadata_bounds(args.metadata, metadata)
         _check_table_memory(args, len(metadata.columns))
-    positional = False
-    if _is_parquet(args.data):
-        if metadata is None:
-            raise ValueError(
-                f"{args.data}: a Parquet table needs --metadata (its domains are not read off "
-                "the data); write it with privevo metadata --public-description"
-            )
-        df = args.data  # read block by block by the fit
-    else:
-        df = read_text_table(args.data, None if metadata is None else metadata.names, args.header)
-        _check_table_memory(args, df.shape[1])
-        positional = metadata is None and args.header is None  # line 1 could be a private row
-        if positional:
-            df.columns = [str(j) for j in range(df.shape[1])]
+    data, metadata, positional = _private_table(args, metadata)
+    rows = args.rows
+    if rows is None and metadata is not None and metadata.n_rows is not None:
+        rows = metadata.n_rows  # public: the description's n_rows
+        _check_table_memory(args, len(metadata.columns), rows)
     model = TabularPE(
         args.epsilon,
         args.delta,
@@ -210,8 +310,8 @@ def _synth_table(args) -> int:
         noise=args.noise,
         target=args.target,
         random_state=args.seed,
-    ).fit(df)
-    synthetic = model.sample(args.rows)
+    ).fit(data)
+    synthetic = model.sample(rows)
     if positional and not args.quiet and not args.json:
         print(
             "privevo synth-table: note: line 1 is taken as the header, but without "
@@ -233,10 +333,11 @@ def _synth_table(args) -> int:
 _CELL_BYTES = 64  # per synthetic cell: codes, embedding, the frame and its CSV text
 
 
-def _check_table_memory(args, columns: int) -> None:
+def _check_table_memory(args, columns: int, default_rows: int | None = None) -> None:
     from .options import check_memory
 
-    for flag, value in (("--rows", args.rows), ("--population", args.population)):
+    rows = ("--rows (default: the metadata's n_rows)", default_rows or args.rows)
+    for flag, value in (rows, ("--population", args.population)):
         if value is not None:
             need = float(value) * (16 + _CELL_BYTES * max(columns, 1))
             check_memory(flag, value, need, f"{_CELL_BYTES} bytes a cell, {columns} column(s)")
@@ -273,12 +374,7 @@ def _existing(path) -> Path:
 
 def _print_summary(args, out: Path, report_path: Path, rows: int, report: dict) -> None:
     if args.json:
-        print(
-            json.dumps(
-                {"output": str(out), "report": str(report_path), "rows": rows, "privacy": report},
-                indent=2,
-            )
-        )
+        print(json.dumps(_json_summary(out, report_path, rows, report), indent=2))
     elif not args.quiet:
         eps = report["epsilon"]
         note = (
@@ -293,10 +389,22 @@ def _print_summary(args, out: Path, report_path: Path, rows: int, report: dict) 
         )
 
 
+def _json_summary(out: Path, report_path: Path, rows: int, report: dict) -> dict:
+    """The --json summary: where the outputs are and the guarantee in brief (the whole
+    privacy report is its file)."""
+    keys = ("epsilon", "delta", "adjacency", "noise", "guarantee_holds", "seeded")
+    return {
+        "output": str(out),
+        "report": str(report_path),
+        "rows": rows,  # the synthetic rows written (public: the flag or the metadata's n_rows)
+        **{key: report[key] for key in keys if key in report},
+        "warnings": len(report.get("warnings", ())),
+    }
+
+
 def _metadata(args) -> int:
     from ..io import check_distinct_paths, check_output_path, write_json, write_outputs
-    from ..private import read_text_table
-    from ..tabular.metadata import metadata_from_data, metadata_from_description
+    from ..tabular.metadata import metadata_from_data
 
     out = check_output_path(args.output, (".json",)) if args.output else None
     if out is not None:
@@ -305,11 +413,9 @@ def _metadata(args) -> int:
         )
     if args.public_description:
         text = _read_text(_existing(args.public_description))
-        declared = metadata_from_description(text).names
-        header = read_text_table(args.data, declared, args.header, header_only=True).columns
-        meta = metadata_from_description(text, list(header))
+        meta = _described(args, text)
     else:
-        df = read_text_table(args.data, None, args.header)
+        df = _whole_table(args)
         unknown = [c for c in args.categorical if c not in df.columns]
         if unknown:
             what = "line 1 (the header)" if args.header is not False else "0, 1, ... (no header)"
@@ -322,3 +428,33 @@ def _metadata(args) -> int:
     else:
         write_outputs({out: lambda tmp: write_json(tmp, meta.as_dict())})
     return 0
+
+
+def _described(args, text: str):
+    """Metadata from a description, checked against the table's header (CSV/TSV, by the
+    header rule) or schema (Parquet): a column either lacks is refused by name."""
+    from ..private import frame_source, read_text_table
+    from ..tabular.metadata import metadata_from_description
+
+    declared = metadata_from_description(text).names
+    if _is_parquet(args.data):
+        header = frame_source(args.data).columns  # the schema's names: public
+    else:
+        header = read_text_table(args.data, declared, args.header, header_only=True).columns
+    try:
+        return metadata_from_description(text, list(header))
+    except ValueError as err:
+        raise ValueError(f"{args.public_description} against {args.data}: {err}") from None
+
+
+def _whole_table(args):
+    """The whole CSV/TSV in memory, for metadata read off the data (not DP: warned). A
+    Parquet table's metadata comes from a description only, as synth-table's does."""
+    from ..private import read_text_table
+
+    if _is_parquet(args.data):
+        raise ValueError(
+            f"{args.data}: the metadata of a Parquet table is written from a public "
+            "description only (its schema is read, no row); pass --public-description"
+        )
+    return read_text_table(args.data, None, args.header)

@@ -24,8 +24,15 @@ docs/privacy.md ("The private boundary") lists these files.
 
 from .dask import backend_session, dask_session
 from .domain import LEAK_NOTE, Domain, clip_to_ball, public_domain
-from .files import BlockSource, ClippedSource, NpySource, ParquetSource, open_source
-from .frames import FrameSource, MappedSource, frame_source
+from .files import (
+    BlockSource,
+    ClippedSource,
+    NpySource,
+    ParquetSource,
+    is_parquet_file,
+    open_source,
+)
+from .frames import FrameSource, MappedSource, frame_source, select_columns
 from .headers import (
     TABLE_FORMATS,
     TEXT_FORMATS,
@@ -131,6 +138,8 @@ __all__ = [
     "expand_counts",
     "fastlloyd_release",
     "frame_source",
+    "is_parquet_file",
+    "select_columns",
     "hidden_parts",
     "lattice_sensitivity",
     "lattice_step",

@@ -216,9 +216,7 @@ def _collection_blocks(x, dim: int) -> list:
     if hasattr(x, "columns"):  # dask dataframe: feature columns only
         check_same_dimension(dim, len(x.columns))
         return list(x.to_delayed())
-    raise ValueError(
-        f"private data must be a Dask array or dataframe (rows x features), got {type(x).__name__}"
-    )
+    raise _not_dask(x)
 
 
 def _scattered_blocks(private, dim: int, session: _Session) -> list:
@@ -243,12 +241,16 @@ def as_dask_array(x):
         return _two_dim(x).rechunk({1: -1})
     if hasattr(x, "to_dask_array"):
         return x.to_dask_array(lengths=True).rechunk({1: -1})
-    raise ValueError(
-        f"private data must be a Dask array or dataframe (rows x features), got {type(x).__name__}"
-    )
+    raise _not_dask(x)
 
 
 def _two_dim(x):
     if x.ndim != 2:
         raise ValueError(not_two_d("private data", x.ndim))
     return x
+
+
+def _not_dask(x) -> ValueError:
+    return ValueError(
+        f"private data must be a Dask array or dataframe (rows x features), got {type(x).__name__}"
+    )

@@ -34,6 +34,7 @@ __all__ = [
     "NpySource",
     "ClippedSource",
     "open_source",
+    "is_parquet_file",
     "import_pyarrow",
     "unreadable_parquet",
 ]
@@ -134,6 +135,16 @@ class ParquetSource(BlockSource):
 
     def block_refs(self) -> list[ParquetRowGroup]:
         return list(self._refs)
+
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+
+def is_parquet_file(path) -> bool:
+    """Whether a file path names a Parquet file: its suffix in any case (``T.PARQUET`` too).
+    The one suffix rule of every Parquet entry point (parts inside a folder must be lower
+    case: :func:`_check_one_kind`)."""
+    return Path(os.fspath(path)).suffix.lower() in PARQUET_SUFFIXES
 
 
 def _files(path: Path, *suffixes: str) -> list[str]:
@@ -355,9 +366,9 @@ def open_source(
     if p.is_dir():
         _check_one_kind(p)
     npy_folder = p.is_dir() and any(f.suffix == ".npy" for f in _parts(p))
-    if p.suffix == ".npy" or npy_folder:
+    if p.suffix.lower() == ".npy" or npy_folder:
         return NpySource(p, block_rows=block_rows)
-    if p.is_dir() or p.suffix in (".parquet", ".pq"):
+    if p.is_dir() or is_parquet_file(p):
         return ParquetSource(p, columns=columns)
     raise ValueError(f"cannot read {str(p)!r}: give a .npy or .parquet file, or a folder of them")
 

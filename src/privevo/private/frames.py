@@ -34,11 +34,12 @@ from .files import (
     _files,
     _parquet_file,
     import_pyarrow,
+    is_parquet_file,
     is_partitioned,
     partitioned_parts,
 )
 
-__all__ = ["FrameSource", "MappedSource", "frame_source"]
+__all__ = ["FrameSource", "MappedSource", "frame_source", "select_columns"]
 
 BLOCK_ROWS = 100_000  # rows per block read from Parquet
 
@@ -215,7 +216,7 @@ def frame_source(data, block_rows: int = BLOCK_ROWS) -> FrameSource:
         return data
     if isinstance(data, (str, os.PathLike)):
         path = Path(os.fspath(data))
-        if not (path.is_dir() or path.suffix in (".parquet", ".pq")):
+        if not (path.is_dir() or is_parquet_file(path)):
             raise ValueError(
                 f"cannot read {str(path)!r} as a table: give a .parquet file or a folder of them "
                 "(or a DataFrame)"
@@ -229,6 +230,32 @@ def frame_source(data, block_rows: int = BLOCK_ROWS) -> FrameSource:
         f"the private table must be a pandas DataFrame, a Dask DataFrame or a Parquet file or "
         f"folder, got {type(data).__name__}"
     )
+
+
+class _SelectedFrames(FrameSource):
+    """Some columns of another source, in the given order (synth-table's --columns/--drop)."""
+
+    def __init__(self, rows: FrameSource, columns):
+        self.rows, self.columns = rows, [str(c) for c in columns]
+
+    def frames(self):
+        for offset, frame in self.rows.frames():
+            yield offset, frame[self.columns]
+
+    def n_rows(self) -> int:
+        return self.rows.n_rows()
+
+    def in_memory(self):
+        df = self.rows.in_memory()
+        return None if df is None else df[self.columns]
+
+
+def select_columns(rows: FrameSource, columns) -> FrameSource:
+    """``rows`` with only ``columns`` (public names, each one of ``rows.columns``)."""
+    unknown = [c for c in columns if c not in rows.columns]
+    if unknown:
+        raise ValueError(f"column(s) {unknown} are not in the table (columns: {rows.columns})")
+    return _SelectedFrames(rows, columns)
 
 
 def _is_dask(x) -> bool:

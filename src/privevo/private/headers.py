@@ -51,10 +51,7 @@ def scan_delimited(path, sep: str) -> tuple[list[str], int]:
                 if first is None:
                     first = [c.strip() for c in row]
                 elif len(row) != len(first):
-                    raise ValueError(
-                        f"{path}: line {line} has {len(row)} fields but line 1 has "
-                        f"{len(first)}; make every row the same length"
-                    )
+                    raise ragged_row(path, line, len(row), len(first))
     except UnicodeDecodeError:
         raise ValueError(
             f"{path} is not UTF-8 text (near line {line + 1}); save it as UTF-8 CSV/TSV"
@@ -109,6 +106,7 @@ def named_header(
                 f"{path}: line 1 names the {what}'s columns ({listing}) but not each "
                 "exactly once; fix the header (or pass --no-header if line 1 is data)"
             )
+        _check_near_header(path, cells, names, header, what)
     if header is True and not matches:
         raise ValueError(
             f"{path}: line 1 is not the header the {what} declares ({listing}); "
@@ -121,6 +119,29 @@ def named_header(
             "them, or rows of exactly those columns"
         )
     return matches
+
+
+def _check_near_header(path, cells: list[str], names: list[str], header, what: str) -> None:
+    """Refuse a line 1 that shares most of its cells with the declared names but is not
+    the header (a misspelled or missing name): read as data, it would fail later on a
+    cell. The message names the declared names it lacks (public); line 1's own other
+    names only under ``--header`` (then they are public), else their positions."""
+    shared = sum(c in names for c in cells)
+    lacking = [n for n in names if n not in cells]
+    if not lacking or 2 * shared <= max(len(cells), len(names)):
+        return  # not a near match (line 1 may be a data row), or another check's case
+    other = [j for j, c in enumerate(cells) if c not in names]
+    said = (
+        f"{[cells[j] for j in other]}"
+        if header is True
+        else f"at column index {_listing(other)} (pass --header to list them)"
+    )
+    raise ValueError(
+        f"{path}: line 1 is nearly the {what}'s header but the {what}'s column(s) "
+        f"{lacking} are not in it"
+        + (f", and it has other column(s) {said}" if other else "")
+        + f"; make the names of the {what} and of line 1 agree"
+    )
 
 
 def _check_header_names(path, cells: list[str]) -> None:
@@ -171,10 +192,7 @@ def text_column(rows, path, column: str) -> list[str]:
     j, width = first.index(column), len(first)
     for line, row in numbered[1:]:
         if len(row) != width:
-            raise ValueError(
-                f"{path}: line {line} has {len(row)} fields but line 1 has {width}; "
-                "make every row the same length"
-            )
+            raise ragged_row(path, line, len(row), width)
     return [row[j] for _, row in numbered[1:]]
 
 
@@ -197,7 +215,7 @@ def read_labelled_texts(path, column: str = "text", label_column: str | None = N
     path = Path(path)
     suffix = _checked_suffix(path, TEXT_FORMATS, "text file")
     if not path.is_file():
-        raise ValueError(f"{path} does not exist or is not a file")
+        raise missing_file(path)
     if label_column is not None and suffix == ".txt":
         raise ValueError(f"{path}: a .txt file holds no labels; use .csv, .tsv or .jsonl")
     labels: list | None = None
@@ -298,7 +316,20 @@ def _checked_table_path(path) -> Path:
             f"{path}: unsupported table type {path.suffix or '(none)'!r}; use .csv or .tsv"
         )
     if not path.is_file():
-        raise ValueError(f"{path} does not exist or is not a file")
+        raise missing_file(path)
     if path.stat().st_size == 0:
         raise ValueError(f"{path} is empty; it needs a header row and data rows")
     return path
+
+
+def ragged_row(path, line: int, fields: int, width: int) -> ValueError:
+    """The one message for a delimited file whose rows differ in length."""
+    return ValueError(
+        f"{path}: line {line} has {fields} fields but line 1 has {width}; "
+        "make every row the same length"
+    )
+
+
+def missing_file(path) -> ValueError:
+    """The one message for an input path that is not a readable file."""
+    return ValueError(f"{path} does not exist or is not a file")

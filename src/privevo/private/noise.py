@@ -112,13 +112,12 @@ class _Source:
 
 def sigma_squared(sigma) -> Fraction:
     """σ² as an exact rational (a float σ is a dyadic rational, so this is exact)."""
+    s = None
     if isinstance(sigma, Fraction):
         s = sigma
     elif isinstance(sigma, (int, float, np.integer, np.floating)) and math.isfinite(sigma):
         s = Fraction(float(sigma))
-    else:
-        raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
-    if not s > 0:
+    if s is None or not s > 0:
         raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
     return s * s
 

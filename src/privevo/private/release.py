@@ -36,6 +36,7 @@ from ..accounting import (
     share_sigma,
 )
 from ..adjacency import check_adjacency
+from ..names import NOISES
 from .kernel import prepare_candidates
 from .sources import as_source, nn_histogram
 from .votes import vote_sensitivity
@@ -187,7 +188,6 @@ _NOISES: dict[str, Callable] = {
     "laplace": _laplace_noise,  # pure ε-DP (the DPLloyd baseline)
     "geometric": _geometric_noise,
 }
-NOISES = ("gaussian", "discrete_gaussian", "discrete_gaussian_secure")  # the estimators' choices
 _INTEGER_NOISES = ("discrete_gaussian", "discrete_gaussian_secure", "geometric")
 
 

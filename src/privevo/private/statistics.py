@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..adjacency import histogram_l1_sensitivity, vote_sensitivity
-from ..metrics import nearest_distances
+from ..distances import nearest_distances
 from .release import Release, cluster_sums_sensitivity, noisy_statistic
 
 __all__ = [

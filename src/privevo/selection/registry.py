@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from ..names import SELECTORS
 from ._base import Selector
 from .gape import GAPE
 from .simple import Rank, Subsample
@@ -43,8 +44,9 @@ _REGISTRY: dict[str, _Entry] = {
     "weighted_kmeans": _Entry(lambda R, fill, refill: WeightedKMeans(), False),  # PE-means
 }
 
-#: Every selector name, in the order the front ends list them.
-SELECTOR_NAMES: tuple[str, ...] = tuple(_REGISTRY)
+#: Every selector name, in the order the front ends list them (stated in :mod:`privevo.names`;
+#: a test checks that the registry builds exactly these).
+SELECTOR_NAMES: tuple[str, ...] = SELECTORS
 
 
 def selector_names(keeps_candidates: bool | None = None) -> tuple[str, ...]:

@@ -6,7 +6,7 @@ block by block for a table larger than memory:
 
 - categorical / boolean: one cell per value (missing included when nullable);
 - numeric: B equal-width bins of the public domain, cell ⌊u·B⌋ as in
-  :func:`privevo.metrics.marginal_tvd` (a nullable column adds a missing cell).
+  :func:`privevo.evaluation.marginal_tvd` (a nullable column adds a missing cell).
 
 It is the nearest-neighbour vote histogram of the column's embedding block
 (:class:`~privevo.tabular.encoding.TableEmbedding`) over the cell candidates

@@ -20,7 +20,7 @@ JSON form (``TableMetadata.to_json`` / ``from_json``)::
      "n_rows": 4000}
 
 ``n_rows`` (optional) is a public estimate of the table's size: it sets the
-default δ N^−1.1 (:func:`privevo.accounting.default_delta`). ``derived_from_data:
+default δ min(1e-6, 1/(10·N)) (:func:`privevo.accounting.default_delta`). ``derived_from_data:
 true`` marks metadata read off the private table (:func:`metadata_from_data`): a
 fit with it is not DP.
 """
@@ -279,7 +279,10 @@ class TableMetadata:
             data = json.loads(Path(path).read_text())
         except json.JSONDecodeError as err:
             raise ValueError(f"{path}: not valid JSON ({err.msg} at line {err.lineno})") from None
-        return cls.from_dict(data)
+        try:
+            return cls.from_dict(data)
+        except ValueError as err:  # name the file: the message names the column
+            raise ValueError(f"{path}: {err}") from None
 
 
 _SPEC_KEYS = {f for f in ColumnSpec.__dataclass_fields__}
@@ -300,8 +303,22 @@ def _spec_from_dict(entry, i: int) -> ColumnSpec:
             entry[key] = tuple(entry[key])
     for key in ("lower", "upper"):
         if entry.get(key) is not None:
-            entry[key] = float(entry[key])
+            entry[key] = _bound(entry, key)
     return ColumnSpec(**entry)
+
+
+def _bound(entry: dict, key: str) -> float:
+    """A column's ``lower``/``upper`` as float, else a message naming the column."""
+    value = entry[key]
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"metadata column {entry['name']!r}: {key!r} must be a number, got {value!r}; "
+            f'write e.g. "{key}": 0'
+        ) from None
 
 
 def _json_default(value):
@@ -404,6 +421,11 @@ def _ordered(meta: TableMetadata, columns: Sequence[str] | None) -> TableMetadat
     columns = list(columns)
     missing = [c for c in columns if c not in meta.names]
     extra = [c for c in meta.names if c not in columns]
+    if missing and extra:  # both in one line: a misspelled name is one of each
+        raise ValueError(
+            f"the description names column(s) {extra} that the table does not have and does "
+            f"not describe its column(s) {missing}; fix the names"
+        )
     if missing:
         raise ValueError(
             f"the description does not describe column(s) {missing}; add a line for each"

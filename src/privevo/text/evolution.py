@@ -1,9 +1,10 @@
 """Text Private Evolution: the engine loop in embedding space, texts kept alongside.
 
-:class:`privevo.PrivateEvolution` works on vectors. :class:`TextPopulation`
-is the random *and* variation API handed to it: it writes texts with an LLM,
-returns their embeddings to the loop, and keeps a list of texts aligned with
-the loop's population rows. The engine passes each round's
+:class:`privevo.PrivateEvolution` works on vectors. :class:`TextPrivateEvolution` holds
+one, composed through its public seams (round hooks, ``keep_selected``, its name), and hands it
+a :class:`~privevo.text.population.TextPopulation` as the random *and* variation API: it
+writes texts with an LLM, returns their embeddings to the loop, and keeps a list of texts
+aligned with the loop's population rows. The engine passes each round's
 :class:`~privevo.selection.Selection` to ``vary_selection`` (its seam for
 object-aware APIs), whose candidate ``indices`` map the selected rows back to
 texts; the next population is ``[selected; variations]`` in the engine and in
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import time
 import warnings
 from dataclasses import dataclass, fields
 from numbers import Integral, Real
@@ -34,18 +34,12 @@ from ..report import with_seed_warning
 from ..selection import Selection, SelectionContext, Selector, make_selector, selector_names
 from .apis import LABEL_PROMPT, LLMRandomAPI, LLMVariationAPI
 from .embed import check_texts
-from .labels import check_label_names, label_block, with_labels
+from .labels import check_label_names, with_labels
+from .population import TextPopulation
 
 __all__ = ["TextPopulation", "TextPrivateEvolution", "Thresholded"]
 
 
-def check_nonnegative_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
-    return int(value)
-
-
-#: The engine's parameters a text run passes through (and checks as the engine does).
 _ENGINE_KEYS = (
     "n_synthetic",
     "iterations",
@@ -59,248 +53,6 @@ _ENGINE_KEYS = (
     "n_neighbors",  # these two last: the text run sets its own (_engine_config)
     "public_parameters",
 )
-
-
-class TextPopulation:
-    """The loop's random and variation API for text; keeps texts aligned with population rows.
-
-    Parameters
-    ----------
-    random_api : :class:`LLMRandomAPI`, or a list of public initial texts (S_0)
-    variation_api : :class:`LLMVariationAPI`
-    embedder : :class:`~privevo.text.SentenceEmbedder` (public texts are cached)
-    initial_labels : labels of given initial texts (optional)
-    lookahead : Aug-PE's lookahead L (0 = off): each candidate votes with the
-        mean embedding of L variations of its text instead of its own
-        embedding; when a candidate is selected, its children are its first
-        lookahead variations (no new generation for them)
-    keep_selected : the next population is [selected; variations] (True, as
-        in the vector loop) or variations only, one more per parent so its
-        size is unchanged (False; DPSDA's ``keep_selected=False``)
-    label_names : the public label list of a labelled run: each row the
-        private texts vote on carries its label block
-        (:mod:`privevo.text.labels`), so a private text votes only among its
-        own label's candidates
-
-    ``initial_validity`` and ``round_validity`` hold the validity counts of S_0
-    and of each round's generation (texts written, invalid on the first try,
-    regenerations, fallbacks; :mod:`privevo.text.validity`).
-
-    Each round's prompts go to the backend in one call per temperature (the
-    backend sorts them by length and batches them); ``round_seconds`` holds
-    each variation step's generation and embedding seconds.
-
-    ``announce`` is called with each step's public name as it starts ("generating 40
-    texts", "embedding 40 texts": counts of public texts only); a no-op by default.
-    """
-
-    announce: Callable[[str], None] = staticmethod(lambda phase: None)
-
-    def __init__(
-        self,
-        random_api,
-        variation_api: LLMVariationAPI,
-        embedder,
-        *,
-        initial_labels=None,
-        lookahead: int = 0,
-        keep_selected: bool = True,
-        label_names: Sequence | None = None,
-    ):
-        self.label_names = None if label_names is None else list(label_names)
-        self.random_api = random_api
-        self.variation_api = variation_api
-        self.embedder = embedder
-        self.initial_labels = initial_labels
-        self.lookahead = lookahead
-        self.keep_selected = keep_selected
-        self.texts: list[str] = []
-        self.labels: list = []
-        self.ahead: list[
-            list[str]
-        ] = []  # lookahead variations of each row (consumed when selected)
-        self.round_seconds: list[dict] = []
-        self.initial_seconds = {"generation": 0.0, "embedding": 0.0}
-        self.initial_validity: dict = {}
-        self.round_validity: list[dict] = []
-
-    @property
-    def per_point(self) -> int:
-        return self.variation_api.per_point
-
-    def __repr__(self) -> str:
-        origin = (
-            repr(self.random_api)
-            if isinstance(self.random_api, LLMRandomAPI)
-            else f"{len(self.random_api)} given texts"
-        )
-        extra = f", lookahead={self.lookahead}" if self.lookahead else ""
-        extra += "" if self.keep_selected else ", keep_selected=False"
-        return f"TextPopulation({origin}, {self.variation_api!r}, {self.embedder!r}{extra})"
-
-    def sample(self, n: int, dim: int, rng: np.random.Generator) -> np.ndarray:
-        """Random API of the loop: S_0 as (vote) embeddings; the texts are kept in ``texts``."""
-        check_nonnegative_int(self.lookahead, "lookahead")
-        clock = _Clock()
-        validity = _Tally()
-        if isinstance(self.random_api, LLMRandomAPI):
-            self.announce(f"generating {n} texts")
-            with clock("generation"):
-                texts, labels = self.random_api.sample_texts(n, rng)
-            validity.add(self.random_api.validity)
-        else:
-            texts = list(self.random_api)
-            labels = (
-                list(self.initial_labels)
-                if self.initial_labels is not None
-                else [None] * len(texts)
-            )
-            if len(texts) != n:
-                raise ValueError(
-                    f"random_api gives {len(texts)} initial texts but the population needs {n}; "
-                    "pass population_size=len(texts) or more texts"
-                )
-        self.texts, self.labels = list(texts), list(labels)
-        self.announce(f"embedding {len(self.texts)} texts")
-        with clock("embedding"):
-            own = self._embed(self.texts, dim - self._label_dim)
-        votes, self.ahead = self._vote_rows(self.texts, own, rng, clock, validity)
-        self.initial_seconds = clock.seconds
-        self.initial_validity = validity.counts
-        return self._with_labels(votes, self.labels)
-
-    def vary_selection(self, selection: Selection, rng: np.random.Generator) -> np.ndarray:
-        """Variation API of the loop (engine seam): rewrites of the selected candidates' texts."""
-        if selection.indices is None:
-            raise ValueError(
-                "text PE needs a selector that picks candidates (rank, subsample, gape), "
-                "not one that makes new points (weighted k-means)"
-            )
-        clock = _Clock()
-        validity = _Tally()
-        k = (selection.variations_per_point or self.per_point) + (0 if self.keep_selected else 1)
-        idx = [int(i) for i in selection.indices]
-        parents = [self.texts[i] for i in idx]
-        parent_labels = [self.labels[i] for i in idx]
-        ahead = [self.ahead[i] if i < len(self.ahead) else [] for i in idx]
-        if all(len(a) >= k for a in ahead):  # lookahead variations become the children
-            children = [t for a in ahead for t in a[:k]]
-        else:
-            self.announce(f"generating {len(parents) * k} texts")
-            with clock("generation"):
-                children = self.variation_api.vary_texts(parents, rng, per_point=k)
-            validity.add(getattr(self.variation_api, "validity", {}))
-        self.announce(f"embedding {len(children)} texts")
-        with clock("embedding"):
-            own = self._embed(children, len(selection.points[0]) - self._label_dim)
-        votes, children_ahead = self._vote_rows(children, own, rng, clock, validity)
-        child_labels = [lab for lab in parent_labels for _ in range(k)]
-        votes = self._with_labels(votes, child_labels)
-        if self.keep_selected:
-            self.texts, self.labels = parents + children, parent_labels + child_labels
-            self.ahead = [
-                [] for _ in parents
-            ] + children_ahead  # parents' lookahead texts were used
-        else:
-            self.texts, self.labels, self.ahead = children, child_labels, children_ahead
-        self.round_seconds.append(clock.seconds)
-        self.round_validity.append(validity.counts)
-        return votes
-
-    @property
-    def _label_dim(self) -> int:
-        return 0 if self.label_names is None else len(self.label_names)
-
-    def _with_labels(self, votes: np.ndarray, labels: list) -> np.ndarray:
-        if self.label_names is None:
-            return votes
-        return np.hstack([votes, label_block(labels, self.label_names)])
-
-    def _vote_rows(
-        self, texts: list[str], own: np.ndarray, rng, clock, validity=None
-    ) -> tuple[np.ndarray, list[list[str]]]:
-        """Rows the private texts vote on: own embeddings, or means of ``lookahead`` variations."""
-        if not self.lookahead:
-            return own, [[] for _ in texts]
-        L = int(self.lookahead)
-        self.announce(f"generating {len(texts) * L} lookahead texts")
-        with clock("generation"):
-            ahead = self.variation_api.vary_texts(texts, rng, per_point=L)
-        if validity is not None:
-            validity.add(getattr(self.variation_api, "validity", {}))
-        self.announce(f"embedding {len(ahead)} lookahead texts")
-        with clock("embedding"):
-            Z = self._embed(ahead, own.shape[1]).reshape(len(texts), L, -1)
-        return Z.mean(axis=1), [ahead[i * L : (i + 1) * L] for i in range(len(texts))]
-
-    def texts_of(self, indices) -> list[str]:
-        return [self.texts[i] for i in np.asarray(indices, dtype=np.int64)]
-
-    def labels_of(self, indices) -> list:
-        return [self.labels[i] for i in np.asarray(indices, dtype=np.int64)]
-
-    # -- checkpoint seam: the public texts of the population, stored with each round ----------
-
-    def checkpoint_state(self) -> dict:
-        return {
-            "texts": list(self.texts),
-            "labels": _json_labels(self.labels),
-            "ahead": [list(a) for a in self.ahead],
-        }
-
-    def restore_checkpoint_state(self, state: dict) -> None:
-        self.texts, self.labels = list(state["texts"]), list(state["labels"])
-        self.ahead = [list(a) for a in state.get("ahead", [[] for _ in self.texts])]
-
-    def _embed(self, texts: list[str], dim: int) -> np.ndarray:
-        vectors = self.embedder.embed(texts)
-        if vectors.shape[1] != dim:
-            raise ValueError(
-                f"the embedder gives {vectors.shape[1]}-d vectors but the private embeddings have "
-                f"{dim}; "
-                "embed private and synthetic texts with the same model"
-            )
-        return vectors
-
-
-class _Tally:
-    """Validity counts summed over the generation calls of one step."""
-
-    KEYS = ("generated", "invalid", "regenerated", "fallback")
-
-    def __init__(self):
-        self.counts: dict = {}
-
-    def add(self, counts: dict) -> None:
-        if not counts:
-            return
-        for key in self.KEYS:
-            self.counts[key] = self.counts.get(key, 0) + int(counts.get(key, 0))
-        reasons = self.counts.setdefault("reasons", {})
-        for reason, c in counts.get("reasons", {}).items():
-            reasons[reason] = reasons.get(reason, 0) + int(c)
-
-
-class _Clock:
-    """Seconds spent per phase (generation, embedding)."""
-
-    def __init__(self):
-        self.seconds = {"generation": 0.0, "embedding": 0.0}
-
-    @contextlib.contextmanager
-    def __call__(self, phase: str):
-        tic = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.seconds[phase] += time.perf_counter() - tic
-
-
-def _json_labels(labels) -> list:
-    return [
-        lab if lab is None or isinstance(lab, (str, int, float, bool)) else str(lab)
-        for lab in labels
-    ]
 
 
 class _Phases:
@@ -320,18 +72,19 @@ class _Phases:
         if self.callback is not None:
             self.callback(phase)
 
-    def rounds(self, start: int, total: int):
-        """Rounds ``start`` … ``total - 1``, each announced as it starts and counted on the bar
-        when it ends."""
-        if self.bar is not None:
-            self.bar.n = start
+    def start_round(self, t: int, total: int) -> None:
+        """The engine's ``on_round_start`` hook: round t (0-based) of ``total`` announced (a bar
+        with no duration on it: a round's time grows with the number of private texts)."""
+        if self.bar is not None and self.bar.n != t:
+            self.bar.n = t  # a resumed run starts after its logged rounds
             self.bar.refresh()
-        for t in range(start, total):
-            self.step = f"round {t + 1} of {total}"
-            self("counting the private votes")
-            yield t
-            if self.bar is not None:
-                self.bar.update(1)
+        self.step = f"round {t + 1} of {total}"
+        self("counting the private votes")
+
+    def end_round(self, record) -> None:
+        """The engine's callback after each round: one more round on the bar."""
+        if self.bar is not None:
+            self.bar.update(1)
 
 
 def _phase_bar(total: int):
@@ -367,57 +120,6 @@ class Thresholded:
         return f"Thresholded({self.selector!r}, threshold={self.threshold})"
 
 
-class _TextEngine(PrivateEvolution):
-    """The engine loop with text PE's ``keep_selected`` option, which its population (the
-    random and variation API, a :class:`TextPopulation`) holds: with ``keep_selected=False``
-    the next population is the variations only."""
-
-    _log = None
-    _phases: _Phases | None = None  # set by TextPrivateEvolution.fit: rounds announced there
-
-    def _rounds(self, start: int):
-        """The rounds, announced to the run's phases (a bar with no duration on it: a round's
-        time grows with the number of private texts)."""
-        return (self._phases or _Phases()).rounds(start, self.iterations)
-
-    def _run(self, X, state, log):
-        self._log = log
-        try:
-            return super()._run(X, state, log)
-        finally:
-            self._log = None
-
-    def _histogram(self, X, candidates: np.ndarray, rng: np.random.Generator):
-        """Each release is logged (``release/t``) before its selection becomes prompts.
-
-        A run cut off during generation replays the logged release on resume
-        (same counts, same RNG state after the draw) instead of drawing it again:
-        a generation backend never sees two selections of one round.
-        """
-        from ..checkpoint import Record, rng_state, set_rng_state
-        from ..private import Release
-
-        log, key = self._log, f"release/{len(self.releases_)}"
-        logged = None if log is None else log.find(key)
-        if logged is not None:
-            set_rng_state(rng, logged.rng)
-            return Release.from_entry(
-                logged.meta["release"], self.adjacency, logged.arrays["counts"]
-            )
-        release = super()._histogram(X, candidates, rng)
-        if log is not None:
-            counts = np.asarray(release.value, dtype=np.float64)
-            log.append(
-                Record(key, {"release": release.entry()}, {"counts": counts}, rng_state(rng))
-            )
-        return release
-
-    def _next_population(self, selection: Selection, rng: np.random.Generator) -> np.ndarray:
-        if self.variation_api.keep_selected:
-            return super()._next_population(selection, rng)
-        return self.variation_api.vary_selection(selection, rng)
-
-
 @dataclass(frozen=True)
 class _EngineConfig:
     """The engine's settings for one text run (:class:`privevo.PrivateEvolution`'s keywords);
@@ -436,25 +138,22 @@ class _EngineConfig:
     n_neighbors: int
     public_parameters: dict
 
-    def engine(self, population: TextPopulation, selector) -> _TextEngine:
+    def engine(self, population: TextPopulation, selector, phases: "_Phases") -> PrivateEvolution:
+        """The engine loop around ``population`` (its random and variation API), composed
+        through its public seams: rounds announced to ``phases``, the population's
+        ``keep_selected``, and the public class's name in every message."""
         keywords = {f.name: getattr(self, f.name) for f in fields(self)}  # no copies
-        return _TextEngine(population, population, selector, **keywords)
-
-
-@contextlib.contextmanager
-def _own_name():
-    """Errors of the inner engine read as the public class's (never ``_TextEngine``)."""
-    try:
-        yield
-    except ValueError as err:
-        text = str(err)
-        if "_TextEngine" not in text:
-            raise
-        try:
-            renamed = type(err)(text.replace("_TextEngine", "TextPrivateEvolution"))
-        except TypeError:
-            renamed = ValueError(text.replace("_TextEngine", "TextPrivateEvolution"))
-        raise renamed from None
+        keywords["progress"] = False  # the run's own phase bar shows the rounds
+        return PrivateEvolution(
+            population,
+            population,
+            selector,
+            **keywords,
+            on_round_start=(phases.start_round,),
+            callbacks=(phases.end_round,),
+            keep_selected=population.keep_selected,
+            name="TextPrivateEvolution",
+        )
 
 
 def embed_private(embedder, texts) -> np.ndarray:
@@ -630,13 +329,14 @@ class TextPrivateEvolution:
             if texts is not None and len(labels) != len(texts):
                 raise ValueError("labels and texts differ in length; pass one label per text")
         population = self._population(names if labels is not None else None)
+        phases = _Phases(self.on_phase)
         engine = self._engine_config(names if labels is not None else None).engine(
-            population, self._selector()
+            population, self._selector(), phases
         )
-        with _own_name(), warnings.catch_warnings():  # every parameter, before the data is read
+        with warnings.catch_warnings():  # every parameter, before the data is read
             warnings.simplefilter("ignore")  # fit warns once more for epsilon=inf
-            engine._validate_params()
-        with self._phases(engine, population) as phases:
+            engine.check_params()
+        with self._shown(phases, population):
             X = self._private_embeddings(texts, embeddings, phases)
             dim = X.shape[1]
             if labels is not None:
@@ -644,7 +344,7 @@ class TextPrivateEvolution:
             from .llm import progress_bars
 
             phases.step = "S_0"
-            with progress_bars(bool(self.progress)), _own_name():
+            with progress_bars(bool(self.progress)):
                 engine.fit(X)
         chosen = engine.final_state_.selection.indices
         self.engine_, self.population_ = engine, population
@@ -662,19 +362,18 @@ class TextPrivateEvolution:
         return self
 
     @contextlib.contextmanager
-    def _phases(self, engine: _TextEngine, population: TextPopulation):
-        """The run's :class:`_Phases`, told to ``on_phase`` and shown on a bar with
-        ``progress``; handed to the engine (rounds) and the population (its steps)."""
-        bar = _phase_bar(self.iterations) if self.progress else None
-        phases = _Phases(self.on_phase, bar)
-        engine._phases, population.announce = phases, phases
+    def _shown(self, phases: "_Phases", population: TextPopulation):
+        """The run's phases shown on a bar with ``progress`` and handed to the population (its
+        steps) for the duration of the fit; the engine announces its rounds to them."""
+        phases.bar = _phase_bar(self.iterations) if self.progress else None
+        population.announce = phases
         try:
             yield phases
         finally:
-            engine._phases = None
             del population.announce  # back to the class's no-op
-            if bar is not None:
-                bar.close()
+            if phases.bar is not None:
+                phases.bar.close()
+            phases.bar = None
 
     def _private_embeddings(self, texts, embeddings, phases: _Phases) -> np.ndarray:
         """The private texts embedded (each alone, never cached), or the given embeddings."""
