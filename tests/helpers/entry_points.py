@@ -261,7 +261,7 @@ def _write_parquet(df, path: Path, folder: bool, partition_cols=None) -> Path:
     return path
 
 
-def _tabular(adjacency: str, path: str = "memory", noise: str = "gaussian"):
+def _tabular(adjacency: str, path: str = "memory", noise: str = "gaussian", target=None):
     def make(tmp):
         def run(df):
             import pandas as pd
@@ -289,6 +289,7 @@ def _tabular(adjacency: str, path: str = "memory", noise: str = "gaussian"):
                 pool=200,
                 adjacency=adjacency,
                 noise=noise,
+                target=target,
                 random_state=SEED,
             ).fit(source)
             sample = est.sample(30, random_state=1)
@@ -499,6 +500,9 @@ def _entry_points() -> list[EntryPoint]:
                 _tabular(adjacency, noise="discrete_gaussian"),
                 table,
             )
+        )
+        rows.append(  # the target's 2-way tables (target_marginals) and its tree model
+            E("tabular target", "table", adjacency, _tabular(adjacency, target="color"), table)
         )
         for name in ("dplloyd", "fastlloyd", "lsh_tree"):
             fast = name == "dplloyd"

@@ -163,6 +163,7 @@ TABLE_RELEASE_BUGS = [
         halved_score_sensitivity,
     ),
     ("pair tables", 1.0, 1e-5, "add_remove", 2000, "a table without noise", exact_last_histogram),
+    ("target tables", 1.0, 1e-5, "add_remove", 4000, "σ/4", quarter_sigma_cells),
     ("votes", 3.0, 1e-3, "add_remove", 10_000, "a row votes twice", last_row_votes_twice),
 ]
 # the labelled votes' planted bug: ε, δ, releases per data set at test size, its release

@@ -255,6 +255,19 @@ PLANTS = (
         ("tabular parquet folder/add_remove",),
     ),
     Plant(
+        "sensitivity: every row counted twice in the target's 2-way tables",
+        "tabular/measure.py",
+        (
+            (
+                '            "target_marginals", codes, pair_cells, sizes, star, sigma, plan,'
+                " rng\n",
+                '            "target_marginals", codes, lambda b: np.vstack([pair_cells(b)] * 2),'
+                " sizes, star, sigma, plan, rng\n",
+            ),
+        ),
+        ("tabular target/add_remove",),
+    ),
+    Plant(
         "sensitivity: pair scores declared at half",
         "private/tables.py",
         (

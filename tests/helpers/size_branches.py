@@ -141,8 +141,9 @@ def lowd_chunk_threshold(rows: int) -> int:
 
 
 def tabular_auto_threshold(rule: str, epsilon: float = 4.0, delta: float = 1e-5) -> int:
-    """The smallest public n_rows N where TabularPE's ``"auto"`` rule (``"rounds"`` or
-    ``"population"``) first changes: a run reading n instead of N would change there."""
+    """The smallest public n_rows N where TabularPE's ``"auto"`` rule (``"rounds"``,
+    ``"population"`` or ``"target"``) first changes: a run reading n instead of N would change
+    there."""
     from privevo import TabularPE
     from privevo._params import constructor_params
     from privevo.tabular.plan import make_plan, population
@@ -152,6 +153,9 @@ def tabular_auto_threshold(rule: str, epsilon: float = 4.0, delta: float = 1e-5)
         meta = est.metadata
         if rule == "population":
             return population(est.n_synthetic, meta)
+        if rule == "target":  # the target's share leaves its upper clip
+            est.target = meta.names[1]
+            return make_plan(constructor_params(est), meta, delta).shares["target_pairs"]
         return make_plan(constructor_params(est), meta, delta).iterations  # fit()'s plan
 
     return _first(value)
@@ -790,10 +794,13 @@ SIZE_BRANCHES: dict[str, SizeBranch] = {
             P + "tabular.plan.MAX_ROUNDS",
             P + "tabular.plan.MIN_MARGINAL_SHARE",
             P + "tabular.plan.MAX_MARGINAL_SHARE",
+            P + "tabular.plan.TARGET_NOISE",
+            P + "tabular.plan.TARGET_SHARE",
         ),
         'iterations="auto" (⌊μ_PE²·N/ROUND_BUDGET⌋ in [1, MAX_ROUNDS]), n_synthetic="auto" '
-        '(N/30 in [50, 3000]), marginal_share="auto" (2B·C·Δ²/(μ²·N) in [MIN, MAX]); without '
-        "n_rows fixed (2 rounds, 300, 0.5). `pool` is a fixed public count, not a rule",
+        '(N/30 in [50, 3000]), marginal_share="auto" (2B·C·Δ²/(μ²·N) in [MIN, MAX]), '
+        "a target's share ((C − 1)Δ²/(B·(TARGET_NOISE·N)²) in TARGET_SHARE); without "
+        "n_rows fixed (2 rounds, 300, 0.5, 0.45). `pool` is a fixed public count, not a rule",
         "the public n_rows N of the metadata only (metadata_from_data sets none)",
         ("tabular memory, auto rules", "cli synth-table csv", "cli synth-table parquet"),
         "metadata declaring N = the n where a rule reading n would change (found by the "
@@ -809,6 +816,11 @@ SIZE_BRANCHES: dict[str, SizeBranch] = {
                 lambda: tabular_auto_threshold("rounds"),
                 options={"n_rows": "n", "delta": 1e-5, "n_synthetic": 20},
                 fast=True,
+            ),
+            Crossing(
+                "tabular memory, auto rules",
+                lambda: tabular_auto_threshold("target"),
+                options={"n_rows": "n", "delta": 1e-5, "n_synthetic": 20, "target": "color"},
             ),
         ),
     ),

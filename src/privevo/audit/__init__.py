@@ -52,7 +52,7 @@ Single releases
   statistic, v from a float64 reference run label by label.
 * :func:`audit_table_release` — one release of each TabularPE family
   (:data:`TABLE_FAMILIES`: 1-way marginals, the numeric columns' tree levels,
-  pair dependence scores, 2-way pair tables, PE votes), the real release
+  pair dependence scores, 2-way pair tables, a target's 2-way tables, PE votes), the real release
   function called once per release on a public table and its neighbour; the
   claim is the release's own ledger entry. Statistics: the sum of the parts'
   log-likelihood ratios and each part's alone.

@@ -9,6 +9,8 @@ cells TabularPE's public maps give the rows (:mod:`privevo.tabular.marginals`,
 * ``"pair scores"`` — the dependence score of every pair
   (:func:`~privevo.private.noisy_dependence_scores`, sensitivity 1, or 2 under replace);
 * ``"pair tables"`` — the 2-way tables of a spanning tree of pairs (``noisy_cell_counts``);
+* ``"target tables"`` — a declared target's (here the first column's) 2-way table with every
+  other column (``noisy_cell_counts``, as ``"target_marginals"``);
 * ``"votes"`` — one PE round's vote histogram of the embedded rows
   (:func:`~privevo.private.noisy_nn_histogram`).
 
@@ -33,7 +35,14 @@ from ..adjacency import vote_sensitivity
 from .scenarios import _claimed_epsilon, _single_release_arguments
 from .statistics import AuditResult, audit_result, llr_statistics
 
-TABLE_FAMILIES = ("marginals", "tree levels", "pair scores", "pair tables", "votes")
+TABLE_FAMILIES = (
+    "marginals",
+    "tree levels",
+    "pair scores",
+    "pair tables",
+    "target tables",
+    "votes",
+)
 BINS, LEVELS, PAIR_BINS = 10, 2, 3  # 1-way bins, refinement levels, bins of a numeric in pairs
 _N_PUBLIC = 40  # the public row count of the pair scores' expected tables
 
@@ -173,17 +182,19 @@ def _pair_cells(sc: TableScenario):
     return (lambda codes: cells_of(codes, emb, PAIR_BINS)), sizes
 
 
-def _pair_tables(sc: TableScenario, adjacency: str) -> _Family:
+def _pair_tables(sc: TableScenario, adjacency: str, target: bool = False) -> _Family:
     cells, sizes = _pair_cells(sc)
     names = sc.metadata.names
     edges = [(j, j + 1) for j in range(len(sizes) - 1)]  # a spanning tree: the C − 1 tables
+    if target:  # the first column's star: also C − 1 tables
+        edges = [(0, j) for j in range(1, len(sizes))]
 
     def joint(codes):
         c = cells(codes)
         return np.column_stack([c[:, a] * sizes[b] + c[:, b] for a, b in edges])
 
     return _cell_family(
-        "pair_marginals",
+        "target_marginals" if target else "pair_marginals",
         [f"{names[a]} × {names[b]}" for a, b in edges],
         joint,
         [sizes[a] * sizes[b] for a, b in edges],
@@ -252,6 +263,7 @@ _FAMILIES = {
     "tree levels": _tree_levels,
     "pair scores": _pair_scores,
     "pair tables": _pair_tables,
+    "target tables": lambda sc, adjacency: _pair_tables(sc, adjacency, target=True),
     "votes": _votes,
 }
 

@@ -116,8 +116,7 @@ def measure_pairs(codes, metadata: TableMetadata, marginals, fine, plan: Plan, r
     """The measured 2-way tables and the tree model of them (:mod:`.pairs`): with a ``target``
     (a column name), its C − 1 tables first (``"target_marginals"``); then, with a pair share,
     noisy scores of the other pairs, their maximum spanning tree (a forest without the
-    target) and its noisy tables. The model's tree is the target's star (every column drawn
-    given the target), else the spanning tree; the other tables constrain the pool."""
+    target) and its noisy tables; :func:`_pair_model` builds the rows' model of them."""
     has_target = target is not None and "target_pairs" in plan.shares
     if marginals is None or (plan.shares["pairs"] == 0 and not has_target):
         return None
