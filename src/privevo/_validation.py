@@ -6,6 +6,7 @@ says what to fix.
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass
 
@@ -217,6 +218,10 @@ RUN_CONSTRAINTS: dict = {
     "random_state": [numbers.Integral, np.random.Generator, None],
     "accountant": [HasMethods(("check", "charge")), None],
 }
+#: ε of an engine that also offers a non-private reference run (``epsilon=math.inf``).
+EPSILON_OR_INF: list = [*RUN_CONSTRAINTS["epsilon"], Options(numbers.Real, frozenset({math.inf}))]
+#: T, the private releases of one run.
+ROUNDS: list = [Interval(numbers.Integral, 1, MAX_ROUNDS, closed="both")]
 
 
 def validate_params(constraints: dict, params: dict, caller: str) -> None:

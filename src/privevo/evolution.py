@@ -28,11 +28,11 @@ import numpy as np
 from . import accounting
 from ._params import constructor_params
 from ._validation import (
-    MAX_ROUNDS,
+    EPSILON_OR_INF,
+    ROUNDS,
     RUN_CONSTRAINTS,
     HasMethods,
     Interval,
-    Options,
     StrOptions,
     check_points,
     check_positive_int,
@@ -139,9 +139,9 @@ class PrivateEvolution:
         "variation_api": [VariationAPI, SelectionVariationAPI],
         "selector": [Selector],
         "n_synthetic": [Interval(Integral, 1, None, closed="left")],
-        "iterations": [Interval(Integral, 1, MAX_ROUNDS, closed="both")],
+        "iterations": ROUNDS,
         **RUN_CONSTRAINTS,
-        "epsilon": [*RUN_CONSTRAINTS["epsilon"], Options(Real, frozenset({math.inf}))],
+        "epsilon": EPSILON_OR_INF,
         "population_size": [Interval(Integral, 1, None, closed="left"), None],
         "metric": [StrOptions(set(METRICS))],
         "backend": [str],

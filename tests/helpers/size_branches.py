@@ -791,13 +791,13 @@ SIZE_BRANCHES: dict[str, SizeBranch] = {
     "TabularPE's automatic rules": SizeBranch(
         (
             P + "tabular.plan.ROUND_BUDGET",
-            P + "tabular.plan.MAX_ROUNDS",
+            P + "tabular.plan.MAX_AUTO_ROUNDS",
             P + "tabular.plan.MIN_MARGINAL_SHARE",
             P + "tabular.plan.MAX_MARGINAL_SHARE",
             P + "tabular.plan.TARGET_NOISE",
             P + "tabular.plan.TARGET_SHARE",
         ),
-        'iterations="auto" (⌊μ_PE²·N/ROUND_BUDGET⌋ in [1, MAX_ROUNDS]), n_synthetic="auto" '
+        'iterations="auto" (⌊μ_PE²·N/ROUND_BUDGET⌋ in [1, MAX_AUTO_ROUNDS]), n_synthetic="auto" '
         '(N/30 in [50, 3000]), marginal_share="auto" (2B·C·Δ²/(μ²·N) in [MIN, MAX]), '
         "a target's share ((C − 1)Δ²/(B·(TARGET_NOISE·N)²) in TARGET_SHARE); without "
         "n_rows fixed (2 rounds, 300, 0.5, 0.45). `pool` is a fixed public count, not a rule",
@@ -893,6 +893,7 @@ NOT_SIZE_BRANCHES: dict[str, str] = {
     P + "demo.MIXTURE_START": "the demo's public starting points",
     P + "demo.DIGITS_N": "row count of scikit-learn's public digits (δ = n^−1.1 there)",
     P + "_validation.RUN_CONSTRAINTS": "parameter constraints (public)",
+    P + "_validation.ROUNDS": "the constraint on T, a public parameter",
     P + "kmeans.plan.PE_MEANS_RECOVER_SHARE": "budget share (public)",
     P + "kmeans.plan.HDPE_RECOVER_SHARE": "budget share (public)",
     P + "kmeans.plan.RECOVER_STEPS": "number of recover steps (public)",

@@ -20,11 +20,8 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 from .. import accounting
 from .._params import describe
 from .._validation import (
-    DELTA_MIN,
-    EPSILON_MAX,
-    EPSILON_MIN,
     MAX_ROUNDS,
-    HasMethods,
+    RUN_CONSTRAINTS,
     Interval,
     StrOptions,
     check_points,
@@ -32,6 +29,7 @@ from .._validation import (
     validate_params,
 )
 from ..metrics import labels_and_inertia, nearest_distances
+from ..names import COUNT_SHARE
 from ..private import (
     NOISES,
     Domain,
@@ -183,16 +181,14 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
-        "epsilon": [Interval(Real, EPSILON_MIN, EPSILON_MAX, closed="both")],
-        "delta": [Interval(Real, DELTA_MIN, 1, closed="left"), None],
+        **RUN_CONSTRAINTS,
+        "delta": [*RUN_CONSTRAINTS["delta"], None],
         "radius": [Interval(Real, 0, None, closed="neither"), None],
         "center": ["array-like", Real, None],
         "bounds": [tuple, list, None],
         "method": [StrOptions(set(METHODS))],
         "iterations": [Interval(Integral, 1, MAX_ROUNDS, closed="both"), None],
         "population": [Interval(Integral, 1, None, closed="left"), None],
-        "adjacency": [StrOptions({"add_remove", "replace"})],
-        "random_state": [Integral, np.random.Generator, None],
         "gamma": [Interval(Real, 0, None, closed="neither")],
         "beta": [Interval(Real, 0, None, closed="neither")],
         "n_init": [Interval(Integral, 1, None, closed="left")],
@@ -206,7 +202,6 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         "checkpoint": [str, os.PathLike, None],
         "noise": [StrOptions(set(NOISES))],
         "count_share": [Interval(Real, 0, 1, closed="neither")],
-        "accountant": [HasMethods(("check", "charge")), None],
         "units": [StrOptions(set(UNITS))],
     }
 
@@ -236,7 +231,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         progress: bool = False,
         checkpoint=None,
         noise: str = "gaussian",
-        count_share: float = 0.02,
+        count_share: float = COUNT_SHARE,
         accountant=None,
         units: str = "data",
     ):

@@ -34,6 +34,9 @@ import numpy as np
 
 from .._params import constructor_params
 from .._validation import (
+    EPSILON_OR_INF,
+    ROUNDS,
+    RUN_CONSTRAINTS,
     Interval,
     StrOptions,
     check_positive_int,
@@ -139,11 +142,12 @@ class TabularPE:
     """
 
     _parameter_constraints: dict = {
-        "epsilon": PrivateEvolution._parameter_constraints["epsilon"],
-        "delta": [*PrivateEvolution._parameter_constraints["delta"], None],
+        **RUN_CONSTRAINTS,
+        "epsilon": EPSILON_OR_INF,
+        "delta": [*RUN_CONSTRAINTS["delta"], None],
         "metadata": [TableMetadata, dict, str, os.PathLike, None],
         "iterations": [
-            *PrivateEvolution._parameter_constraints["iterations"],
+            *ROUNDS,
             StrOptions({"auto"}),
         ],
         "n_synthetic": [Interval(Integral, 1, None), StrOptions({"auto"})],
@@ -162,10 +166,7 @@ class TabularPE:
         "rake": ["boolean"],
         "smooth": [Interval(Real, 0, 1)],
         "pool": [Interval(Integral, 0, None)],
-        "adjacency": PrivateEvolution._parameter_constraints["adjacency"],
         "noise": [StrOptions(set(NOISES))],
-        "accountant": PrivateEvolution._parameter_constraints["accountant"],
-        "random_state": PrivateEvolution._parameter_constraints["random_state"],
         "progress": ["boolean"],
     }
 

@@ -35,7 +35,7 @@ from .metadata import TableMetadata
 __all__ = ["Plan", "make_plan", "default_delta", "population"]
 
 ROUND_BUDGET = 60  # μ_round²·N of one round under iterations="auto" (Tab-PE's adult setting)
-MAX_ROUNDS = 3  # iterations="auto" at most: T = 10 lost 1-way fit on gss_wages (dev seeds)
+MAX_AUTO_ROUNDS = 3  # iterations="auto" at most: T = 10 lost 1-way fit on gss_wages (dev seeds)
 MIN_MARGINAL_SHARE = 0.5  # marginal_share="auto" at least (less lost 1-way fit at ε = 4)
 MAX_MARGINAL_SHARE = 0.9  # marginal_share="auto" at most: the rounds keep ≥ 10 % of μ²
 PAIR_SELECTION = 0.25  # of pair_share: the dependence scores (the rest: the chosen 2-way tables)
@@ -175,8 +175,8 @@ def _rounds(params: dict, metadata: TableMetadata, mu_pe2: float) -> int:
     if not n:
         return 2
     if params["epsilon"] == math.inf:
-        return MAX_ROUNDS
-    return int(np.clip(mu_pe2 * n // ROUND_BUDGET, 1, MAX_ROUNDS))
+        return MAX_AUTO_ROUNDS
+    return int(np.clip(mu_pe2 * n // ROUND_BUDGET, 1, MAX_AUTO_ROUNDS))
 
 
 def population(n_synthetic, metadata: TableMetadata) -> int:
