@@ -9,38 +9,42 @@ import sys
 from pathlib import Path
 
 
-def plan_paths(args) -> dict[str, Path]:
-    """Checked output paths (data, report beside it, PNG beside it if --plot) and the
-    checkpoint's: each writable, none the input or inside an input folder, all distinct."""
-    from ..io import check_distinct_paths, check_output_path
+def plan_paths(args, formats=None, inputs: dict | None = None) -> dict[str, Path]:
+    """Every command's checked output paths: the data (``-o``, one of ``formats``; default the
+    numeric writers'), the report beside it, the PNG beside it with ``--plot``, and the
+    checkpoint's; each writable, none an input (``args.data``, or a file of ``inputs``: flag →
+    path) or inside an input folder, all distinct."""
+    from ..io import WRITE_FORMATS, check_distinct_paths, check_output_path
 
-    paths = _outputs(args)
+    paths = _outputs(args, WRITE_FORMATS if formats is None else formats)
     labelled = {
         "-o": paths.get("output"),
         "the privacy report": paths.get("report"),
         "the --plot image": paths.get("plot"),
     }
-    if args.checkpoint is not None:
+    if getattr(args, "checkpoint", None) is not None:
         labelled["--checkpoint"] = check_output_path(
             args.checkpoint, formats=None, what="checkpoint"
         )
-    check_distinct_paths(args.data, {k: v for k, v in labelled.items() if v is not None})
+    outputs = {k: v for k, v in labelled.items() if v is not None}
+    check_distinct_paths(args.data, outputs, inputs)
     return paths
 
 
-def _outputs(args) -> dict[str, Path]:
+def _outputs(args, formats) -> dict[str, Path]:
     """Checked output paths: data, report beside it, PNG beside it (if --plot)."""
     from ..io import check_output_path, report_path_for
 
+    plot = getattr(args, "plot", False)
     if args.output is None:
-        if args.plot:
+        if plot:
             raise ValueError("--plot needs an output file; add -o OUT.csv")
         return {}
-    out = check_output_path(args.output)
+    out = check_output_path(args.output, formats)
     paths = {"output": out, "report": report_path_for(out)}
     if out.suffix.lower() == ".parquet":
         require("pyarrow", "io", "writing Parquet")
-    if args.plot:
+    if plot:
         require("matplotlib", "plots", "--plot")
         paths["plot"] = out.with_suffix(".png")
     for path in paths.values():

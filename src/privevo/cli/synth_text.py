@@ -15,7 +15,7 @@ import sys
 from ..selection import selector_names
 from . import text as llm
 from .options import add_adjacency_and_noise, check_memory_of, command, run_delta
-from .publishing import heartbeat, progress
+from .publishing import heartbeat, plan_paths, progress
 
 __all__ = ["add_parser", "timing_line", "validity_line"]
 
@@ -316,24 +316,14 @@ def check_prompt(template: str, labelled: bool) -> str:
 
 
 def _plan_paths(args, label_names) -> dict:
-    """Checked output paths (texts, report beside them) and the checkpoint's, all distinct and
-    none the input."""
-    from ..io import check_distinct_paths, check_output_path, report_path_for
+    """:func:`~privevo.cli.publishing.plan_paths` for texts; a labelled run cannot write .txt."""
     from ..private import TEXT_FORMATS
 
-    paths = {}
-    if args.output:
-        out = check_output_path(args.output, TEXT_FORMATS)
-        if label_names is not None and out.suffix.lower() == ".txt":
-            raise ValueError(
-                "-o .txt cannot hold the label column; write .csv, .tsv or .jsonl with "
-                "--label-column"
-            )
-        paths = {"output": out, "report": report_path_for(out)}
-    planned = {"-o": paths.get("output"), "the privacy report": paths.get("report")}
-    if args.checkpoint is not None:
-        planned["--checkpoint"] = check_output_path(args.checkpoint, None, "checkpoint")
-    check_distinct_paths(args.data, {k: v for k, v in planned.items() if v is not None})
+    paths = plan_paths(args, TEXT_FORMATS)
+    if label_names is not None and paths and paths["output"].suffix.lower() == ".txt":
+        raise ValueError(
+            "-o .txt cannot hold the label column; write .csv, .tsv or .jsonl with --label-column"
+        )
     return paths
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..selection import selector_names
 from .options import add_adjacency_and_noise, add_header_flags, command
+from .publishing import plan_paths
 
 __all__ = ["add_tabular_commands"]
 
@@ -271,9 +272,6 @@ def _check_described(args, columns: list[str], metadata) -> None:
 def _synth_table(args) -> int:
     from .._validation import check_delta, check_epsilon
     from ..io import (
-        check_distinct_paths,
-        check_output_path,
-        report_path_for,
         write_json,
         write_outputs,
     )
@@ -290,11 +288,8 @@ def _synth_table(args) -> int:
         if value is not None and value < 1:
             raise ValueError(f"--{name} must be an integer >= 1, got {value}")
     _check_table_memory(args, 1)
-    out = check_output_path(args.output, TABLE_FORMATS)
-    report_path = report_path_for(out)
-    check_distinct_paths(
-        args.data, {"-o": out, "the privacy report": report_path}, {"--metadata": args.metadata}
-    )
+    paths = plan_paths(args, TABLE_FORMATS, {"--metadata": args.metadata})
+    out, report_path = paths["output"], paths["report"]
     metadata = _load_metadata(args.metadata)
     if metadata is not None:
         _check_metadata_bounds(args.metadata, metadata)
