@@ -13,11 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .exceptions import InvalidParameterError
-from .names import ADJACENCIES, MAX_ROUNDS  # MAX_ROUNDS: the most releases T of one run
+from .names import ADJACENCIES, EPSILON_MAX, EPSILON_MIN, MAX_ROUNDS
 
-#: The ε range the accountant is tested over (against an independent high-precision
-#: computation): every entry point refuses an ε outside it.
-EPSILON_MIN, EPSILON_MAX = 1e-6, 1e6
 #: The smallest δ accepted (the accountant works in log space and is tested down to it).
 DELTA_MIN = 1e-300
 

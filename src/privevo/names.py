@@ -20,5 +20,9 @@ SELECTORS: tuple[str, ...] = ("rank", "subsample", "gape", "gape_agg", "weighted
 #: default ``count_share`` and the baselines' count.
 COUNT_SHARE = 0.02
 
+#: The ε range the accountant is tested over (against an independent high-precision
+#: computation): every entry point refuses an ε outside it.
+EPSILON_MIN, EPSILON_MAX = 1e-6, 1e6
+
 #: The most private releases (rounds, steps) one parameter may ask for.
 MAX_ROUNDS = 10_000

@@ -859,8 +859,8 @@ SIZE_BRANCHES: dict[str, SizeBranch] = {
 
 
 NOT_SIZE_BRANCHES: dict[str, str] = {
-    P + "_validation.EPSILON_MIN": "bound on the public ε",
-    P + "_validation.EPSILON_MAX": "bound on the public ε",
+    P + "names.EPSILON_MIN": "bound on the public ε",
+    P + "names.EPSILON_MAX": "bound on the public ε",
     P + "_validation.DELTA_MIN": "bound on the public δ",
     P + "names.MAX_ROUNDS": "bound on the public number of rounds",
     P + "accounting._MU_MAX": "root-finding bracket of μ(ε, δ): public inputs only",

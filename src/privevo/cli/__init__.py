@@ -33,6 +33,7 @@ import signal
 import sys
 import warnings
 
+from .options import check_seed
 from .publishing import one_line
 
 EXIT_ERROR = 2
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     with warnings.catch_warnings(), _sigterm_as_interrupt():
         warnings.showwarning = _one_line_warning
         try:
-            _check_seed(args)
+            check_seed(args)
             return args.func(args) or 0
         except BrokenPipeError:  # e.g. `privevo ... | head`: stop quietly
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -143,12 +144,6 @@ def _not_utf8(args) -> str:
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
     print(f"privevo: warning: {category.__name__}: {one_line(message)}", file=sys.stderr)
-
-
-def _check_seed(args) -> None:
-    seed = getattr(args, "seed", None)
-    if seed is not None and seed < 0:
-        raise ValueError(f"--seed must be an integer >= 0, got {seed}")
 
 
 def _parser() -> argparse.ArgumentParser:

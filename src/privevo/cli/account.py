@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import math
 
-from .options import add_adjacency_and_noise, add_common, command
+from .options import EPSILON_HELP, add_adjacency_and_noise, add_common, command
 
 
 def add_parser(sub) -> None:
-    from .._validation import DELTA_MIN, EPSILON_MAX, EPSILON_MIN
+    from .._validation import DELTA_MIN
 
     p = command(
         sub,
@@ -23,7 +23,7 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--epsilon",
         type=float,
-        help=f"total epsilon of the run, from {EPSILON_MIN:g} to {EPSILON_MAX:g}",
+        help=EPSILON_HELP,
     )
     p.add_argument("--sigma", type=float, help="noise std per count (gives epsilon instead)")
     p.add_argument(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from ..names import ADJACENCIES, NOISES
+from ..names import ADJACENCIES, EPSILON_MAX, EPSILON_MIN, NOISES
 from .inputs import is_binary_input
 
 DELTA_HELP = (
@@ -35,7 +35,16 @@ def add_header_flags(p, header_help: str, no_header_help: str) -> None:
     )
 
 
-def add_adjacency_and_noise(p, noise_help: str) -> None:
+#: --noise's help where a run draws every release with it.
+RUN_NOISE_HELP = (
+    "noise of every release (default gaussian; "
+    "discrete_gaussian_secure for production: exact sampler, zCDP accounting)"
+)
+#: --epsilon's help.
+EPSILON_HELP = f"total epsilon of the run, from {EPSILON_MIN:g} to {EPSILON_MAX:g}"
+
+
+def add_adjacency_and_noise(p, noise_help: str = RUN_NOISE_HELP) -> None:
     """--adjacency (default add_remove) and --noise (default gaussian), as text and account
     take them."""
     p.add_argument("--adjacency", choices=ADJACENCIES, default="add_remove")
@@ -44,7 +53,7 @@ def add_adjacency_and_noise(p, noise_help: str) -> None:
 
 def add_run_options(p) -> None:
     """Options shared by the commands that read private data."""
-    from .._validation import DELTA_MIN, EPSILON_MAX, EPSILON_MIN, MAX_ROUNDS
+    from .._validation import DELTA_MIN, MAX_ROUNDS
 
     p.add_argument(
         "data",
@@ -65,7 +74,7 @@ def add_run_options(p) -> None:
         "--epsilon",
         type=float,
         required=True,
-        help=f"total epsilon of the run, from {EPSILON_MIN:g} to {EPSILON_MAX:g}",
+        help=EPSILON_HELP,
     )
     p.add_argument(
         "--delta",
@@ -296,3 +305,10 @@ def too_many(flag: str, value: int, n: int, adjacency: str) -> str:
     if adjacency == "replace":
         return f"{flag} {value} is larger than the number of rows ({n}); choose {flag} <= {n}"
     return f"{flag} {value} is larger than the number of rows; choose a smaller {flag}"
+
+
+def check_seed(args) -> None:
+    """--seed, where given, is an integer >= 0 (every command that takes one)."""
+    seed = getattr(args, "seed", None)
+    if seed is not None and seed < 0:
+        raise ValueError(f"--seed must be an integer >= 0, got {seed}")

@@ -105,11 +105,7 @@ def add_parser(sub) -> None:
         default=1.0,
         help="gape: public cluster separation in embedding units (default 1.0; unit vectors)",
     )
-    add_adjacency_and_noise(
-        p,
-        "noise of every release (default gaussian; "
-        "discrete_gaussian_secure for production: exact sampler, zCDP accounting)",
-    )
+    add_adjacency_and_noise(p)
     p.add_argument(
         "--variations",
         type=int,

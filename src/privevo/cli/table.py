@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from ..selection import selector_names
-from .options import add_adjacency_and_noise, add_header_flags, command
+from .options import add_adjacency_and_noise, add_header_flags, check_seed, command
 from .publishing import plan_paths
 
 __all__ = ["add_tabular_commands"]
@@ -74,11 +74,7 @@ def _synth_table_parser(sub) -> None:
     p.add_argument(
         "--selector", choices=["tabpe", *selector_names(keeps_candidates=True)], default="tabpe"
     )
-    add_adjacency_and_noise(
-        p,
-        "noise of every release (default gaussian; "
-        "discrete_gaussian_secure for production: exact sampler, zCDP accounting)",
-    )
+    add_adjacency_and_noise(p)
     p.add_argument(
         "--seed", type=int, help="random seed (default: fresh randomness; never written out)"
     )
@@ -281,8 +277,7 @@ def _synth_table(args) -> int:
     check_epsilon(args.epsilon, "--epsilon")
     if args.delta is not None:
         check_delta(args.delta, "--delta")
-    if args.seed is not None and args.seed < 0:
-        raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
+    check_seed(args)
     for name in ("rows", "population", "iterations"):
         value = getattr(args, name)
         if value is not None and value < 1:

@@ -31,6 +31,9 @@ THREADS_PER_CORE = 4
 MAX_TOKENS_MAX = 100_000
 
 
+_API_MODEL_MISSING = "--api-base needs --api-model (the model name the server expects)"
+
+
 def add_llm_options(p) -> None:
     """The model options of both text commands (engine, model, endpoint, embedder, sampling)."""
     g = p.add_argument_group(
@@ -111,7 +114,7 @@ def check_llm_args(args) -> None:
     from .._validation import check_positive_int
 
     if args.api_base is not None and not args.api_model:
-        raise ValueError("--api-base needs --api-model (the model name the server expects)")
+        raise ValueError(_API_MODEL_MISSING)
     if args.api_base is None and args.api_model:
         raise ValueError("--api-model needs --api-base (the endpoint serving it)")
     if args.gguf_file and not args.model:
@@ -220,7 +223,7 @@ def _load_generator(
     batch = {} if batch_size is None else {"batch_size": batch_size}
     if api_base is not None:
         if not api_model:
-            raise ValueError("--api-base needs --api-model (the model name the server expects)")
+            raise ValueError(_API_MODEL_MISSING)
         return OpenAICompatibleLM(api_base, api_model, api=api, **batch)
     if model is None:
         kw = {} if engine == "llama_cpp" else batch  # llama.cpp runs one prompt at a time

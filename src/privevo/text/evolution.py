@@ -34,7 +34,7 @@ from ..report import with_seed_warning
 from ..selection import Selection, SelectionContext, Selector, make_selector, selector_names
 from .apis import LABEL_PROMPT, LLMRandomAPI, LLMVariationAPI
 from .embed import check_texts
-from .labels import check_label_names, with_labels
+from .labels import LABELS_MISMATCH, check_label_names, with_labels
 from .population import TextPopulation
 
 __all__ = ["TextPopulation", "TextPrivateEvolution", "Thresholded"]
@@ -327,7 +327,7 @@ class TextPrivateEvolution:
         if labels is not None:
             labels = list(labels)
             if texts is not None and len(labels) != len(texts):
-                raise ValueError("labels and texts differ in length; pass one label per text")
+                raise ValueError(LABELS_MISMATCH)
         population = self._population(names if labels is not None else None)
         phases = _Phases(self.on_phase)
         engine = self._engine_config(names if labels is not None else None).engine(

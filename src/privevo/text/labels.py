@@ -30,6 +30,9 @@ LABEL_SCALE = (
 )
 
 
+LABELS_MISMATCH = "labels and texts differ in length; pass one label per text"
+
+
 def check_label_names(names) -> list:
     """The public label list: a non-empty sequence of distinct labels."""
     if isinstance(names, str) or not isinstance(names, Sequence) or len(names) == 0:
@@ -57,5 +60,5 @@ def with_labels(
     """``points`` with their label block appended (the vectors the votes are cast on)."""
     points = np.asarray(points, dtype=np.float64)
     if len(labels) != len(points):
-        raise ValueError("labels and texts differ in length; pass one label per text")
+        raise ValueError(LABELS_MISMATCH)
     return np.hstack([points, label_block(labels, names, scale)])
