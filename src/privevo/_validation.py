@@ -56,13 +56,28 @@ def check_same_dimension(candidate_dim: int, data_dim: int, name: str = "candida
         )
 
 
+def not_positive(name: str, shown) -> ValueError:
+    """The one refusal of a value that must be a finite number > 0."""
+    return ValueError(f"{name} must be a finite number > 0, got {shown}")
+
+
+def not_an_integer(name: str, minimum: int, shown) -> ValueError:
+    """The one refusal of a value that must be an integer >= ``minimum``."""
+    return ValueError(f"{name} must be an integer >= {minimum}, got {shown}")
+
+
+def too_many_clusters(k: int) -> ValueError:
+    """k > n, said without n (the row count may be private)."""
+    return ValueError(f"n_clusters={k} is larger than the number of rows; lower n_clusters")
+
+
 def check_epsilon(epsilon, name: str = "epsilon") -> float:
     """ε as float; refused unless EPSILON_MIN <= ε <= EPSILON_MAX (one rule everywhere).
     ``name`` is how the message calls it (``--epsilon`` on the command line); the value is
     shown as given (its shortest exact repr), never rounded."""
     epsilon = check_real(epsilon, name)
     if not epsilon > 0 or not np.isfinite(epsilon):
-        raise ValueError(f"{name} must be a finite number > 0, got {epsilon!r}")
+        raise not_positive(name, repr(epsilon))
     if not EPSILON_MIN <= epsilon <= EPSILON_MAX:
         raise ValueError(
             f"{name} must be between {EPSILON_MIN:g} and {EPSILON_MAX:g} (the range the "
@@ -97,16 +112,16 @@ def check_rounds(rounds, name: str = "iterations") -> int:
 
 def check_positive_int(value, name: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        raise not_an_integer(name, minimum, repr(value))
     if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
+        raise not_an_integer(name, minimum, value)
     return int(value)
 
 
 def check_positive_real(value, name: str) -> float:
     value = check_real(value, name)
     if not value > 0 or not np.isfinite(value):
-        raise ValueError(f"{name} must be a finite number > 0, got {value}")
+        raise not_positive(name, value)
     return value
 
 

@@ -12,6 +12,7 @@ from .._validation import (
     check_points,
     check_positive_int,
     check_random_state,
+    too_many_clusters,
 )
 from ..adjacency import check_adjacency
 from ..distances import nearest_distances
@@ -26,7 +27,7 @@ class BaselineKMeans(ClusterMixin, BaseEstimator):
         X = check_points(X, "X", min_rows=2)
         k = check_positive_int(self.n_clusters, "n_clusters")
         if k > len(X):
-            raise ValueError(f"n_clusters={k} is larger than the number of rows; lower n_clusters")
+            raise too_many_clusters(k)
         lo, hi = self._box(X)
         rng = check_random_state(self.random_state)
         self.cluster_centers_ = self._fit_centers(np.clip(X, lo, hi), lo, hi, k, rng)

@@ -71,7 +71,7 @@ def add_parser(sub) -> None:
 
 def _audit(args) -> int:
     """Run the audit and print the table (or JSON); exit 1 if a bound exceeds its claim."""
-    from .._validation import check_delta, check_epsilon
+    from .._validation import check_delta, check_epsilon, not_an_integer
     from ..audit import format_table, run_audit
     from .options import check_memory
 
@@ -80,7 +80,7 @@ def _audit(args) -> int:
     check_delta(args.delta, "--delta")
     for flag, value, least in (("--releases", args.releases, 1), ("--runs", args.runs, 0)):
         if value < least:
-            raise ValueError(f"{flag} must be an integer >= {least}, got {value}")
+            raise not_an_integer(flag, least, value)
     if args.iterations < 1:
         raise ValueError(f"--iterations must be an integer >= 1, got {args.iterations}")
     if not 0 < args.alpha < 1:

@@ -63,6 +63,9 @@ __all__ = ["DPKMeans", "UNITS"]
 UNITS = ("data", "scaled")
 
 
+_SPARSE = "DPKMeans does not accept sparse X; pass a dense array (X.toarray())"
+
+
 class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
     """Differentially private k-means by Private Evolution (PE-means / HDPE-means).
 
@@ -338,7 +341,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         if self.adjacency != "replace":
             return accounting.run_default_delta(self.adjacency, None)
         if sp.issparse(X):
-            raise TypeError("DPKMeans does not accept sparse X; pass a dense array (X.toarray())")
+            raise TypeError(_SPARSE)
         try:
             n = _num_samples(X) if isinstance(X, np.ndarray) or not is_lazy(X) else row_count(X)
         except TypeError:
@@ -404,7 +407,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         if not reset:
             check_is_fitted(self, "cluster_centers_")
         if sp.issparse(X):
-            raise TypeError("DPKMeans does not accept sparse X; pass a dense array (X.toarray())")
+            raise TypeError(_SPARSE)
         array = np.asarray(X)
         if np.iscomplexobj(array):
             raise ValueError("Complex data not supported; X must be real-valued")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .._validation import MAX_ROUNDS
+from .._validation import MAX_ROUNDS, too_many_clusters
 
 __all__ = [
     "METHODS",
@@ -94,9 +94,7 @@ def resolve_plan(est, n: int, d: int, delta: float) -> Plan:
     under replace n is public and used as is. Messages never print n.
     """
     if est.n_clusters > n:
-        raise ValueError(
-            f"n_clusters={est.n_clusters} is larger than the number of rows; lower n_clusters"
-        )
+        raise too_many_clusters(est.n_clusters)
     n_public = n if est.adjacency == "replace" else None
     method = ("hdpe-means" if d > 32 else "pe-means") if est.method == "auto" else est.method
     if method == "hdpe-means":

@@ -28,6 +28,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from .._validation import not_positive
 from ..accounting import (
     calibrate,
     discrete_gaussian_dp_event,
@@ -303,7 +304,7 @@ def _check_release(rng, adjacency: str, **positive) -> None:
         if not (
             isinstance(value, (int, float, np.floating)) and value > 0 and math.isfinite(value)
         ):
-            raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+            raise not_positive(name, repr(value))
 
 
 def noisy_statistic(
