@@ -54,6 +54,9 @@ _MISSING_FLAG = math.sqrt(3.0) / 2.0
 # ----------------------------------------------------------------- table → codes
 
 
+NO_ROWS = "the table has no rows; give a table with at least one row"
+
+
 def encode_table(df, metadata: TableMetadata) -> np.ndarray:
     """Codes of a DataFrame under public ``metadata`` (validated; out-of-domain values handled).
 
@@ -69,7 +72,7 @@ def encode_block(df, metadata: TableMetadata, offset: int = 0) -> np.ndarray:
     """Codes of a block of a table, its rows ``offset, offset + 1, …`` (errors name those)."""
     _check_columns(df, metadata)
     if len(df) == 0:
-        raise ValueError("the table has no rows; give a table with at least one row")
+        raise ValueError(NO_ROWS)
     return np.column_stack(
         [_encode_column(df[spec.name], spec, offset) for spec in metadata.columns]
     )

@@ -49,7 +49,7 @@ from ..private import NOISES, frame_source
 from ..report import privacy_report, with_seed_warning
 from ..selection import Selector, make_selector, selector_names
 from .apis import RoundTagged, TabPESelection, TabularRandomAPI, TabularVariationAPI
-from .encoding import TableEmbedding, decode_codes, encode_block, per_block
+from .encoding import NO_ROWS, TableEmbedding, decode_codes, encode_block, per_block
 from .marginals import cell_sampler, cells_of, fit_pool, rake
 from .measure import checked_delta, measure_fine, measure_marginals, measure_pairs, pool_constraints
 from .metadata import TableMetadata, metadata_from_data
@@ -517,7 +517,7 @@ def _validated_codes(rows, metadata: TableMetadata):
         encode_block(frame, metadata, offset)
         seen = True
     if not seen:
-        raise ValueError("the table has no rows; give a table with at least one row")
+        raise ValueError(NO_ROWS)
     return rows.map(
         lambda frame, offset: encode_block(frame, metadata, offset), len(metadata.columns)
     )
