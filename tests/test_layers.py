@@ -18,14 +18,12 @@ list shrinks as the work lands and never hides a new case.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import REPO_ROOT
+from helpers import REPO_ROOT, import_graph_tool
 
 SRC = REPO_ROOT / "src" / "privevo"
 MAX_FILE_LINES = 600
@@ -47,17 +45,7 @@ KNOWN_LONG_FUNCTIONS = {
 }
 
 
-def _load_tool():
-    spec = importlib.util.spec_from_file_location(
-        "import_graph", REPO_ROOT / "tools" / "import_graph.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("import_graph", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-tool = _load_tool()
+tool = import_graph_tool()
 
 
 def violations(root: Path) -> set[tuple[str, str]]:

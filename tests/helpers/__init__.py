@@ -18,3 +18,19 @@ def slow_unless(keep: Callable[..., bool], cases: Iterable) -> list:
         case = case if isinstance(case, tuple) else (case,)
         params.append(pytest.param(*case, marks=() if keep(*case) else pytest.mark.slow))
     return params
+
+
+def import_graph_tool():
+    """``tools/import_graph.py`` (not a package) loaded as the module ``import_graph``."""
+    import importlib.util
+    import sys
+
+    if "import_graph" in sys.modules:
+        return sys.modules["import_graph"]
+    spec = importlib.util.spec_from_file_location(
+        "import_graph", REPO_ROOT / "tools" / "import_graph.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["import_graph"] = module
+    spec.loader.exec_module(module)
+    return module

@@ -42,7 +42,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import REPO_ROOT
+from helpers import REPO_ROOT, import_graph_tool
 
 SRC = REPO_ROOT / "src"
 PRIVATE_NAMES = {  # parameters that hold private rows, ids or labels wherever they appear
@@ -87,12 +87,7 @@ EXEMPT_PACKAGES = ("privevo.private", "privevo.audit")  # the boundary itself; t
 
 def modules(root: Path = SRC) -> dict[str, Path]:
     """Dotted module name → file, for every module under ``root/privevo``."""
-    out = {}
-    for path in sorted((root / "privevo").rglob("*.py")):
-        parts = path.relative_to(root).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        out[name] = path
-    return out
+    return import_graph_tool().module_files(root)
 
 
 def extensions(root: Path = SRC) -> set[str]:
@@ -103,31 +98,16 @@ def extensions(root: Path = SRC) -> set[str]:
     }
 
 
-def imports_of(name: str, path: Path, known: dict[str, Path], leaves: set[str]) -> set[str]:
-    """The privevo modules ``name`` imports (``from . import x`` counts x when it is a module or
-    one of the compiled ``leaves``)."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name in known}
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(anchor + ([base] if base else []))
-            for alias in node.names:
-                target = f"{base}.{alias.name}"
-                if target in known or target in leaves:
-                    found.add(target)
-                else:
-                    found.add(base)
-    return {m for m in found if m in known and m != name}
-
-
 def import_graph(root: Path = SRC) -> dict[str, set[str]]:
-    known, leaves = modules(root), extensions(root)
-    return {name: imports_of(name, path, known, leaves) for name, path in known.items()}
+    """Module → the privevo modules it imports (tools/import_graph.py's reading of imports,
+    lazy ones included), over any copy of the package under ``root``."""
+    tool = import_graph_tool()
+    known = tool.module_files(root)
+    targets = set(known) | extensions(root)
+    return {
+        name: {m for m in tool.imports_of(name, path, targets)[0] if m in known}
+        for name, path in known.items()
+    }
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
