@@ -173,6 +173,8 @@ SUFFIX(assign_rows)(const void *x, int x_is_double, int64_t n, int d, const doub
 }
 
 /* ------------------------------------------------------------------ tree search
+ * Over 80 lines: one branch-and-bound walk with an explicit stack, kept whole so that it
+ * is inlined once per instruction set (a call per subtree would cost more than the scan).
  * The same score arithmetic as kernel_body, candidates visited leaf by leaf in the
  * tree's order (cand in tree order, idx a tree position). A subtree is skipped when the
  * lower bound of |x - c|^2 between the group's box of rows and its box exceeds every

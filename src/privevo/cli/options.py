@@ -81,24 +81,7 @@ def add_run_options(p) -> None:
         type=float,
         help=f"delta, from {DELTA_MIN:g} to below 1; default {DELTA_HELP}",
     )
-    domain = p.add_mutually_exclusive_group()
-    domain.add_argument(
-        "--radius", type=float, help="public L2 bound of the data around --center (default origin)"
-    )
-    domain.add_argument(
-        "--bounds",
-        type=float,
-        nargs=2,
-        metavar=("LO", "HI"),
-        help="public per-feature bounds [LO, HI] (not with --center)",
-    )
-    p.add_argument(
-        "--center",
-        type=float,
-        nargs="+",
-        metavar="C",
-        help="centre of the --radius ball (one value or d values)",
-    )
+    _add_domain_options(p)
     p.add_argument(
         "--adjacency",
         choices=ADJACENCIES,
@@ -117,6 +100,34 @@ def add_run_options(p) -> None:
         help="noise of every release: gaussian, or the exact discrete Gaussian (zCDP "
         "accounting; _secure draws from the OS's randomness); default gaussian",
     )
+    _add_output_options(p)
+    add_common(p)
+
+
+def _add_domain_options(p) -> None:
+    """The public domain of the private rows: --radius (around --center) or --bounds."""
+    domain = p.add_mutually_exclusive_group()
+    domain.add_argument(
+        "--radius", type=float, help="public L2 bound of the data around --center (default origin)"
+    )
+    domain.add_argument(
+        "--bounds",
+        type=float,
+        nargs=2,
+        metavar=("LO", "HI"),
+        help="public per-feature bounds [LO, HI] (not with --center)",
+    )
+    p.add_argument(
+        "--center",
+        type=float,
+        nargs="+",
+        metavar="C",
+        help="centre of the --radius ball (one value or d values)",
+    )
+
+
+def _add_output_options(p) -> None:
+    """Where a run writes (-o, --plot, --checkpoint) and where it counts (--backend)."""
     p.add_argument(
         "-o",
         "--output",
@@ -146,7 +157,6 @@ def add_run_options(p) -> None:
         help="Dask scheduler address, e.g. "
         "tcp://host:8786 (implies --backend dask; default: a local cluster)",
     )
-    add_common(p)
 
 
 def add_common(p, seed: bool | str = True) -> None:

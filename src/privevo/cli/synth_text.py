@@ -58,6 +58,30 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--iterations", type=int, default=5, help="T, the number of private releases (default 5)"
     )
+    _add_selection_flags(p)
+    p.add_argument(
+        "--checkpoint",
+        help="checkpoint file (private: holds the RNG); a killed run resumes from it",
+    )
+    add_adjacency_and_noise(p)
+    _add_generation_flags(p)
+    p.add_argument(
+        "--timings",
+        action="store_true",
+        help="print each phase's seconds on stderr at the end; they grow with the number of "
+        "private texts, so they are private: never publish them",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        help="output texts (.csv, .tsv, .jsonl, .txt); the privacy report goes beside it",
+    )
+    llm.add_llm_options(p)
+    p.set_defaults(func=_synth_text)
+
+
+def _add_selection_flags(p) -> None:
+    """How candidates are chosen from the votes: the selector and its settings."""
     p.add_argument(
         "--selector",
         choices=sorted(selector_names(keeps_candidates=True)),
@@ -95,17 +119,16 @@ def add_parser(sub) -> None:
         help="next population = variations only (default: selected texts + variations)",
     )
     p.add_argument(
-        "--checkpoint",
-        help="checkpoint file (private: holds the RNG); a killed run resumes from it",
-    )
-    p.add_argument(
         "--R",
         type=float,
         dest="R",
         default=1.0,
         help="gape: public cluster separation in embedding units (default 1.0; unit vectors)",
     )
-    add_adjacency_and_noise(p)
+
+
+def _add_generation_flags(p) -> None:
+    """How the language model writes candidates: variations, prompts, labels, retries, gate."""
     p.add_argument(
         "--variations",
         type=int,
@@ -148,19 +171,6 @@ def add_parser(sub) -> None:
         help="no publishability gate (meta-talk, off-topic and incoherent texts are kept; "
         "default: they are regenerated like invalid ones)",
     )
-    p.add_argument(
-        "--timings",
-        action="store_true",
-        help="print each phase's seconds on stderr at the end; they grow with the number of "
-        "private texts, so they are private: never publish them",
-    )
-    p.add_argument(
-        "-o",
-        "--output",
-        help="output texts (.csv, .tsv, .jsonl, .txt); the privacy report goes beside it",
-    )
-    llm.add_llm_options(p)
-    p.set_defaults(func=_synth_text)
 
 
 # -- checks (before any file is read or model loaded) -----------------------------------
