@@ -105,3 +105,39 @@ def test_a_metadata_bound_that_is_not_a_number_names_the_file_and_the_column(tmp
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert f"{path}: metadata column 'a': 'upper' must be a number, got" in err
     assert "could not convert" not in err and "internal error" not in err
+
+
+@pytest.mark.parametrize("share", ["5e-324", "1e-9"])
+def test_a_recover_share_too_small_to_calibrate_is_refused_in_the_flags_terms(cli, tmp_path, share):
+    data = tmp_path / "x.csv"
+    data.write_text("\n".join(f"{i % 7},{i % 5}" for i in range(60)) + "\n")
+    code, out, err = cli(
+        [
+            "kmeans",
+            data,
+            "--k",
+            "2",
+            "--epsilon",
+            "1",
+            "--radius",
+            "10",
+            "--seed",
+            "1",
+            "--recover-share",
+            share,
+            "-o",
+            tmp_path / "c.csv",
+        ]
+    )
+    assert code != 0 and f"--recover-share {float(share)!r} is too small" in err
+    assert "internal error" not in err and not (tmp_path / "c.csv").exists()
+
+
+def test_the_library_refuses_a_recover_share_too_small_to_calibrate():
+    import numpy as np
+
+    from privevo import DPKMeans
+
+    X = np.random.default_rng(0).normal(size=(100, 2))
+    with pytest.raises(ValueError, match=r"^recover_share=5e-324 is too small"):
+        DPKMeans(n_clusters=2, epsilon=1.0, radius=5.0, recover_share=5e-324).fit(X)

@@ -897,6 +897,7 @@ NOT_SIZE_BRANCHES: dict[str, str] = {
     P + "kmeans.plan.PE_MEANS_RECOVER_SHARE": "budget share (public)",
     P + "kmeans.plan.HDPE_RECOVER_SHARE": "budget share (public)",
     P + "kmeans.plan.RECOVER_STEPS": "number of recover steps (public)",
+    P + "kmeans.plan.RECOVER_SHARE_MIN": "bound on the public recover share",
     P + "kmeans.recover.RECOVER_RADIUS": "clip radius in anchor distances (released centres only)",
     P + "private.flat._U32": "float32 unit roundoff (the exact fix-up's bound)",
     P + "private.lowd.MAX_DIM": "bound on the public dimension d",

@@ -233,8 +233,15 @@ def _check_json_bounds(data, path) -> None:
 
 def _check_shares(args, model, d: int) -> None:
     """--recover-share leaves the PE rounds a share of the budget: refused in the flag's terms."""
+    from ..kmeans.plan import RECOVER_SHARE_MIN
+
     if args.recover_share is None:
         return
+    if 0 < args.recover_share < RECOVER_SHARE_MIN:
+        raise ValueError(
+            f"--recover-share {args.recover_share!r} is too small to calibrate the recover "
+            f"step's noise; use 0 (no recover step) or at least {RECOVER_SHARE_MIN:g}"
+        )
     hdpe = args.method == "hdpe-means" or (args.method == "auto" and d > 32)
     projection = model.projection_share if hdpe and args.projection == "pca" else 0.0
     count = model.count_share if args.adjacency != "replace" else 0.0

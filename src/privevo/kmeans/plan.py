@@ -32,6 +32,9 @@ PROJECTIONS = ("pca", "random")
 MAX_VARIATIONS = 1000  # cap on the default L (the paper's n/(5k) is 1000 on blobs k=4, n = 20 000)
 PE_MEANS_RECOVER_SHARE = 0.4
 HDPE_RECOVER_SHARE = 0.55
+#: The smallest recover share besides 0 (no recover step): below it the step's noise cannot be
+#: calibrated in floating point (its budget underflows).
+RECOVER_SHARE_MIN = 1e-6
 RECOVER_STEPS = 4  # the recover step's noisy Lloyd steps (benchmarks/kmeans_ablation.py)
 
 
@@ -105,6 +108,11 @@ def resolve_plan(est, n: int, d: int, delta: float) -> Plan:
         pe_dim = d
     default_T = min(pe_means_iterations(pe_dim), MAX_ROUNDS)
     share = recover_share(est.recover_share, method)
+    if 0 < share < RECOVER_SHARE_MIN:
+        raise ValueError(
+            f"recover_share={share!r} is too small to calibrate the recover step's noise; use 0 "
+            f"(no recover step) or at least {RECOVER_SHARE_MIN:g}"
+        )
     pca = method == "hdpe-means" and est.projection == "pca"
     projection_share = float(est.projection_share) if pca else 0.0
     count_share = 0.0 if n_public is not None else float(est.count_share)
