@@ -148,6 +148,7 @@ def command(args, data: Path, out: Path) -> list[str]:
         str(args.seed),
         "-o",
         str(out),
+        *(["--no-gate"] if args.no_gate else []),
     ]
 
 
@@ -225,6 +226,11 @@ def main(argv=None) -> None:
     p.add_argument("--keep", help="folder for reviews.csv, outputs and logs (default: temporary)")
     p.add_argument("--audit", nargs="+", help="only audit these files")
     p.add_argument("--column", default="review")
+    p.add_argument(
+        "--no-gate",
+        action="store_true",
+        help="pass --no-gate (no publishability gate) to every checkout's run",
+    )
     args = p.parse_args(argv)
     if args.audit:
         print(table([report(path, read_texts(path, args.column)) for path in args.audit]))

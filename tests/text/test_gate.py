@@ -10,7 +10,7 @@ from privevo.text import LLMRandomAPI, LLMVariationAPI
 from privevo.text.gate import PublishabilityGate, meta_talk
 from privevo.text.validity import TextChecker
 
-# the texts a reader would not publish, from the quick start's output (issue examples)
+# the texts a reader would not publish, from the quick start's output (a reader's examples)
 META = [
     "Dear Emma,\n\nI hope this letter finds you well. The cookies were lovely.",
     "Hey Alex! The chips were great, see you soon.",

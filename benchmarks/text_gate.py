@@ -1,0 +1,75 @@
+"""The publishability gate on public generations, and against a hand reading (docs/text.md,
+"Publishable candidates").
+
+benchmarks/data/text_gate_public.json holds 597 texts SmolLM2-135M-Instruct wrote from the
+public food-review prompts (no private data) and a hand reading of a random 100 of them
+(docs/text_rubric.md's labels). This script runs the gate (meta-talk, off-topic in the MiniLM
+embedding, incoherent by SmolLM2's word-order gain) on every text and prints its verdicts, its
+CPU seconds, and how its verdicts on the hand-read 100 compare with the reading::
+
+    python benchmarks/text_gate.py             # all 597 texts (about 5 CPU minutes)
+    python benchmarks/text_gate.py --hand-only # the hand-read 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from collections import Counter
+from pathlib import Path
+
+DATA = Path(__file__).parent / "data" / "text_gate_public.json"
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson 95 % interval of a share k/n."""
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def compare(verdicts: dict[int, str | None], hand: dict[int, str]) -> None:
+    """The gate's verdicts on the hand-read texts against the reading."""
+    bad = {i for i, label in hand.items() if label != "publishable"}
+    passed = [i for i in hand if verdicts[i] is None]
+    missed = [i for i in passed if i in bad]
+    over = [i for i in hand if verdicts[i] is not None and i not in bad]
+    low, high = wilson(len(missed), len(passed))
+    print(f"hand-read {len(hand)}: {len(bad)} unpublishable {dict(Counter(hand.values()))}")
+    print(
+        f"gate passed {len(passed)}, of them unpublishable {len(missed)} "
+        f"({len(missed) / len(passed):.0%}, 95 % interval {low:.0%}-{high:.0%}): "
+        f"{dict(Counter(hand[i] for i in missed))}"
+    )
+    print(f"gate rejected {len(hand) - len(passed)}, of them publishable {len(over)}")
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--hand-only", action="store_true", help="judge the hand-read 100 only")
+    args = p.parse_args(argv)
+    from privevo.text import SentenceEmbedder
+    from privevo.text.engines import smollm2
+    from privevo.text.gate import PublishabilityGate
+
+    data = json.loads(DATA.read_text())
+    texts, hand = data["texts"], {int(i): label for i, label in data["hand"].items()}
+    chosen = sorted(hand) if args.hand_only else range(len(texts))
+    gate = PublishabilityGate("food review", embedder=SentenceEmbedder(), scorer=smollm2(threads=1))
+    tic = time.process_time()
+    judged = gate.judge([texts[i] for i in chosen])
+    seconds = time.process_time() - tic
+    verdicts = dict(zip(chosen, judged))
+    counts = Counter(v or "publishable" for v in judged)
+    print(
+        f"{len(judged)} texts, {seconds:.0f} CPU s ({seconds / len(judged):.2f} a text): "
+        f"{dict(counts)}"
+    )
+    compare(verdicts, hand)
+
+
+if __name__ == "__main__":
+    main()
