@@ -244,6 +244,19 @@ PLANTS = (
         ("dpkmeans parquet folder/add_remove",),
     ),
     Plant(
+        "sensitivity: a block served from the mapped-block cache repeats its last row",
+        "private/kmeans_stats.py",
+        (
+            (
+                "        block = self._blocks.get(index)\n",
+                "        block = self._blocks.get(index)\n"
+                "        if block is not None:\n"
+                "            return np.concatenate([block, block[-1:]])\n",
+            ),
+        ),
+        ("dpkmeans parquet folder/add_remove",),
+    ),
+    Plant(
         "sensitivity: the tabular marginals counted twice",
         "private/tables.py",
         (

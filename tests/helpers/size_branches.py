@@ -531,6 +531,8 @@ _TREE_CHUNKS = {
     P + "private.lowd.TREE_MIN_CANDIDATES": dict.fromkeys(range(1, 5), 1),
 }
 _SUM_CHUNK = {P + "private.blocks._SUM_CHUNK": _SMALL}
+_CACHE = {P + "private.kmeans_stats.CACHE_MIB": 100 * 2 * 8 / 2**20}  # 100 rows of 2 float64
+_MAPPED = P + "private.kmeans_stats.UnitBallRef.unit_ball"  # once per block read and mapped
 _MORE_THAN_ONE_CHUNK = 2 * 256 + 1  # the fused kernel's chunks hold at least 256 rows
 
 
@@ -728,6 +730,18 @@ SIZE_BRANCHES: dict[str, SizeBranch] = {
             Crossing("cli kmeans csv", _SMALL + 1, _SUM_CHUNK, witness=_CLIPPED),
             Crossing("dpkmeans parquet folder", _SMALL + 1, _SUM_CHUNK, witness=_CLIPPED),
         ),
+    ),
+    "a streamed DPKMeans fit's cache of mapped blocks": SizeBranch(
+        (P + "private.kmeans_stats.CACHE_MIB",),
+        "which blocks a streamed DPKMeans fit keeps mapped in memory (first come, while they fit "
+        "in cache_mib) and which it reads and maps again on every pass: the same arrays either "
+        "way",
+        "exact n (block layout only)",
+        ("dpkmeans parquet folder",),
+        "CACHE_MIB patched to 100 rows of 2 float64 (bound as DPKMeans' cache_mib default): the "
+        "folder's two halves (row groups of 50) both fit at 99 and 100 rows; at 101 the second "
+        "half's 51 rows do not and are read again on every pass",
+        (Crossing("dpkmeans parquet folder", 101, _CACHE, witness=_MAPPED, fast=True),),
     ),
     "default delta refused for large data": SizeBranch(
         (P + "accounting.DEFAULT_DELTA_ADD_REMOVE",),

@@ -101,6 +101,46 @@ def test_dask_fits_equal_the_in_memory_fit(tmp_path):
             assert _story(on_cluster) == reference
 
 
+@pytest.mark.parametrize("cache_mib", [0.0, 0.06, 256.0])  # none, a few blocks, every block
+def test_cached_blocks_give_the_fit_of_blocks_read_again(tmp_path, monkeypatch, cache_mib):
+    """The mapped-block cache changes how often a block is read, never a release."""
+    from privevo.private.kmeans_stats import UnitBallRef
+
+    X = _blobs(CHUNK + 1500, 3)  # 9692 rows: 8 row groups of at most 1500 rows (36 KiB each)
+    stored = _stored(X, tmp_path)
+    reference = _story(DPKMeans(3, random_state=4, radius=5.0, cache_mib=0.0).fit(X))
+    reads = []
+    original = UnitBallRef.unit_ball
+    monkeypatch.setattr(UnitBallRef, "unit_ball", lambda ref: reads.append(1) or original(ref))
+    model = DPKMeans(3, random_state=4, radius=5.0, cache_mib=cache_mib)
+    assert _story(model.fit(str(stored["pq"]), columns=stored["names"])) == reference
+    blocks, passes = 8, model.n_iter_ + 4  # T PE rounds, 4 recover steps (n: the metadata's)
+    if cache_mib == 0:
+        assert len(reads) == blocks * passes
+    elif cache_mib < 1:  # 0.06 MiB (61 KiB) holds the first block (35 KiB) and the 190-row one
+        assert len(reads) == 2 + (blocks - 2) * passes
+    else:
+        assert len(reads) == blocks
+
+
+def test_block_cache_keeps_blocks_first_come_within_its_budget():
+    from privevo.private.kmeans_stats import BlockCache
+
+    cache, reads = BlockCache(3 * 80), []
+
+    def reader(rows):
+        return lambda: reads.append(rows) or np.ones((rows, 10))
+
+    sizes = (2, 2, 1, 1)  # 160, 160, 80, 80 bytes: blocks 0 and 2 fit
+    for _ in range(2):
+        blocks = [cache.get(i, reader(rows)) for i, rows in enumerate(sizes)]
+    assert reads == [2, 2, 1, 1, 2, 1]  # blocks 1 and 3 are read again
+    assert cache.used == 240
+    assert not blocks[0].flags.writeable and blocks[1].flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        blocks[0][0, 0] = 2.0
+
+
 def test_predict_transform_score_stream(tmp_path):
     X = _blobs(5000, 3)
     stored = _stored(X, tmp_path)

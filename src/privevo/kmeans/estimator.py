@@ -31,6 +31,7 @@ from .._validation import (
 from ..metrics import labels_and_inertia, nearest_distances
 from ..names import COUNT_SHARE
 from ..private import (
+    CACHE_MIB,
     NOISES,
     Domain,
     backend_session,
@@ -170,6 +171,13 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         Under add/remove adjacency, the share of the budget spent on a noisy
         count of the rows, from which the population size and PE-means'
         count threshold are set (the exact n is private there and never used).
+    cache_mib : float, default=256
+        Memory (MiB) a fit on a Parquet or ``.npy`` source (or a Dask collection read on the
+        caller) may spend keeping its blocks mapped into the unit ball, first come, so the
+        later passes (each PE round and recover step reads every row) skip reading and
+        mapping them again (docs/kmeans.md, "Data larger than memory"). A public setting,
+        never sized from the data; 0 reads every block again on every pass. The centres
+        and the report do not depend on it.
 
     Attributes
     ----------
@@ -206,6 +214,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         "noise": [StrOptions(set(NOISES))],
         "count_share": [Interval(Real, 0, 1, closed="neither")],
         "units": [StrOptions(set(UNITS))],
+        "cache_mib": [Interval(Real, 0, None, closed="left")],
     }
 
     def __init__(
@@ -237,6 +246,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         count_share: float = COUNT_SHARE,
         accountant=None,
         units: str = "data",
+        cache_mib: float = CACHE_MIB,
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -264,6 +274,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         self.count_share = count_share
         self.accountant = accountant
         self.units = units
+        self.cache_mib = cache_mib
 
     # -- scikit-learn API --------------------------------------------------
 
@@ -290,7 +301,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             X = self._check_stream(lazy)
         cfg = resolve_plan(self, row_count(X), row_dim(X), delta)
         domain = self._domain(X, lazy is not None)
-        Z = unit_rows(X, domain)
+        Z = unit_rows(X, domain, int(self.cache_mib * 2**20))
         rng = check_random_state(self.random_state)
         with self._open_checkpoint(X, cfg) as log, backend_session(self.backend):
             run = PEMeansRun(self, cfg, rng, log)
@@ -443,7 +454,7 @@ class DPKMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             return contextlib.nullcontext()
         from ..checkpoint import Checkpoint
 
-        skip = ("checkpoint", "progress", "backend")
+        skip = ("checkpoint", "progress", "backend", "cache_mib")
         params = {k: describe(v) for k, v in self.get_params().items() if k not in skip}
         fingerprint = {"run": type(self).__name__, "d": row_dim(X), **params}
         return Checkpoint.open(self.checkpoint, fingerprint=fingerprint, digest=data_digest(X))

@@ -56,6 +56,7 @@ from .kernel import (
     register_backend,
 )
 from .kmeans_stats import (
+    CACHE_MIB,
     ChunkedRows,
     RecoverRows,
     ScaledDomain,
@@ -117,6 +118,7 @@ from .tables import noisy_cell_counts, noisy_dependence_scores
 from .votes import check_vote_arguments, privacy_unit, reference_votes, vote_sensitivity
 
 __all__ = [
+    "CACHE_MIB",
     "ChunkedRows",
     "RecoverRows",
     "ScaledDomain",

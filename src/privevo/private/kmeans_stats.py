@@ -9,6 +9,9 @@ memory"):
   at once, a block source (Parquet, ``.npy`` folder) as each block is read, a Dask array
   partition by partition (:class:`UnitBallSource`, ``map_blocks``);
 * :func:`project_rows` — HDPE-means' projection z ↦ zᵀB, per row likewise;
+* :class:`BlockCache` — the mapped blocks of a block source kept in memory, first come, up to a
+  fixed public budget (``cache_mib``, default :data:`CACHE_MIB`), so that the fit's later passes
+  (every PE round and recover step reads all rows) skip reading and mapping them again;
 * :class:`ChunkedRows` and :class:`RecoverRows` — :class:`~.blocks.Source` views that read
   those rows in chunks of ``blocks._SUM_CHUNK`` rows (the in-memory sums' chunk) aligned on
   the row index, whatever the blocks the
@@ -37,6 +40,8 @@ from .flat import _assign_chunk, _chunk, as_block
 from .kernel import PreparedCandidates, expand_counts
 
 __all__ = [
+    "CACHE_MIB",
+    "BlockCache",
     "aligned_chunks",
     "ChunkedRows",
     "DaskBlocks",
@@ -52,6 +57,9 @@ __all__ = [
     "scaled_domain",
     "unit_rows",
 ]
+
+
+CACHE_MIB = 256  # MiB of mapped blocks a streamed DPKMeans fit keeps in memory (docs/kmeans.md)
 
 
 def lazy_input(X, columns=None, backend: str = "auto"):
@@ -129,16 +137,51 @@ class UnitBallRef:
     def rows(self) -> int:
         return self.ref.rows
 
+    def unit_ball(self) -> np.ndarray:
+        """The block's rows mapped into the unit ball (before the projection)."""
+        return self.domain.to_unit_ball(np.asarray(self.ref.read(), dtype=np.float64))
+
     def read(self) -> np.ndarray:
-        z = self.domain.to_unit_ball(np.asarray(self.ref.read(), dtype=np.float64))
+        z = self.unit_ball()
         return z if self.basis is None else z @ self.basis
 
 
-class UnitBallSource(BlockSource):
-    """``source``'s rows in the unit ball of ``domain`` (and projected by ``basis``), per block."""
+class BlockCache:
+    """Mapped blocks kept in memory, first come, while they fit in ``budget`` bytes (public).
 
-    def __init__(self, source: BlockSource, domain: Domain, basis: np.ndarray | None = None):
-        self.source, self.domain, self.basis = source, domain, basis
+    Block i is kept when it fits beside the blocks kept before it; later reads of it return
+    the same read-only array, so a cached and a re-read block give bit-identical statistics.
+    The budget is a parameter (``DPKMeans(cache_mib=...)``), never sized from the data.
+    """
+
+    def __init__(self, budget: int):
+        self.budget, self.used, self._blocks = int(budget), 0, {}
+
+    def get(self, index: int, read) -> np.ndarray:
+        block = self._blocks.get(index)
+        if block is None:
+            block = read()
+            if self.used + block.nbytes <= self.budget:
+                block.flags.writeable = False
+                self._blocks[index], self.used = block, self.used + block.nbytes
+        return block
+
+
+class UnitBallSource(BlockSource):
+    """``source``'s rows in the unit ball of ``domain`` (and projected by ``basis``), per block.
+
+    With a ``cache`` (:class:`BlockCache`) the mapped blocks read on the caller are kept up to
+    its budget (shared with the projected view); Dask workers read their refs uncached.
+    """
+
+    def __init__(
+        self,
+        source: BlockSource,
+        domain: Domain,
+        basis: np.ndarray | None = None,
+        cache: BlockCache | None = None,
+    ):
+        self.source, self.domain, self.basis, self.cache = source, domain, basis, cache
         self.path = getattr(source, "path", "")
         d = source.shape[1] if basis is None else basis.shape[1]
         self.shape, self.dtype = (source.shape[0], d), np.dtype(np.float64)
@@ -147,10 +190,18 @@ class UnitBallSource(BlockSource):
     def block_refs(self) -> list[UnitBallRef]:
         return list(self._refs)
 
+    def iter_blocks(self) -> Iterator[np.ndarray]:
+        if self.cache is None:
+            yield from super().iter_blocks()
+            return
+        for index, ref in enumerate(self._refs):
+            z = self.cache.get(index, ref.unit_ball)
+            yield z if self.basis is None else z @ self.basis
+
     def projected(self, basis: np.ndarray) -> "UnitBallSource":
         if self.basis is not None:
             raise ValueError("the rows are projected already")
-        return UnitBallSource(self.source, self.domain, basis)
+        return UnitBallSource(self.source, self.domain, basis, self.cache)
 
 
 @dataclass(frozen=True)
@@ -180,12 +231,13 @@ def scaled_domain(domain: Domain) -> ScaledDomain:
     return ScaledDomain((lo + hi) / 2, float(np.sqrt(len(lo))), domain.box, domain.leaked)
 
 
-def unit_rows(X, domain: Domain):
-    """Rows in the unit ball: an array at once, a block source or Dask array lazily."""
+def unit_rows(X, domain: Domain, cache_bytes: int = 0):
+    """Rows in the unit ball: an array at once, a block source or Dask array lazily (a block
+    source's mapped blocks kept up to ``cache_bytes``, :class:`BlockCache`)."""
     if isinstance(X, np.ndarray):
         return domain.to_unit_ball(X)
     if isinstance(X, BlockSource):
-        return UnitBallSource(X, domain)
+        return UnitBallSource(X, domain, cache=BlockCache(cache_bytes) if cache_bytes else None)
     x = as_dask_array(X)
     return x.map_blocks(_to_unit_ball, domain, dtype=np.float64)
 
