@@ -79,8 +79,7 @@ class FineColumn:
         self.size = bins * BRANCHING ** len(refinements)
         self._spans(self.size)
         coarse = np.asarray(coarse, dtype=float)
-        present = np.clip(coarse[:bins], 0.0, None)
-        present = np.where(present >= 2 * threshold * sigmas[0], present, 0.0)  # noise, not rows
+        present = passing_runs(coarse[:bins], 2 * threshold * sigmas[0])  # noise, not rows
         missing = max(float(coarse[bins]), 0.0) if spec.nullable else 0.0
         total = present.sum() + missing
         self.missing = missing / total if total > 0 else (0.5 if spec.nullable else 0.0)
@@ -176,16 +175,51 @@ class FineColumn:
         return np.clip(values, self.spec.lower, self.spec.upper)
 
 
+def passing_runs(noisy: np.ndarray, cut: float) -> np.ndarray:
+    """Level 0's mass: each bin whose noisy count passes ``cut`` keeps it; next to it, the
+    run of k bins below ``cut`` whose noisy sum S passes cut·√k (the sum's noise is √k
+    times a bin's) keeps S, spread over the run ∝ the positive counts. Of every gap between
+    passing bins (or a gap reaching an end of the domain), the run from each passing
+    neighbour with the largest S/√k is tried: a tail of many sparse bins whose rows
+    together stand out of the noise keeps them (post-processing of the released counts)."""
+    noisy = np.asarray(noisy, dtype=float)
+    passes = noisy >= cut
+    out = np.where(passes, noisy, 0.0)
+    for start, stop in _gaps(passes):
+        sides = []
+        if start > 0:  # grow outward from the passing bin on the left
+            sides.append([np.arange(start, start + k) for k in range(1, stop - start + 1)])
+        if stop < len(noisy):
+            sides.append([np.arange(stop - k, stop) for k in range(1, stop - start + 1)])
+        for runs in sides:
+            best = max(runs, key=lambda r: noisy[r].sum() / math.sqrt(len(r)))
+            total, positive = noisy[best].sum(), np.clip(noisy[best], 0.0, None)
+            if total >= cut * math.sqrt(len(best)) and out[best].sum() == 0:
+                out[best] = total * positive / positive.sum()
+    return out
+
+
+def _gaps(passes: np.ndarray) -> list[tuple[int, int]]:
+    """(start, stop) of every maximal run of bins that do not pass, if a bin passes."""
+    if not passes.any():
+        return []
+    edges = np.flatnonzero(np.diff(np.concatenate([[1], passes.astype(int), [1]])))
+    return list(zip(edges[::2], edges[1::2]))
+
+
 def _allocate(mass: np.ndarray, noisy: np.ndarray, allowed: np.ndarray, cut: float) -> np.ndarray:
     """Each parent's mass split over its children ∝ their noisy counts above ``cut``."""
     children = noisy.reshape(len(mass), BRANCHING)
     ok = allowed.reshape(len(mass), BRANCHING)
-    weights = np.where(ok & (children >= cut), np.clip(children, 0.0, None), 0.0)
+    weights = np.zeros_like(children)
+    for i in np.flatnonzero(mass > 0):  # the children's runs as level 0's bins
+        weights[i, ok[i]] = passing_runs(children[i, ok[i]], cut)
     none = ~(weights.sum(axis=1) > 0)
-    if none.any():  # no child passes: the allowed children with the largest count share it
-        masked = np.where(ok[none], children[none], -np.inf)
-        best = masked == masked.max(axis=1, keepdims=True)
-        weights[none] = (best & ok[none]).astype(float)
+    if none.any():  # no child passes: spread ∝ the positive counts (none positive: uniformly)
+        positive = np.where(ok[none], np.clip(children[none], 0.0, None), 0.0)
+        flat = ~(positive.sum(axis=1) > 0)
+        positive[flat] = ok[none][flat].astype(float)
+        weights[none] = positive
     total = weights.sum(axis=1, keepdims=True)
     weights = weights / np.where(total > 0, total, 1.0)  # a cell with no allowed child holds 0
     return (mass[:, None] * weights).ravel()
