@@ -14,12 +14,13 @@ one cell per level, as in the hierarchical histograms of Hay et al. (VLDB 2010,
 Consistency (post-processing): level 0's bins below 2·``threshold``·σ get no
 mass (an empty bin's clipped noise would otherwise put rows in far tails: at
 1·σ, W1/sd of credit_data's Debt was .30 and of flights' dep_delay .19; at 2·σ
-.11 and .02, seed 0, ε = 1), then the leaf distribution is allocated top-down —
-each cell's mass goes to its 8 children in proportion to their noisy counts, a
-child whose noisy count is below ``threshold``·σ getting none (if none passes,
-the children with the largest count share it) — so every level sums to its
-parent, mass stays where the data is, and the tails that hold no rows get none
-of the noise. The column's distribution is then piecewise uniform over its
+.11 and .02, seed 0, ε = 1) unless they lie in a run next to a passing bin whose
+sum stands out of its noise (:func:`passing_runs`: a tail of many sparse bins),
+then the leaf distribution is allocated top-down — each cell's mass goes to its
+8 children in proportion to their released mass by the same rule at
+``threshold``·σ (if none passes, ∝ their positive counts) — so every level sums
+to its parent, mass stays where the data is, and the tails that hold no rows get
+none of the noise. The column's distribution is then piecewise uniform over its
 leaves (a leaf holding integers spreads its mass over [lo − ½, hi + ½]). Its
 CDF F and inverse F⁻¹ are the space the PE rounds vote and mutate in (a
 mutation step of 0.1 moves a value by a tenth of the rows, in a dense and in a
@@ -29,6 +30,7 @@ sparse region alike).
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import numpy as np
 
@@ -79,7 +81,7 @@ class FineColumn:
         self.size = bins * BRANCHING ** len(refinements)
         self._spans(self.size)
         coarse = np.asarray(coarse, dtype=float)
-        present = passing_runs(coarse[:bins], 2 * threshold * sigmas[0])  # noise, not rows
+        present = passing_runs(coarse[:bins], sigmas[0], 2 * threshold)  # noise, not rows
         missing = max(float(coarse[bins]), 0.0) if spec.nullable else 0.0
         total = present.sum() + missing
         self.missing = missing / total if total > 0 else (0.5 if spec.nullable else 0.0)
@@ -89,7 +91,7 @@ class FineColumn:
         mass = mass / mass.sum()
         for level, (noisy, sigma) in enumerate(zip(refinements, sigmas[1:]), start=1):
             size = bins * BRANCHING**level
-            mass = _allocate(mass, np.asarray(noisy, float), self._allowed(size), threshold * sigma)
+            mass = _allocate(mass, np.asarray(noisy, float), self._allowed(size), sigma, threshold)
         self.p = mass  # over the leaves, sums to 1 (present values only)
         self._cum = np.concatenate([[0.0], np.cumsum(self.p)])
 
@@ -175,26 +177,29 @@ class FineColumn:
         return np.clip(values, self.spec.lower, self.spec.upper)
 
 
-def passing_runs(noisy: np.ndarray, cut: float) -> np.ndarray:
-    """Level 0's mass: each bin whose noisy count passes ``cut`` keeps it; next to it, the
-    run of k bins below ``cut`` whose noisy sum S passes cut·√k (the sum's noise is √k
-    times a bin's) keeps S, spread over the run ∝ the positive counts. Of every gap between
-    passing bins (or a gap reaching an end of the domain), the run from each passing
-    neighbour with the largest S/√k is tried: a tail of many sparse bins whose rows
-    together stand out of the noise keeps them (post-processing of the released counts)."""
+def passing_runs(noisy: np.ndarray, sigma: float, z: float) -> np.ndarray:
+    """Released mass of a row of cells: a cell whose noisy count passes z·σ keeps it; next to
+    it, a run of k cells below that whose noisy sum S passes z_L·σ·√k (the sum's noise is √k
+    times a cell's) keeps S, spread over the run ∝ its positive counts. Of every gap between
+    passing cells (or reaching an end), the run from each passing neighbour with the largest
+    S/√k is tried; z_L = Φ⁻¹(1 − Φ(−z)/L), L the runs tried on that side (Bonferroni), so a gap
+    of noise keeps mass about as rarely as one empty cell does. A tail of sparse cells whose
+    rows together stand out of the noise keeps them (post-processing of released counts)."""
     noisy = np.asarray(noisy, dtype=float)
-    passes = noisy >= cut
+    passes = noisy >= z * sigma
     out = np.where(passes, noisy, 0.0)
     for start, stop in _gaps(passes):
+        length = stop - start
+        z_run = NormalDist().inv_cdf(1.0 - NormalDist().cdf(-z) / length)
         sides = []
-        if start > 0:  # grow outward from the passing bin on the left
-            sides.append([np.arange(start, start + k) for k in range(1, stop - start + 1)])
+        if start > 0:  # grow outward from the passing cell on the left
+            sides.append([np.arange(start, start + k) for k in range(1, length + 1)])
         if stop < len(noisy):
-            sides.append([np.arange(stop - k, stop) for k in range(1, stop - start + 1)])
+            sides.append([np.arange(stop - k, stop) for k in range(1, length + 1)])
         for runs in sides:
             best = max(runs, key=lambda r: noisy[r].sum() / math.sqrt(len(r)))
             total, positive = noisy[best].sum(), np.clip(noisy[best], 0.0, None)
-            if total >= cut * math.sqrt(len(best)) and out[best].sum() == 0:
+            if total >= z_run * sigma * math.sqrt(len(best)) and out[best].sum() == 0:
                 out[best] = total * positive / positive.sum()
     return out
 
@@ -207,13 +212,16 @@ def _gaps(passes: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(edges[::2], edges[1::2]))
 
 
-def _allocate(mass: np.ndarray, noisy: np.ndarray, allowed: np.ndarray, cut: float) -> np.ndarray:
-    """Each parent's mass split over its children ∝ their noisy counts above ``cut``."""
+def _allocate(
+    mass: np.ndarray, noisy: np.ndarray, allowed: np.ndarray, sigma: float, z: float
+) -> np.ndarray:
+    """Each parent's mass split over its children ∝ their released mass (:func:`passing_runs`
+    at z·σ); with none, ∝ their positive counts (none positive: uniformly)."""
     children = noisy.reshape(len(mass), BRANCHING)
     ok = allowed.reshape(len(mass), BRANCHING)
     weights = np.zeros_like(children)
     for i in np.flatnonzero(mass > 0):  # the children's runs as level 0's bins
-        weights[i, ok[i]] = passing_runs(children[i, ok[i]], cut)
+        weights[i, ok[i]] = passing_runs(children[i, ok[i]], sigma, z)
     none = ~(weights.sum(axis=1) > 0)
     if none.any():  # no child passes: spread ∝ the positive counts (none positive: uniformly)
         positive = np.where(ok[none], np.clip(children[none], 0.0, None), 0.0)

@@ -436,7 +436,7 @@ def _parse_column(name: str, rest: str, line_no: int) -> ColumnSpec:
             opts["dtype"] = value.strip()
         else:
             raise ValueError(
-                f"description line {line_no}: unknown option {opt!r}; "
+                f"description line {line_no}: column {name!r}: unknown option {opt!r}; "
                 "use 'nullable', 'other=NAME', 'dtype=NAME' or 'may be empty'"
             )
     try:
