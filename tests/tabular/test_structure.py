@@ -221,3 +221,19 @@ def test_cli_refuses_a_derived_column_of_a_dropped_column(tmp_path, capsys):
     assert main([*argv, "--epsilon", "1", "--drop", "wage", "-o", str(tmp_path / "o.csv")]) == 2
     err = capsys.readouterr().err.strip()
     assert "derived column 'logwage' uses ['wage']" in err and "\n" not in err
+
+
+def test_without_empty_is_post_processing_of_released_counts():
+    from types import SimpleNamespace
+
+    from privevo.tabular.structure import without_empty
+
+    meta = metadata_from_description("k: categorical a, b, c | may be empty\nw: numeric 0..1")
+    noisy = [np.array([50.0, 9.9, 10.0]), np.ones(10)]
+    targets = [np.array([0.7, 0.15, 0.15]), np.full(10, 0.1)]
+    release = SimpleNamespace(sigma=5.0)
+    out = without_empty({"noisy": noisy, "targets": targets, "release": release}, meta)
+    assert np.allclose(out["targets"][0], [0.7 / 0.85, 0, 0.15 / 0.85])
+    assert out["targets"][1] is targets[1]
+    flat = {"noisy": [np.array([3.0, 2.0, 1.0]), noisy[1]], "targets": targets, "release": release}
+    assert np.allclose(without_empty(flat, meta)["targets"][0], targets[0])  # none stands out

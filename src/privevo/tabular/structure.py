@@ -119,7 +119,8 @@ def snap(values: np.ndarray, spec) -> np.ndarray:
 
 def without_empty(marginals: dict | None, metadata) -> dict | None:
     """The 1-way targets with every category of a ``may be empty`` column whose released count
-    is below :data:`EMPTY_Z`·σ set to 0 (renormalised; the largest stays if none passes).
+    is below :data:`EMPTY_Z`·σ set to 0 (renormalised; a column none of whose categories
+    passes is left as released: nothing in it stands out of the noise).
 
     Post-processing of the released counts ``marginals["noisy"]`` and their public σ."""
     if marginals is None or not any(s.may_be_empty for s in metadata.columns):
@@ -130,9 +131,7 @@ def without_empty(marginals: dict | None, metadata) -> dict | None:
         if not spec.may_be_empty:
             continue
         noisy = np.asarray(marginals["noisy"][j], dtype=float)
-        keep = noisy >= EMPTY_Z * sigma
-        if not keep.any():
-            keep = noisy == noisy.max()
-        p = np.where(keep, targets[j], 0.0)
-        targets[j] = p / p.sum() if p.sum() > 0 else keep / keep.sum()
+        p = np.where(noisy >= EMPTY_Z * sigma, targets[j], 0.0)
+        if p.sum() > 0:
+            targets[j] = p / p.sum()
     return {**marginals, "targets": targets}
