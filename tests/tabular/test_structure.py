@@ -1,5 +1,5 @@
 """Public structure declared in a description: derived columns, numeric value sets and steps,
-categories that may be empty, tails of the released tree, date/time columns declared numeric."""
+categories that may be empty, date/time columns declared numeric."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 from privevo.tabular import TableMetadata, TabularPE, metadata_from_description
-from privevo.tabular.fine import _allocate, passing_runs
 
 DESCRIPTION = """
 n_rows: 600
@@ -150,24 +149,6 @@ def test_non_finite_derived_values_are_missing():
 
     out = decode_codes(np.array([[0.0], [np.e]]), meta)
     assert np.isnan(out["x"][0]) and np.isnan(out["y"][0]) and out["x"][1] == pytest.approx(1)
-
-
-def test_a_run_of_sparse_bins_that_stands_out_keeps_its_mass():
-    # three tail bins of ~31 rows each: none passes 2σ, together above z_5·σ·√3 (z_5 ≈ 2.61)
-    noisy = np.array([40, 430, 1190, 550, 130, 32.7, 30.6, 31.4, -0.4, -23.7])
-    tail = passing_runs(noisy, 19.0, 2.0)
-    assert tail[5:8].sum() == pytest.approx(94.7) and tail[8:].sum() == 0
-    assert (tail[:5] == noisy[:5]).all()
-    # released Debt-like tail of credit_data: S/√6 ≈ 2.09σ over 8 runs tried is noise
-    debt = np.array([3378.3, 132.2, 23.1, 36.1, -16.0, 40.0, -5.5, 37.4, -9.7, -15.5])
-    assert passing_runs(debt, 22.5, 2.0)[2:].sum() == 0
-
-
-def test_no_passing_child_spreads_over_the_positive_ones():
-    mass = np.array([1.0])
-    children = np.array([5.0, -3.0, 9.0, 0.0, 2.0, -1.0, 4.0, 6.0])
-    out = _allocate(mass, children, np.ones(8, bool), sigma=19.0, z=1.0)
-    assert out.sum() == pytest.approx(1) and (out[[0, 2, 4, 6, 7]] > 0).all()
 
 
 def _dates() -> pd.DataFrame:

@@ -15,16 +15,12 @@ Consistency (post-processing): level 0's bins below 2·``threshold``·σ get no
 mass (an empty bin's clipped noise would otherwise put rows in far tails: at
 1·σ, W1/sd of credit_data's Debt was .30 and of flights' dep_delay .19; at 2·σ
 .11 and .02, seed 0, ε = 1), then the leaf distribution is allocated top-down —
-each cell's mass goes to its 8 children in proportion to their released mass
-(:func:`passing_runs` at ``threshold``·σ: a child whose noisy count passes keeps it,
-and a run of sparse children next to one keeps its sum where that stands out of
-its noise; if none passes, ∝ their positive counts) — so every level sums to its
+each cell's mass goes to its 8 children in proportion to their noisy counts, a
+child whose noisy count is below ``threshold``·σ getting none (if none passes,
+the children with the largest count share it) — so every level sums to its
 parent, mass stays where the data is, and the tails that hold no rows get none
-of the noise. Runs are not tried at level 0: there a run of empty far bins
-passes often enough to put rows in far tails (it doubled W1/sd of flights'
-dep_delay on 8000 of its rows, 5 seeds, ε = 1), so a tail whose bins each hold
-fewer rows than 2σ is cut. The column's distribution is then piecewise uniform
-over its leaves (a leaf holding integers spreads its mass over [lo − ½, hi + ½]). Its
+of the noise. The column's distribution is then piecewise uniform over its
+leaves (a leaf holding integers spreads its mass over [lo − ½, hi + ½]). Its
 CDF F and inverse F⁻¹ are the space the PE rounds vote and mutate in (a
 mutation step of 0.1 moves a value by a tenth of the rows, in a dense and in a
 sparse region alike).
@@ -33,7 +29,6 @@ sparse region alike).
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 
 import numpy as np
 
@@ -95,7 +90,7 @@ class FineColumn:
         mass = mass / mass.sum()
         for level, (noisy, sigma) in enumerate(zip(refinements, sigmas[1:]), start=1):
             size = bins * BRANCHING**level
-            mass = _allocate(mass, np.asarray(noisy, float), self._allowed(size), sigma, threshold)
+            mass = _allocate(mass, np.asarray(noisy, float), self._allowed(size), threshold * sigma)
         self.p = mass  # over the leaves, sums to 1 (present values only)
         self._cum = np.concatenate([[0.0], np.cumsum(self.p)])
 
@@ -181,59 +176,16 @@ class FineColumn:
         return np.clip(values, self.spec.lower, self.spec.upper)
 
 
-def passing_runs(noisy: np.ndarray, sigma: float, z: float) -> np.ndarray:
-    """Released mass of the children of one cell: a child whose noisy count passes z·σ keeps
-    it; next to it, a run of k children below that whose noisy sum S passes z_L·σ·√k (the
-    sum's noise is √k times a child's) keeps S, spread over the run ∝ its positive counts.
-    Of every gap between passing children (or reaching an end), the run from each passing
-    neighbour with the largest S/√k is tried; z_L = Φ⁻¹(1 − Φ(−z)/L), L the runs tried on
-    that side (Bonferroni), so a gap of noise keeps mass about as rarely as one empty child
-    does. A stretch of sparse children whose rows together stand out of the noise keeps them,
-    instead of the mass piling on the one child that noise lifted over z·σ (post-processing
-    of released counts)."""
-    noisy = np.asarray(noisy, dtype=float)
-    passes = noisy >= z * sigma
-    out = np.where(passes, noisy, 0.0)
-    for start, stop in _gaps(passes):
-        length = stop - start
-        z_run = NormalDist().inv_cdf(1.0 - NormalDist().cdf(-z) / length)
-        sides = []
-        if start > 0:  # grow outward from the passing cell on the left
-            sides.append([np.arange(start, start + k) for k in range(1, length + 1)])
-        if stop < len(noisy):
-            sides.append([np.arange(stop - k, stop) for k in range(1, length + 1)])
-        for runs in sides:
-            best = max(runs, key=lambda r: noisy[r].sum() / math.sqrt(len(r)))
-            total, positive = noisy[best].sum(), np.clip(noisy[best], 0.0, None)
-            if total >= z_run * sigma * math.sqrt(len(best)) and out[best].sum() == 0:
-                out[best] = total * positive / positive.sum()
-    return out
-
-
-def _gaps(passes: np.ndarray) -> list[tuple[int, int]]:
-    """(start, stop) of every maximal run of bins that do not pass, if a bin passes."""
-    if not passes.any():
-        return []
-    edges = np.flatnonzero(np.diff(np.concatenate([[1], passes.astype(int), [1]])))
-    return list(zip(edges[::2], edges[1::2]))
-
-
-def _allocate(
-    mass: np.ndarray, noisy: np.ndarray, allowed: np.ndarray, sigma: float, z: float
-) -> np.ndarray:
-    """Each parent's mass split over its children ∝ their released mass (:func:`passing_runs`
-    at z·σ); with none, ∝ their positive counts (none positive: uniformly)."""
+def _allocate(mass: np.ndarray, noisy: np.ndarray, allowed: np.ndarray, cut: float) -> np.ndarray:
+    """Each parent's mass split over its children ∝ their noisy counts above ``cut``."""
     children = noisy.reshape(len(mass), BRANCHING)
     ok = allowed.reshape(len(mass), BRANCHING)
-    weights = np.zeros_like(children)
-    for i in np.flatnonzero(mass > 0):  # the children's runs as level 0's bins
-        weights[i, ok[i]] = passing_runs(children[i, ok[i]], sigma, z)
+    weights = np.where(ok & (children >= cut), np.clip(children, 0.0, None), 0.0)
     none = ~(weights.sum(axis=1) > 0)
-    if none.any():  # no child passes: spread ∝ the positive counts (none positive: uniformly)
-        positive = np.where(ok[none], np.clip(children[none], 0.0, None), 0.0)
-        flat = ~(positive.sum(axis=1) > 0)
-        positive[flat] = ok[none][flat].astype(float)
-        weights[none] = positive
+    if none.any():  # no child passes: the allowed children with the largest count share it
+        masked = np.where(ok[none], children[none], -np.inf)
+        best = masked == masked.max(axis=1, keepdims=True)
+        weights[none] = (best & ok[none]).astype(float)
     total = weights.sum(axis=1, keepdims=True)
     weights = weights / np.where(total > 0, total, 1.0)  # a cell with no allowed child holds 0
     return (mass[:, None] * weights).ravel()
