@@ -71,10 +71,20 @@ def table(n: int = 120, seed: int = 0):
     )
 
 
-def table_metadata():
+# the same table with every structure keyword (docs/tabular.md, "Public structure")
+STRUCTURE_DESCRIPTION = """
+zip: categorical 01234, 02139, 10001, other | other=other | may be empty
+color: categorical red, green, blue | may be empty
+size: integer 0..100 step 5
+ratio: derived weight / (size + 1)
+weight: numeric values 0, 500, 750, 1000, 1250, 2000 | nullable
+"""
+
+
+def table_metadata(description: str = TABLE_DESCRIPTION):
     from privevo.tabular import metadata_from_description
 
-    return metadata_from_description(TABLE_DESCRIPTION)
+    return metadata_from_description(description)
 
 
 def texts():
@@ -261,7 +271,13 @@ def _write_parquet(df, path: Path, folder: bool, partition_cols=None) -> Path:
     return path
 
 
-def _tabular(adjacency: str, path: str = "memory", noise: str = "gaussian", target=None):
+def _tabular(
+    adjacency: str,
+    path: str = "memory",
+    noise: str = "gaussian",
+    target=None,
+    description: str = TABLE_DESCRIPTION,
+):
     def make(tmp):
         def run(df):
             import pandas as pd
@@ -283,7 +299,7 @@ def _tabular(adjacency: str, path: str = "memory", noise: str = "gaussian", targ
             est = TabularPE(
                 4.0,
                 1e-5,
-                table_metadata(),
+                table_metadata(description),
                 n_synthetic=20,
                 iterations=2,
                 pool=200,
@@ -503,6 +519,10 @@ def _entry_points() -> list[EntryPoint]:
         )
         rows.append(  # the target's 2-way tables (target_marginals) and its tree model
             E("tabular target", "table", adjacency, _tabular(adjacency, target="color"), table)
+        )
+        structure = _tabular(adjacency, description=STRUCTURE_DESCRIPTION)
+        rows.append(  # derived, value set, step, 'may be empty': post-processing only
+            E("tabular structure", "table", adjacency, structure, table)
         )
         for name in ("dplloyd", "fastlloyd", "lsh_tree"):
             fast = name == "dplloyd"

@@ -340,4 +340,25 @@ PLANTS = (
         ),
         ("cli synth-table parquet --drop/add_remove",),
     ),
+    Plant(
+        "post-processing: 'may be empty' columns raked to their exact shares",
+        "tabular/estimator.py",
+        (
+            (
+                "        marginals = without_empty(marginals, metadata)  # 'may be empty':"
+                " post-processing\n",
+                "        marginals = without_empty(marginals, metadata)\n"
+                "        from .marginals import cells_of as _cells\n"
+                "        _x = _cells(encode_block(rows.in_memory(), metadata),"
+                " embedding, self.bins)\n"
+                "        marginals['targets'] = [\n"
+                "            np.bincount(_x[:, j], minlength=len(t)) / len(_x)"
+                " if s.may_be_empty else t\n"
+                "            for j, (s, t) in"
+                " enumerate(zip(metadata.columns, marginals['targets']))\n"
+                "        ]\n",
+            ),
+        ),
+        ("tabular structure/add_remove",),
+    ),
 )

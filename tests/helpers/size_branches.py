@@ -929,6 +929,8 @@ NOT_SIZE_BRANCHES: dict[str, str] = {
     P + "tabular.plan.PAIR_SELECTION": "budget share (public)",
     P + "tabular.estimator.GAPE_R": "GAPE's public R for tables",
     P + "tabular.fine.BRANCHING": "refinement tree of a column's public domain",
+    P + "tabular.structure.EMPTY_Z": "z of 'may be empty', against the release's public σ",
+    P + "tabular.derived.FUNCTIONS": "argument counts of a public expression's functions",
     P + "tabular.marginals._MISSING": "embedding geometry (public metadata)",
     P + "tabular.marginals._EDGE_SHIFT": "bin-edge shift of the public domain",
     P + "text.intrinsic.TEMPERATURES": "public sampling temperatures",

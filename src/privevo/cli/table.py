@@ -189,7 +189,6 @@ def _private_table(args, metadata):
     """(the private table for the fit, the metadata of its kept columns, whether its columns
     are positions): a Parquet path, or the CSV/TSV read by the header rule; with
     --columns/--drop, only those columns (line 1 must then be the header)."""
-    from ..private import read_text_table
 
     selecting = args.columns is not None or args.drop is not None
     positional = False
@@ -203,8 +202,8 @@ def _private_table(args, metadata):
     else:
         if selecting and args.header is False:
             raise ValueError("--columns/--drop name columns of line 1: drop --no-header")
-        names = None if metadata is None or selecting else metadata.names
-        data = read_text_table(args.data, names, True if selecting else args.header)
+        names = None if metadata is None or selecting else metadata
+        data = _read_described(args.data, names, True if selecting else args.header)
         _check_table_memory(args, data.shape[1])
         positional = metadata is None and args.header is None and not selecting
         if positional:  # line 1 could be a private row
@@ -214,6 +213,25 @@ def _private_table(args, metadata):
     if metadata is not None and (selecting or _is_parquet(args.data)):
         _check_described(args, _columns_of(data), metadata)
     return data, metadata, positional
+
+
+def _read_described(path, metadata, header, header_only: bool = False):
+    """A CSV/TSV by the header rule with the metadata's measured names; a table that also
+    holds its derived columns (their names in line 1 too) is read with every name."""
+    from ..private import read_text_table
+
+    if metadata is None:
+        return read_text_table(path, None, header, header_only)
+    try:
+        return read_text_table(path, metadata.names, header, header_only)
+    except ValueError:
+        if not metadata.derived:
+            raise
+        first = sys.exc_info()[1]
+    try:
+        return read_text_table(path, metadata.output_names, header, header_only)
+    except ValueError:
+        raise first from None
 
 
 def _columns_of(data) -> list[str]:
@@ -254,7 +272,8 @@ def _check_described(args, columns: list[str], metadata) -> None:
             f"{args.metadata}: column(s) {missing} are not in {args.data} (its columns: "
             f"{columns}); fix the names in the metadata"
         )
-    extra = [c for c in columns if c not in metadata.names]
+    derived = {d.name for d in metadata.derived}  # the fit drops them unread
+    extra = [c for c in columns if c not in metadata.names and c not in derived]
     if extra:
         raise ValueError(
             f"{args.data}: column(s) {extra} have no metadata in {args.metadata}; describe "
@@ -428,14 +447,14 @@ def _metadata(args) -> int:
 def _described(args, text: str):
     """Metadata from a description, checked against the table's header (CSV/TSV, by the
     header rule) or schema (Parquet): a column either lacks is refused by name."""
-    from ..private import frame_source, read_text_table
+    from ..private import frame_source
     from ..tabular.metadata import metadata_from_description
 
-    declared = metadata_from_description(text).names
+    declared = metadata_from_description(text)
     if _is_parquet(args.data):
         header = frame_source(args.data).columns  # the schema's names: public
     else:
-        header = read_text_table(args.data, declared, args.header, header_only=True).columns
+        header = _read_described(args.data, declared, args.header, header_only=True).columns
     try:
         return metadata_from_description(text, list(header))
     except ValueError as err:

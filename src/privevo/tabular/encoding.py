@@ -35,7 +35,9 @@ import numbers
 
 import numpy as np
 
+from .derived import compute_derived
 from .metadata import ColumnSpec, TableMetadata, cell_text
+from .structure import snap
 
 __all__ = [
     "encode_table",
@@ -91,7 +93,8 @@ def _check_columns(df, metadata: TableMetadata) -> None:
             f"metadata column(s) {unknown} are not in the table (columns: {columns}); "
             "fix the names in the metadata"
         )
-    undescribed = [c for c in columns if c not in metadata.names]
+    derived = {d.name for d in metadata.derived}  # never read: computed after sampling
+    undescribed = [c for c in columns if c not in metadata.names and c not in derived]
     if undescribed:
         raise ValueError(
             f"table column(s) {undescribed} have no metadata; describe them or drop them"
@@ -171,9 +174,39 @@ def _bool_like(value) -> bool:
     return isinstance(value, numbers.Number) and not _is_missing(value) and value in (0, 1)
 
 
+def _temporal(series) -> bool:
+    """A column of dates, times or durations (e.g. a Parquet timestamp), by its dtype or,
+    for objects, by its first present cell's type: never a number to this module."""
+    import datetime
+
+    import pandas as pd
+
+    dtype = series.dtype
+    if isinstance(dtype, pd.ArrowDtype):
+        import pyarrow as pa
+
+        kind = dtype.pyarrow_dtype
+        return bool(pa.types.is_temporal(kind))
+    if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
+        return True
+    if isinstance(dtype, pd.PeriodDtype):
+        return True
+    if pd.api.types.is_object_dtype(dtype):
+        present = series.dropna()
+        kinds = (datetime.date, datetime.time, datetime.timedelta, np.datetime64)
+        return len(present) > 0 and isinstance(present.iloc[0], kinds)
+    return False
+
+
 def _encode_numeric(series, spec: ColumnSpec, offset: int) -> np.ndarray:
     import pandas as pd
 
+    if _temporal(series):
+        raise ValueError(
+            f"column {spec.name!r} holds dates or times but the metadata says numeric; "
+            "declare it categorical (its dates as categories), or convert it to a number "
+            "(e.g. its year) before the fit"
+        )
     if pd.api.types.is_numeric_dtype(series.dtype):  # numbers (or booleans) held as such
         values = series.to_numpy(dtype=float, na_value=np.nan)
         values = np.where(np.isinf(values), np.inf, values)  # ±inf: not a finite number
@@ -237,12 +270,17 @@ def decode_codes(codes: np.ndarray, metadata: TableMetadata):
     """A DataFrame in the metadata's column order, each column of :func:`output_dtype`.
 
     Dtypes and formatting come from the public metadata only, never from the fitted
-    frame: one private row with a missing or fractional value cannot change them.
+    frame: one private row with a missing or fractional value cannot change them. Numeric
+    values snap to a declared value set or step, then derived columns are computed
+    (:mod:`.structure`, :mod:`.derived`: post-processing).
     """
     import pandas as pd
 
     data = {spec.name: _decode_column(codes[:, j], spec) for j, spec in enumerate(metadata.columns)}
-    return pd.DataFrame(data, columns=metadata.names)
+    frame = pd.DataFrame(data, columns=metadata.names)
+    if metadata.derived:
+        compute_derived(frame, metadata.derived)
+    return frame
 
 
 def output_dtype(spec: ColumnSpec) -> str:
@@ -266,7 +304,7 @@ def _decode_column(column: np.ndarray, spec: ColumnSpec):
     import pandas as pd
 
     if spec.is_numeric:
-        values = np.round(column) if spec.integer else column
+        values = snap(np.round(column) if spec.integer else column, spec)
         series = pd.Series(values, dtype=float)
     else:
         levels = np.array(list(spec.levels) + [None], dtype=object)

@@ -54,6 +54,7 @@ from .marginals import cell_sampler, cells_of, fit_pool, rake
 from .measure import checked_delta, measure_fine, measure_marginals, measure_pairs, pool_constraints
 from .metadata import TableMetadata, metadata_from_data
 from .plan import default_delta, make_plan, population
+from .structure import without_empty
 
 __all__ = ["TabularPE"]
 
@@ -248,6 +249,7 @@ class TabularPE:
         codes = _validated_codes(rows, metadata)
         marginals = measure_marginals(codes, embedding, plan, rng)
         delta = checked_delta(delta, marginals, self.accountant)
+        marginals = without_empty(marginals, metadata)  # 'may be empty': post-processing
         fine = measure_fine(codes, metadata, marginals, plan, rng)
         pairs = measure_pairs(codes, metadata, marginals, fine, plan, rng, self.target)
         pe_embedding = self._pe_embedding(metadata, fine) or embedding

@@ -40,6 +40,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..exceptions import PrivacyLeakWarning
+from .derived import DerivedColumn, DerivedError, check_derived
+from .structure import check_structure, parse_domain
 
 __all__ = [
     "ColumnSpec",
@@ -54,10 +56,12 @@ __all__ = [
 KINDS = ("categorical", "numeric", "boolean")
 
 DESCRIPTION_SYNTAX = """one column per line, in the table's order ('#' starts a comment):
-  NAME: categorical A, B, "C, with a comma" [| other=B] [| nullable]
-  NAME: integer LO..HI [| nullable]
-  NAME: numeric LO..HI [| nullable]
-  NAME: boolean [| nullable]
+  NAME: categorical A, B, "C, with a comma" [| other=B] [| nullable] [| may be empty]
+  NAME: integer LO..HI [step S] [| nullable]
+  NAME: numeric LO..HI [step S] [| nullable]
+  NAME: numeric values V1, V2, ... [| nullable]
+  NAME: boolean [| nullable] [| may be empty]
+  NAME: derived EXPRESSION   (e.g. log(wage); computed after sampling, never measured)
 each may add '| dtype=NAME' (the synthetic column's pandas dtype, e.g. category)
 and optionally a line 'n_rows: N' (a public estimate of the number of rows)"""
 
@@ -74,6 +78,10 @@ class ColumnSpec:
     prior : public probabilities of the categories, for the random API (default uniform)
     dtype : pandas dtype of the synthetic column (default by kind:
         :func:`~privevo.tabular.encoding.output_dtype`; never read off the private frame)
+    values : numeric: the finite set of values it takes (synthetic values snap to the nearest)
+    step : numeric: its values are lower + k·step (synthetic values snap to the nearest)
+    may_be_empty : categorical/boolean: a category whose released count is below
+        :data:`~privevo.tabular.structure.EMPTY_Z`·σ gets no synthetic rows
     """
 
     name: str
@@ -86,6 +94,9 @@ class ColumnSpec:
     other: Any = None
     prior: tuple | None = None
     dtype: str | None = None
+    values: tuple | None = None
+    step: float | None = None
+    may_be_empty: bool = False
 
     def __post_init__(self):
         _check_spec(self)
@@ -105,13 +116,13 @@ class ColumnSpec:
         return len(self.levels) + int(self.nullable)
 
     def as_dict(self) -> dict:
-        defaults = {"categories": (), "integer": False, "nullable": False}
+        defaults = {"categories": (), "integer": False, "nullable": False, "may_be_empty": False}
         out = {
             k: v
             for k, v in asdict(self).items()
             if v is not None and not (k in defaults and v == defaults[k])
         }
-        for key in ("categories", "prior"):
+        for key in ("categories", "prior", "values"):
             if key in out:
                 out[key] = list(out[key])
         return out
@@ -127,6 +138,7 @@ def _check_spec(spec: ColumnSpec) -> None:
         _check_categories(spec, where)
     elif spec.kind == "numeric":
         _check_bounds(spec, where)
+    check_structure(spec, where)
     if spec.prior is not None:
         _check_prior(spec, where)
     if spec.dtype is not None:
@@ -228,10 +240,12 @@ class TableMetadata:
     n_rows: int | None = None
     derived_from_data: bool = False
     notes: tuple = field(default_factory=tuple)
+    derived: tuple = ()  # DerivedColumn: computed after sampling, never measured
 
     def __post_init__(self):
         if not self.columns:
             raise ValueError("metadata has no columns; describe at least one column")
+        check_derived(self.derived, self.columns)
         names = [c.name for c in self.columns]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
@@ -241,7 +255,16 @@ class TableMetadata:
 
     @property
     def names(self) -> list[str]:
+        """The measured columns' names (derived columns: :attr:`output_names`)."""
         return [c.name for c in self.columns]
+
+    @property
+    def output_names(self) -> list[str]:
+        """Every column of the synthetic table, derived ones included, in the table's order."""
+        names = self.names
+        for d in sorted(self.derived, key=lambda d: d.position):
+            names.insert(min(d.position, len(names)), d.name)
+        return names
 
     def __getitem__(self, name: str) -> ColumnSpec:
         for c in self.columns:
@@ -250,7 +273,9 @@ class TableMetadata:
         raise KeyError(name)
 
     def as_dict(self) -> dict:
-        out: dict = {"columns": [c.as_dict() for c in self.columns]}
+        entries = {c.name: c.as_dict() for c in self.columns}
+        entries.update({d.name: d.as_dict() for d in self.derived})
+        out: dict = {"columns": [entries[name] for name in self.output_names]}
         if self.n_rows is not None:
             out["n_rows"] = self.n_rows
         if self.derived_from_data:
@@ -270,8 +295,20 @@ class TableMetadata:
                 f"metadata has unknown key(s) {sorted(unknown)}; allowed: columns, n_rows, "
                 "derived_from_data"
             )
-        cols = tuple(_spec_from_dict(c, i) for i, c in enumerate(data["columns"]))
-        return cls(cols, data.get("n_rows"), bool(data.get("derived_from_data", False)))
+        entries = data["columns"]
+        derived = tuple(
+            _derived_from_dict(c, i)
+            for i, c in enumerate(entries)
+            if isinstance(c, dict) and c.get("kind") == "derived"
+        )
+        cols = tuple(
+            _spec_from_dict(c, i)
+            for i, c in enumerate(entries)
+            if not (isinstance(c, dict) and c.get("kind") == "derived")
+        )
+        return cls(
+            cols, data.get("n_rows"), bool(data.get("derived_from_data", False)), derived=derived
+        )
 
     @classmethod
     def from_json(cls, path) -> "TableMetadata":
@@ -298,13 +335,25 @@ def _spec_from_dict(entry, i: int) -> ColumnSpec:
             f"allowed: {sorted(_SPEC_KEYS)}"
         )
     entry = dict(entry)
-    for key in ("categories", "prior"):
+    for key in ("categories", "prior", "values"):
         if entry.get(key) is not None:
             entry[key] = tuple(entry[key])
     for key in ("lower", "upper"):
         if entry.get(key) is not None:
             entry[key] = _bound(entry, key)
     return ColumnSpec(**entry)
+
+
+def _derived_from_dict(entry: dict, position: int) -> DerivedColumn:
+    """A JSON entry ``{"name": ..., "kind": "derived", "expression": ...}``."""
+    unknown = set(entry) - {"name", "kind", "expression"}
+    name, expression = entry.get("name"), entry.get("expression")
+    if unknown or not isinstance(name, str) or not isinstance(expression, str):
+        raise ValueError(
+            f"metadata column #{position}: a derived column is an object with exactly "
+            "'name', 'kind': 'derived' and 'expression' (text)"
+        )
+    return DerivedColumn(name, expression, position)
 
 
 def _bound(entry: dict, key: str) -> float:
@@ -336,7 +385,7 @@ def metadata_from_description(text: str, columns: Sequence[str] | None = None) -
     ``columns`` (e.g. a CSV header: a schema, not content) fixes the order and
     checks that every column is described exactly once.
     """
-    specs, n_rows = [], None
+    specs, derived, lines, n_rows = [], [], {}, None
     for line_no, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -350,8 +399,17 @@ def metadata_from_description(text: str, columns: Sequence[str] | None = None) -
         if name.strip() == "n_rows":
             n_rows = _parse_int(rest, line_no)
             continue
+        lines[name.strip()] = line_no
+        if rest.strip().split(" ", 1)[0].lower() == "derived":
+            expression = rest.strip()[len("derived") :].strip()
+            derived.append(DerivedColumn(name.strip(), expression, len(specs) + len(derived)))
+            continue
         specs.append(_parse_column(name.strip(), rest, line_no))
-    return _ordered(TableMetadata(tuple(specs), n_rows), columns)
+    try:
+        check_derived(derived, specs)
+    except DerivedError as err:
+        raise ValueError(f"description line {lines[err.name]}: {err}") from None
+    return _ordered(TableMetadata(tuple(specs), n_rows, derived=tuple(derived)), columns)
 
 
 def _parse_int(text: str, line_no: int) -> int:
@@ -365,19 +423,21 @@ def _parse_column(name: str, rest: str, line_no: int) -> ColumnSpec:
     head, *options = [part.strip() for part in rest.split("|")]
     kind, _, domain = head.partition(" ")
     kind, domain = kind.lower(), domain.strip()
-    opts = {"nullable": False, "other": None, "dtype": None}
+    opts = {"nullable": False, "other": None, "dtype": None, "may_be_empty": False}
     for opt in options:
         key, _, value = opt.partition("=")
         if key.strip() == "nullable" and not value:
             opts["nullable"] = True
+        elif " ".join(opt.split()) == "may be empty":
+            opts["may_be_empty"] = True
         elif key.strip() == "other" and value.strip():
             opts["other"] = value.strip()
         elif key.strip() == "dtype" and value.strip():
             opts["dtype"] = value.strip()
         else:
             raise ValueError(
-                f"description line {line_no}: unknown option {opt!r}; "
-                "use 'nullable', 'other=NAME' or 'dtype=NAME'"
+                f"description line {line_no}: column {name!r}: unknown option {opt!r}; "
+                "use 'nullable', 'other=NAME', 'dtype=NAME' or 'may be empty'"
             )
     try:
         return _spec_of(name, kind, domain, opts)
@@ -392,33 +452,35 @@ def _spec_of(name: str, kind: str, domain: str, opts: dict) -> ColumnSpec:
         )
         return ColumnSpec(name, "categorical", categories=cats, **opts)
     if kind in ("integer", "numeric", "float"):
-        lo, sep, hi = domain.partition("..")
-        try:
-            lower, upper = float(lo), float(hi)
-        except ValueError:
-            raise ValueError(
-                f"column {name!r}: write its domain as LO..HI, got {domain!r}"
-            ) from None
         return ColumnSpec(
             name,
             "numeric",
-            lower=lower,
-            upper=upper,
             integer=kind == "integer",
             nullable=opts["nullable"],
             dtype=opts["dtype"],
+            may_be_empty=opts["may_be_empty"],
+            **parse_domain(name, domain),
         )
     if kind == "boolean":
-        return ColumnSpec(name, "boolean", nullable=opts["nullable"], dtype=opts["dtype"])
+        return ColumnSpec(
+            name,
+            "boolean",
+            nullable=opts["nullable"],
+            dtype=opts["dtype"],
+            may_be_empty=opts["may_be_empty"],
+        )
     raise ValueError(
-        f"column {name!r}: kind must be categorical, integer, numeric or boolean, got {kind!r}"
+        f"column {name!r}: kind must be categorical, integer, numeric, boolean or derived, "
+        f"got {kind!r}"
     )
 
 
 def _ordered(meta: TableMetadata, columns: Sequence[str] | None) -> TableMetadata:
     if columns is None:
         return meta
-    columns = list(columns)
+    derived = {d.name for d in meta.derived}
+    order = list(columns)  # a derived column the table holds keeps its place; it is not read
+    columns = [c for c in order if c not in derived]
     missing = [c for c in columns if c not in meta.names]
     extra = [c for c in meta.names if c not in columns]
     if missing and extra:  # both in one line: a misspelled name is one of each
@@ -434,7 +496,11 @@ def _ordered(meta: TableMetadata, columns: Sequence[str] | None) -> TableMetadat
         raise ValueError(
             f"the description names column(s) {extra} that the table does not have; fix the names"
         )
-    return replace(meta, columns=tuple(meta[c] for c in columns))
+    for d in sorted(meta.derived, key=lambda d: d.position):
+        if d.name not in order:
+            order.insert(min(d.position, len(order)), d.name)
+    placed = tuple(replace(d, position=order.index(d.name)) for d in meta.derived)
+    return replace(meta, columns=tuple(meta[c] for c in columns), derived=placed)
 
 
 # ----------------------------------------------------------------- from the data (leaks)
