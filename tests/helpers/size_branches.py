@@ -928,6 +928,8 @@ NOT_SIZE_BRANCHES: dict[str, str] = {
     P + "tabular.encoding._MISSING_FLAG": "embedding geometry (public metadata)",
     P + "tabular.plan.PAIR_SELECTION": "budget share (public)",
     P + "tabular.estimator.GAPE_R": "GAPE's public R for tables",
+    P + "tabular.estimator.POOL_SUPPORT": "share of the public output pool drawn column by column",
+    P + "tabular.pairs.SPARSE_KEPT": "post-processing of a released 2-way table (no size branch)",
     P + "tabular.fine.BRANCHING": "refinement tree of a column's public domain",
     P + "tabular.structure.EMPTY_Z": "z of 'may be empty', against the release's public σ",
     P + "tabular.derived.FUNCTIONS": "argument counts of a public expression's functions",

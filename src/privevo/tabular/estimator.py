@@ -58,6 +58,7 @@ from .structure import without_empty
 
 __all__ = ["TabularPE"]
 
+POOL_SUPPORT = 0.1  # share of the output pool drawn column by column (_pool_rows)
 GAPE_R = 1.0  # selector="gape": R, the embedding distance of two rows one category apart
 _COMPOSED_KEYS = (
     "epsilon",
@@ -427,7 +428,7 @@ class TabularPE:
         """(codes, weights) of the output: the fitted pool, or the last candidates' votes."""
         codes = embedding.decode(engine.final_state_.population)
         if marginals is not None and self.pool > 0:
-            codes = np.vstack([codes, engine.random_api.sample_codes(self.pool, self._publish_rng)])
+            codes = np.vstack([codes, _pool_rows(engine.random_api, self.pool, self._publish_rng)])
             rounds = [(r.candidates, r.noisy_counts) for r in engine.history_]
             extra = pool_constraints(codes, self.metadata_, self.bins, self.fine_, self.pairs_)
             return codes, fit_pool(
@@ -441,6 +442,20 @@ class TabularPE:
         if marginals is not None and self.rake:
             weights = rake(weights, cells_of(codes, embedding, self.bins), marginals["targets"])
         return codes, weights
+
+
+def _pool_rows(random_api: TabularRandomAPI, n: int, rng) -> np.ndarray:
+    """The output pool's public rows: the model's (the pair tree), and ``POOL_SUPPORT`` of them
+    with every column drawn on its own from its noisy marginal, so that every released cell
+    has pool rows to carry its mass (a category of 35 rows that the tree model reaches in only
+    a few cells would otherwise lose them all to one zeroed cell of another table)."""
+    support = int(POOL_SUPPORT * n) if random_api.joint is not None else 0
+    rows = random_api.sample_codes(n - support, rng)
+    if support == 0:
+        return rows
+    columns = random_api.embedding.metadata.columns
+    spread = np.column_stack([random_api.column(spec, support, rng) for spec in columns])
+    return np.vstack([rows, spread])
 
 
 def _relations(metadata: TableMetadata, pairs: dict, target: str | None) -> list[dict]:

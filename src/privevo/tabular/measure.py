@@ -151,7 +151,37 @@ def measure_pairs(codes, metadata: TableMetadata, marginals, fine, plan: Plan, r
             )
             measured.append((edges, joints.value, sigma))
             releases.extend([scores, joints])
+    pool_margins(binnings, measured, marginals)
     return _pair_model(binnings, measured, releases, plan.threshold, t)
+
+
+def pool_margins(binnings, measured: list, marginals: dict) -> None:
+    """Each categorical column's 1-way shares re-estimated from every release that counts its
+    cells (post-processing): its 1-way marginal (variance σ_m² per cell) and the margin of each
+    measured 2-way table with it (the sum of K partner cells: variance K·σ_k²), weighted by
+    inverse variance (Hay et al., VLDB 2010, §3). A small category that the 1-way noise alone
+    would zero (35 rows, σ_m ≈ 21) keeps its rows when the tables say it has them.
+    Updates ``binnings[j].p`` and ``marginals["targets"][j]`` in place."""
+    sigma_m = marginals["release"].sigma
+    totals = {
+        j: [np.asarray(marginals["noisy"][j], float) / sigma_m**2] for j in range(len(binnings))
+    }
+    weights = {j: [1.0 / sigma_m**2] for j in range(len(binnings))}
+    for edges, noisy, sigma in measured:
+        for (a, b), table in zip(edges, noisy):
+            table = np.reshape(np.asarray(table, float), (binnings[a].size, binnings[b].size))
+            for j, margin, k in (
+                (a, table.sum(axis=1), binnings[b].size),
+                (b, table.sum(axis=0), binnings[a].size),
+            ):
+                totals[j].append(margin / (k * sigma**2))
+                weights[j].append(1.0 / (k * sigma**2))
+    for j, binning in enumerate(binnings):
+        if binning.fine is not None or len(weights[j]) == 1:
+            continue  # a numeric's pair cells are not its 1-way bins; unmeasured: as released
+        pooled = np.sum(totals[j], axis=0) / np.sum(weights[j])
+        binning.p = probabilities(pooled)
+        marginals["targets"][j] = binning.p
 
 
 def _joint_counts(name: str, codes, pair_cells, sizes, edges, sigma: float, plan: Plan, rng):
@@ -216,7 +246,7 @@ def _pair_model(binnings, measured: list, releases: list, threshold: float, targ
             (forest, forest_noisy),
             (star, star_noisy),
             cut=threshold * forest_sigma,
-            star_cut=threshold * star_sigma,
+            star_cut=0.0,  # a target table's small cells are its relations: clipped, not cut
         )
         edges, sigmas = [*forest, *star], [forest_sigma] * len(forest) + [star_sigma] * len(star)
         tables = [*forest_noisy, *star_noisy]
