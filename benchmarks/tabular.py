@@ -79,6 +79,7 @@ from privevo.evaluation import (  # noqa: E402
     quantile_tvd,
 )
 from privevo.tabular import TableEmbedding, decode_codes, encode_table  # noqa: E402
+from privevo.tabular.estimator import _pool_rows  # noqa: E402
 from privevo.tabular.marginals import (  # noqa: E402
     cell_sampler,
     cells_of,
@@ -86,6 +87,7 @@ from privevo.tabular.marginals import (  # noqa: E402
     noisy_marginals,
     probabilities,
 )
+from privevo.tabular.measure import pool_constraints  # noqa: E402
 
 BINS = 10
 NOT_DP = ("real", "resample")  # reference rows: no ε
@@ -147,8 +149,8 @@ class WithoutRounds(TabularPE):
     rounds' votes. What the rounds' information buys."""
 
     def _output(self, engine, embedding, marginals):
-        codes = engine.random_api.sample_codes(self.pool, engine.final_state_.rng)
-        extra = self._constraints(codes)
+        codes = _pool_rows(engine.random_api, self.pool, self._publish_rng)
+        extra = pool_constraints(codes, self.metadata_, self.bins, self.fine_, self.pairs_)
         return codes, fit_pool(codes, embedding, self.bins, marginals["targets"], [], extra=extra)
 
 
