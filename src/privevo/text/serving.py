@@ -75,7 +75,7 @@ def serve_command(
     in that folder's parent (the served model's name is the folder's, :data:`SERVED_NAME`)."""
     exe = shutil.which("transformers") or str(Path(sys.executable).parent / "transformers")
     # continuous batching: concurrent requests share forward passes (without it the server
-    # answers one at a time, ~40x slower here: benchmarks/text_server.py)
+    # answers one request at a time; benchmarks/text_server.py --no-batching)
     cmd = [exe, "serve", SERVED_NAME, "--device", "cpu"]
     if batching:  # a KV cache of CACHE_BLOCKS x BLOCK_TOKENS tokens, not a share of the RAM
         cmd += ["--continuous-batching", "--cb-num-blocks", str(CACHE_BLOCKS)]
