@@ -28,7 +28,10 @@ RESULTS = [*DESCRIBED, REPO_ROOT / "benchmarks" / "README.md"]
 # 7 to 40 hex digits with at least one letter and one digit, as a word: a commit hash. Digests
 # spelled out in full (sha256: 64) and colours (#1f77b4: 6) do not match.
 HASH = re.compile(r"(?<![\w#/.-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\w-])")
-LOAD = re.compile(r"\bload(?:\s+average|\s+avg|avg)?\s*(?:[≈~=]\s*)?\d|\bload average\b", re.I)
+LOAD = re.compile(
+    r"\bload(?:\s+average|\s+avg|avg)?\s*(?:(?:[≈~=]|about|around|of|near)\s*)?\d|\bload average\b",
+    re.I,
+)
 HISTORY = re.compile(
     r"\btarget\b[^\n|;]{0,15}\bmissed\b|\bmiss(?:ed|es)\b[^\n|;]{0,20}\btarget\b|\bthe target was\b"
     r"|\brevision before\b|\bgit worktree add\b|\b(?:at|against|beside) (?:revision|commit) \w",
@@ -145,6 +148,8 @@ PATTERNS = {"hash": HASH, "load": LOAD, "history": HISTORY}
         ("load", "on 2 cores (load average ≈ 2–3)", True),
         ("load", "the load average of the machine", True),
         ("load", "Load 1–1.9:", True),
+        ("load", "under load about 17", True),
+        ("load", "a load of 4 on the machine", True),
         ("load", "loads the model once; download 3 files", False),
         ("history", "mean ratio .678, target .65 missed;", True),
         ("history", "(**missed**: the target was two tables of three)", True),

@@ -85,6 +85,9 @@ class Checkpoint:
         self._handle = handle
         self.header = header
         self.records = records
+        self._by_key: dict[str, Record] = {}
+        for record in records:
+            self._by_key.setdefault(record.key, record)
 
     @classmethod
     def open(cls, path, *, fingerprint: dict, digest: str) -> "Checkpoint":
@@ -110,16 +113,14 @@ class Checkpoint:
         return cls(path, handle, header, records)
 
     def find(self, key: str) -> Record | None:
-        """The record of step ``key``, or None if that step has not run yet."""
-        for record in self.records:
-            if record.key == key:
-                return record
-        return None
+        """The record of step ``key``, or None if that step has not run yet (a dict lookup)."""
+        return self._by_key.get(key)
 
     def append(self, record: Record) -> None:
         """Write one step durably (fsync) before its result is used further."""
         _append(self._handle, _frame(_pack(record)))
         self.records.append(record)
+        self._by_key.setdefault(record.key, record)
 
     def close(self) -> None:
         """Release the lock (the file stays)."""
