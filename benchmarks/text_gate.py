@@ -89,6 +89,11 @@ def main(argv=None) -> None:
     chosen_half = tune if args.tuning else held
     print("tuning half:" if args.tuning else "held-out half:")
     compare(verdicts, {i: hand[i] for i in chosen_half})
+    fresh = {int(i): label for i, label in data.get("hand_fresh", {}).items()}
+    if fresh and not args.tuning:
+        judged = dict(zip(sorted(fresh), gate.judge([texts[i] for i in sorted(fresh)])))
+        print("second held-out set (hand_fresh):")
+        compare(judged, fresh)
 
 
 if __name__ == "__main__":
