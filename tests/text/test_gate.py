@@ -7,7 +7,7 @@ import pytest
 
 from helpers.text_doubles import needs_models
 from privevo.text import LLMRandomAPI, LLMVariationAPI
-from privevo.text.gate import PublishabilityGate, meta_talk
+from privevo.text.gate import PublishabilityGate, artefact, meta_talk
 from privevo.text.validity import TextChecker
 
 # the texts a reader would not publish, from the quick start's output (a reader's examples)
@@ -45,6 +45,41 @@ def test_meta_talk_refusals_letters_echoes_and_artefacts_are_caught(text):
 @pytest.mark.parametrize("text", PUBLISHABLE)
 def test_plain_reviews_are_not_meta_talk(text):
     assert not meta_talk(text)
+
+
+ARTEFACTS = [
+    "Babies love it 🍏💡🍜 and so do we.",
+    "Great cat food, but if you want one specifically for cats,",
+    "Serves: 4. The soup was rich and hot.",
+    "Tasty crackers, fair price.\nRating: 1/4",
+]
+
+
+@pytest.mark.parametrize("text", ARTEFACTS)
+def test_emoji_strings_field_labels_and_unfinished_tails_are_artefacts(text):
+    assert artefact(text)
+
+
+@pytest.mark.parametrize("text", PUBLISHABLE + ["Lovely tea 🍵 and cake!"])
+def test_plain_reviews_are_not_artefacts(text):
+    assert not artefact(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm glad you found it interesting, my friend. The food was great.",
+        "It seems the chef was tired (slides open) and the soup was cold.",
+    ],
+)
+def test_chat_replies_and_stage_directions_are_meta_talk(text):
+    assert meta_talk(text)
+
+
+def test_a_text_naming_its_own_kind_is_meta():
+    gate = PublishabilityGate("food review")
+    verdicts = gate.judge(["The most incredible food review ever has arrived.", "Good tea."])
+    assert verdicts == ["meta", None]
 
 
 class AxisEmbedder:

@@ -31,6 +31,7 @@ THREADS_PER_CORE = 4
 MAX_TOKENS_MAX = 100_000
 
 
+API_WORKERS_MAX = 256  # concurrent chat requests to --api-base (threads of this process)
 _API_MODEL_MISSING = "--api-base needs --api-model (the model name the server expects)"
 
 
@@ -64,7 +65,10 @@ def add_llm_options(p) -> None:
         "--embedder", help="sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)"
     )
     g.add_argument(
-        "--batch-size", type=int, help="prompts per generation batch (default: the engine's, 64)"
+        "--batch-size",
+        type=int,
+        help="prompts per generation batch (default: the engine's, 64); with --api-base --api "
+        f"chat, requests in flight at once (default 4, at most {API_WORKERS_MAX})",
     )
     g.add_argument(
         "--threads",
@@ -224,7 +228,8 @@ def _load_generator(
     if api_base is not None:
         if not api_model:
             raise ValueError(_API_MODEL_MISSING)
-        return OpenAICompatibleLM(api_base, api_model, api=api, **batch)
+        workers = {} if batch_size is None else {"max_workers": min(batch_size, API_WORKERS_MAX)}
+        return OpenAICompatibleLM(api_base, api_model, api=api, **batch, **workers)
     if model is None:
         kw = {} if engine == "llama_cpp" else batch  # llama.cpp runs one prompt at a time
         if threads is not None and engine != "transformers":  # torch threads are set globally

@@ -8,8 +8,12 @@ and names why a text is not publishable:
   sorry, no. It is not possible to respond"), a chat opener ("Sure!",
   "Certainly!"), a letter or chat addressed to the reader ("Dear Emma,",
   "Hey Alex!", "I hope this message finds you well", "Best regards"), talk
-  about "the original" or "the review" itself, or an artefact (``</pre>``,
-  markup, a stage direction such as ``(laughs)`` or ``*smiles*``);
+  about "the original", "the review" or the kind itself ("the most incredible
+  food review"), a chat reply ("I'm glad you found it"), or an artefact
+  (``</pre>``, markup, a stage direction such as ``(laughs)`` or ``*smiles*``);
+- ``artefact``: debris a reader would cut — three or more emoji, a form's field
+  label ("Serves:", "Rating:", "Pros:"), or a text that stops without ending its
+  last sentence (on a comma, a dash or a word);
 - ``off-topic``: in the public embedding, the text lies nearer to one of the
   public off-topic anchors (:data:`OFF_TOPIC_ANCHORS`: a letter, a chat
   message, a recipe, instructions, a refusal, a self-introduction, an
@@ -23,13 +27,18 @@ and names why a text is not publishable:
   means nothing to the model) under 2.5. The gain, unlike the plain
   likelihood, does not punish rare words: a terse, specific review scores
   low likelihood but a high gain (the acceptability score of Lau et al. 2017
-  normalises by word frequency for the same reason).
+  normalises by word frequency for the same reason). Neither a higher gain
+  threshold nor a floor on the plain likelihood is used: the thresholds that
+  would catch more of the generator's gibberish (gain 3.7, likelihood −3.6)
+  also reject terse hand-written reviews (gain 3.1, likelihood −5.0), which
+  read like the private data.
 
 Every input is public: the candidates (written by the model from public
 prompts), the kind, its description and the anchors. The thresholds were
 set on public text only: hand-written examples in ``tests/text/test_gate.py``
-and texts SmolLM2-135M wrote from the public food-review prompts
-(``docs/text.md``, "Publishable candidates"). The gate is post-processing of
+and the tuning half of a hand reading of texts SmolLM2-135M wrote from the
+public food-review prompts (``benchmarks/text_gate.py``; ``docs/text.md``,
+"Publishable candidates", gives the held-out half's figures). The gate is post-processing of
 public text: it costs no privacy.
 """
 
@@ -40,9 +49,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["PublishabilityGate", "GATE_REASONS", "meta_talk", "OFF_TOPIC_ANCHORS"]
+__all__ = ["PublishabilityGate", "GATE_REASONS", "meta_talk", "artefact", "OFF_TOPIC_ANCHORS"]
 
-GATE_REASONS = ("meta", "off-topic", "incoherent")
+GATE_REASONS = ("meta", "artefact", "off-topic", "incoherent")
 
 _META = re.compile(
     # refusals and the assistant's voice
@@ -58,6 +67,7 @@ _META = re.compile(
     r"\b(?:best|kind|warm) regards\b|\bsincerely,|\byours truly\b|\bp\.s\.|"
     r"\bthanks? (?:you )?for (?:your|the) (?:message|letter|email|reply|question|note)\b|"
     r"\bnice to meet you\b|\bmy name is\b|"
+    r"\bi(?:'m| am) (?:so |really |very )?(?:glad|happy) (?:you|to (?:hear|see|have you))\b|"
     # the text talking about itself or its source
     r"\bthe original\b(?!\s+(?:flavou?r|recipe|formula|taste|version of the product|one|"
     r"product|brand|packaging|size))|"
@@ -66,9 +76,28 @@ _META = re.compile(
     # markup and stage directions
     r"</?[a-z][a-z0-9]*\s*/?>|<<|>>|^\s*#{1,6}\s|\*\*|"
     r"\((?:laughs?|smiles?|sighs?|pauses?|winks?|giggles?|chuckles?|gulping|applause)\)|"
+    r"\([a-z]+(?:s|ing)(?: [a-z]+)?\)|"  # "(slides open)", "(whispering)"
     r"\*[a-z][^*\n]{0,30}\*",
     re.IGNORECASE | re.MULTILINE,
 )
+
+_EMOJI = re.compile("[\U0001f000-\U0001ffff\u2600-\u27bf]")
+MAX_EMOJI = 2
+_FIELD = re.compile(
+    r"\b(?:rating|serves|complaint|ingredients|pros|cons|verdict|score|language|lingua \w+)\s*:",
+    re.IGNORECASE,
+)
+_UNFINISHED = re.compile(r"(?:[,;:\-–—]|\w)[\s\"')\]]*$")
+
+
+def artefact(text: str) -> bool:
+    """Whether ``text`` carries debris (the ``artefact`` rule of the module docstring)."""
+    return (
+        len(_EMOJI.findall(text)) > MAX_EMOJI
+        or bool(_FIELD.search(text))
+        or bool(_UNFINISHED.search(_EMOJI.sub("", text).rstrip()))
+    )
+
 
 #: Public off-topic anchors: what the small model writes instead of the kind asked for.
 OFF_TOPIC_ANCHORS: Mapping[str, tuple[str, ...]] = {
@@ -164,7 +193,7 @@ class PublishabilityGate:
         self._reference: tuple[np.ndarray, np.ndarray] | None = None
 
     def __repr__(self) -> str:
-        rules = ["meta"] + ["off-topic"] * (self.embedder is not None)
+        rules = ["meta", "artefact"] + ["off-topic"] * (self.embedder is not None)
         rules += ["incoherent"] * (self.scorer is not None)
         return f"PublishabilityGate(kind={self.kind!r}, rules={rules})"
 
@@ -176,7 +205,11 @@ class PublishabilityGate:
     def judge(self, texts: Sequence[str]) -> list[str | None]:
         """Each text's reason (one of :data:`GATE_REASONS`) or None if publishable."""
         texts = list(texts)
-        out: list[str | None] = ["meta" if meta_talk(t) else None for t in texts]
+        own_kind = re.compile(rf"\b{re.escape(self.kind)}s?\b", re.IGNORECASE)
+        out: list[str | None] = [
+            "meta" if meta_talk(t) or own_kind.search(t) else "artefact" if artefact(t) else None
+            for t in texts
+        ]
         todo = [i for i, r in enumerate(out) if r is None]
         if todo and self.embedder is not None:
             margin = self.topic_margins([texts[i] for i in todo])
