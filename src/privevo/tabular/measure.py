@@ -160,7 +160,8 @@ def pool_margins(binnings, measured: list, marginals: dict) -> None:
     cells (post-processing): its 1-way marginal (variance σ_m² per cell) and the margin of each
     measured 2-way table with it (the sum of K partner cells: variance K·σ_k²), weighted by
     inverse variance (Hay et al., VLDB 2010, §3). A small category that the 1-way noise alone
-    would zero (35 rows, σ_m ≈ 21) keeps its rows when the tables say it has them.
+    would zero (35 rows, σ_m ≈ 21) keeps its rows when the tables say it has them; a
+    ``may be empty`` column's emptied categories (:func:`.structure.without_empty`) stay empty.
     Updates ``binnings[j].p`` and ``marginals["targets"][j]`` in place."""
     sigma_m = marginals["release"].sigma
     totals = {
@@ -180,6 +181,8 @@ def pool_margins(binnings, measured: list, marginals: dict) -> None:
         if binning.fine is not None or len(weights[j]) == 1:
             continue  # a numeric's pair cells are not its 1-way bins; unmeasured: as released
         pooled = np.sum(totals[j], axis=0) / np.sum(weights[j])
+        if binning.spec.may_be_empty:  # a category the released counts left empty stays empty
+            pooled = np.where(np.asarray(marginals["targets"][j]) > 0, pooled, 0.0)
         binning.p = probabilities(pooled)
         marginals["targets"][j] = binning.p
 
