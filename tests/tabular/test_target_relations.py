@@ -46,7 +46,7 @@ def rare_table(n: int = 2400, seed: int = 0) -> pd.DataFrame:
 
 
 def _binning(values: int) -> PairBinning:
-    spec = SimpleNamespace(is_numeric=False, nullable=False)
+    spec = SimpleNamespace(is_numeric=False, nullable=False, may_be_empty=False)
     return PairBinning(spec, np.full(values, 1.0 / values))
 
 
