@@ -130,12 +130,18 @@ def ctranslate2_model(
                 shutil.copy(hf / name, converted / name)
         if force and out.exists():
             shutil.rmtree(out)
-        try:
-            os.rename(converted, out)
-        except OSError:  # another process finished first
-            if not (out / "model.bin").is_file():
-                raise
+        _move_into_place(converted, out, "model.bin")
     return out
+
+
+def _move_into_place(folder: Path, out: Path, marker: str) -> None:
+    """Rename a finished ``folder`` to ``out`` atomically; if another process got there first
+    (``out`` holds ``marker``), keep its copy."""
+    try:
+        os.rename(folder, out)
+    except OSError:
+        if not (out / marker).is_file():
+            raise
 
 
 def _save_plain_checkpoint(gguf: Path, folder: Path) -> None:

@@ -29,7 +29,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .engines import _file_digest, _save_plain_checkpoint, cache_dir, smollm2_weights
+from .engines import (
+    _file_digest,
+    _move_into_place,
+    _save_plain_checkpoint,
+    cache_dir,
+    smollm2_weights,
+)
 
 __all__ = ["SERVED_NAME", "SAMPLING", "served_model_dir", "serve_command", "main"]
 
@@ -60,11 +66,7 @@ def served_model_dir(*, quiet: bool = True) -> Path:
         config_file = folder / "generation_config.json"
         config = json.loads(config_file.read_text()) if config_file.is_file() else {}
         config_file.write_text(json.dumps({**config, **SAMPLING}, indent=1))
-        try:
-            os.rename(folder, out)
-        except OSError:  # another process finished first
-            if not (out / "generation_config.json").is_file():
-                raise
+        _move_into_place(folder, out, "generation_config.json")
     return out
 
 
