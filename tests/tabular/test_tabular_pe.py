@@ -607,6 +607,22 @@ def test_fine_column_cdf_round_trip_and_integers_ordinal():
     assert np.all(np.diff(col.cdf(np.array([3.0, 7.0, 8.0, 30.0]))) > 0)
 
 
+def test_a_level_the_noise_does_not_resolve_splits_its_parent_evenly():
+    """Children within their noise share the parent evenly (no spike on the child the noise
+    lifted highest); children with a clear shape keep it, and an empty child stays empty."""
+    from privevo.tabular.fine import _allocate
+
+    sigma, allowed = 33.0, np.ones(8, bool)
+    spikes = []
+    for seed in range(200):  # 150 rows spread evenly over 8 children, noise σ = 33
+        noisy = 150 / 8 + np.random.default_rng(seed).normal(0, sigma, 8)
+        spikes.append(_allocate(np.ones(1), noisy, allowed, sigma, 1.0).max())
+    assert np.median(spikes) < 0.3  # proportional to the clipped counts: a median of .44
+    clear = np.array([600.0, 590.0, 0.0, 0.0, 0.0, 0.0, 10.0, -5.0])  # two children hold it
+    out = _allocate(np.ones(1), clear, allowed, sigma, 1.0)
+    assert out[:2].sum() > 0.95 and out[2:6].sum() == 0.0
+
+
 def test_cdf_mutation_stays_where_the_data_is():
     """Mutations in the noisy-CDF space never leave the leaves that hold rows."""
     from privevo.tabular import TabularRandomAPI, TabularVariationAPI
