@@ -277,6 +277,7 @@ def _tabular(
     noise: str = "gaussian",
     target=None,
     description: str = TABLE_DESCRIPTION,
+    pair_selection: str = "tree",
 ):
     def make(tmp):
         def run(df):
@@ -306,6 +307,7 @@ def _tabular(
                 adjacency=adjacency,
                 noise=noise,
                 target=target,
+                pair_selection=pair_selection,
                 random_state=SEED,
             ).fit(source)
             sample = est.sample(30, random_state=1)
@@ -519,6 +521,15 @@ def _entry_points() -> list[EntryPoint]:
         )
         rows.append(  # the target's 2-way tables (target_marginals) and its tree model
             E("tabular target", "table", adjacency, _tabular(adjacency, target="color"), table)
+        )
+        rows.append(  # AIM's choices (exponential mechanism) and the chosen cliques' tables
+            E(
+                "tabular adaptive",
+                "table",
+                adjacency,
+                _tabular(adjacency, pair_selection="adaptive"),
+                table,
+            )
         )
         structure = _tabular(adjacency, description=STRUCTURE_DESCRIPTION)
         rows.append(  # derived, value set, step, 'may be empty': post-processing only

@@ -341,6 +341,17 @@ PLANTS = (
         ("cli synth-table parquet --drop/add_remove",),
     ),
     Plant(
+        "the adaptive choice's L1 distances doubled (sensitivity 2 stated as 1)",
+        "private/tables.py",
+        (
+            (
+                "        [np.abs(j - np.ravel(e)).sum() - float(p) for j, e, p in zip(",
+                "        [2 * np.abs(j - np.ravel(e)).sum() - float(p) for j, e, p in zip(",
+            ),
+        ),
+        ("tabular adaptive/add_remove",),
+    ),
+    Plant(
         "post-processing: 'may be empty' columns raked to their exact shares",
         "tabular/estimator.py",
         (

@@ -94,10 +94,17 @@ class Release:
 
     @property
     def rho(self) -> float | None:
-        """ρ of its zCDP cost, count·Δ²/(2σ²) (Gaussian and discrete Gaussian noise)."""
-        if self.noise == "gaussian" or self.noise.startswith("discrete_gaussian"):
+        """ρ of its zCDP cost, count·Δ²/(2σ²) (Gaussian and discrete Gaussian noise). The
+        exponential mechanism with Gumbel scale σ = 2Δ/ε is ε-bounded-range, hence
+        ε²/8 = Δ²/(2σ²)-zCDP (Cesar & Rogers, ALT 2021): the same formula."""
+        if self.noise in ("gaussian", "exponential") or self.noise.startswith("discrete_gaussian"):
             return self.count * self.sensitivity**2 / (2.0 * self.sigma**2)
         return None
+
+    @property
+    def selection_epsilon(self) -> float | None:
+        """ε of one exponential-mechanism choice, 2Δ/σ (σ its Gumbel scale; else None)."""
+        return 2.0 * self.sensitivity / self.sigma if self.noise == "exponential" else None
 
     @property
     def pure_epsilon(self) -> float | None:
@@ -118,8 +125,12 @@ class Release:
             return discrete_gaussian_dp_event(self.sigma, self.count, self.sensitivity)
         if self.noise == "laplace":
             event = dpa.LaplaceDpEvent(noise_multiplier=self.sigma / self.sensitivity)
-        elif self.noise == "geometric":
-            event = dpa.EpsilonDeltaDpEvent(epsilon=self.sensitivity / self.sigma, delta=0.0)
+        elif self.noise == "exponential":  # ε-bounded range: ε²/8-zCDP, as self.rho
+            event = dpa.ZCDpEvent(rho=self.selection_epsilon**2 / 8.0)
+        elif self.noise == "geometric":  # P(z) ∝ exp(−|z|/b): the discrete Laplace, a = 1/b
+            event = dpa.dp_event.DiscreteLaplaceDpEvent(
+                noise_parameter=1.0 / self.sigma, sensitivity=int(math.ceil(self.sensitivity))
+            )
         else:
             event = dpa.NonPrivateDpEvent()
         return dpa.SelfComposedDpEvent(event, int(self.count))
@@ -176,6 +187,12 @@ def _laplace_noise(values: np.ndarray, scale: float, rng: np.random.Generator) -
     return values + rng.laplace(0.0, scale, size=values.shape)
 
 
+def _gumbel_noise(values: np.ndarray, scale: float, rng: np.random.Generator) -> np.ndarray:
+    """values + Gumbel(0, b) noise: the argmax of the result is the exponential mechanism's
+    choice at ε = 2Δ/b (the Gumbel-max trick; :func:`.tables.exponential_choice`)."""
+    return values + rng.gumbel(0.0, scale, size=values.shape)
+
+
 def _geometric_noise(values: np.ndarray, scale: float, rng: np.random.Generator) -> np.ndarray:
     """values + two-sided geometric noise P(z) ∝ exp(−|z|/b) (the discrete Laplace)."""
     p = 1.0 - math.exp(-1.0 / scale)
@@ -188,6 +205,7 @@ _NOISES: dict[str, Callable] = {
     "discrete_gaussian_secure": _discrete_gaussian_secure_noise,
     "laplace": _laplace_noise,  # pure ε-DP (the DPLloyd baseline)
     "geometric": _geometric_noise,
+    "exponential": _gumbel_noise,  # a choice's scores only: their argmax is released
 }
 _INTEGER_NOISES = ("discrete_gaussian", "discrete_gaussian_secure", "geometric")
 

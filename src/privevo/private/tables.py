@@ -21,7 +21,13 @@ depend on how the rows are split.
   score and taking the best pairs afterwards is post-processing (a "report
   noisy scores").
 
-Both statistics are integers, so every noise of :func:`.release.release_noise`
+* :func:`exponential_choice` — one of several marginals (tuples of histograms)
+  chosen by the exponential mechanism on the L1 distance between its exact
+  joint counts and a public estimate, less a public penalty (AIM's selection,
+  McKenna et al. 2022 §4): one row moves each distance by at most 1
+  (add/remove) or 2 (replace).
+
+The counts and scores are integers, so every noise of :func:`.release.release_noise`
 applies exactly (``noise``: ``"gaussian"``, or the discrete Gaussians on the
 lattice ℤ, granularity 1, with no rounding and no added sensitivity;
 docs/privacy.md, "Accounting").
@@ -37,7 +43,7 @@ from ..adjacency import histogram_l1_sensitivity, vote_sensitivity
 from .blocks import Source
 from .release import NOISES, Release, _check_release, noisy_statistic, observe_exact, release_noise
 
-__all__ = ["noisy_cell_counts", "noisy_dependence_scores"]
+__all__ = ["noisy_cell_counts", "noisy_dependence_scores", "exponential_choice"]
 
 
 def _check_noise(noise: str) -> None:
@@ -115,3 +121,41 @@ def noisy_dependence_scores(
     scores = np.array([np.abs(j - np.rint(np.ravel(e))).sum() for j, e in zip(joints, expected)])
     sensitivity = histogram_l1_sensitivity(adjacency)  # one score per pair: its own release
     return noisy_statistic(name, scores, sigma, sensitivity, rng, noise, adjacency, per_value=True)
+
+
+def exponential_choice(
+    name: str,
+    cells: np.ndarray | Source,
+    sizes,
+    cliques,
+    estimates,
+    penalties,
+    epsilon: float,
+    rng: np.random.Generator,
+    adjacency: str = "add_remove",
+) -> Release:
+    """One of the ``cliques`` (tuples of histogram indices) by the exponential mechanism
+    (value: its index).
+
+    Quality q_r = ‖joint counts of r − estimates[r]‖₁ − penalties[r], the estimate and
+    penalty public; P(r) ∝ exp(ε·q_r/(2Δ)), Δ = 1 (add/remove) or 2 (replace), drawn as
+    argmax_r q_r + Gumbel(2Δ/ε) (the Gumbel-max trick). Released as noise
+    ``"exponential"`` with σ = 2Δ/ε: ε-DP and ε²/8-zCDP (:class:`.release.Release`)."""
+    _check_release(rng, adjacency, epsilon=epsilon)
+    cliques = [tuple(int(j) for j in clique) for clique in cliques]
+    joints = [np.zeros(int(np.prod([int(sizes[j]) for j in c]))) for c in cliques]
+    for block in _cell_blocks(cells, len(sizes)):
+        for joint, clique in zip(joints, cliques):
+            present = np.all(block[:, list(clique)] >= 0, axis=1)
+            cell = np.zeros(len(block), dtype=np.int64)
+            for j in clique:
+                cell = cell * int(sizes[j]) + block[:, j]
+            joint += _exact_counts(np.where(present, cell, -1), len(joint))
+    quality = np.array(
+        [np.abs(j - np.ravel(e)).sum() - float(p) for j, e, p in zip(joints, estimates, penalties)]
+    )
+    sensitivity = histogram_l1_sensitivity(adjacency)
+    observe_exact(name, quality.reshape(-1, 1), sensitivity, "exponential", adjacency)
+    scale = 2.0 * sensitivity / epsilon
+    choice = int(np.argmax(release_noise(quality, scale, rng, "exponential")))
+    return Release(name, scale, sensitivity, "exponential", adjacency, 1, choice)

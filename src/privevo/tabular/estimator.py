@@ -120,6 +120,10 @@ class TabularPE:
         every pair, the rest on the 2-way marginals of their maximum spanning tree;
         :mod:`privevo.tabular.pairs`. The marginals and rounds split what is left
     pair_bins : equal-mass bins of a numeric column in the pair tables
+    pair_selection : ``"tree"`` (MST's: the scores' maximum spanning tree, measured once) or
+        ``"adaptive"`` (AIM's: C rounds, each choosing a pair or a dense triple by the
+        exponential mechanism against the current model; :mod:`privevo.tabular.adaptive`;
+        accounted by zCDP). With a ``target``, its tables and the tree are measured as before
     pool : rows of the output pool (0: Tab-PE's output, the last candidates weighted by
         their votes above ``threshold``·σ, raked to the marginals if ``rake``, each cell
         redrawn from its marginal with probability ``smooth`` in ``sample``)
@@ -165,6 +169,7 @@ class TabularPE:
         "cdf": ["boolean"],
         "pair_share": [Interval(Real, 0, 1, closed="left")],
         "pair_bins": [Interval(Integral, 2, None)],
+        "pair_selection": [StrOptions({"tree", "adaptive"})],
         "rake": ["boolean"],
         "smooth": [Interval(Real, 0, 1)],
         "pool": [Interval(Integral, 0, None)],
@@ -192,6 +197,7 @@ class TabularPE:
         cdf: bool = True,
         pair_share: float = 0.3,
         pair_bins: int = 10,
+        pair_selection: str = "tree",
         rake: bool = True,
         smooth: float = 0.0,
         pool: int = 50_000,
@@ -218,6 +224,7 @@ class TabularPE:
         self.cdf = cdf
         self.pair_share = pair_share
         self.pair_bins = pair_bins
+        self.pair_selection = pair_selection
         self.rake = rake
         self.smooth = smooth
         self.pool = pool
@@ -363,6 +370,7 @@ class TabularPE:
                 "levels": self.levels,
                 "cdf": self.cdf,
                 "pair_bins": self.pair_bins,
+                "pair_selection": self.pair_selection,
                 "pairs": None
                 if pairs is None
                 else [[metadata.names[a], metadata.names[b]] for a, b in pairs["edges"]],

@@ -20,11 +20,11 @@ child's count first shrunk towards the parent's even split by the James–Stein
 factor of its siblings' spread (:func:`_allocate`), a child below the cut getting
 none (if none passes, the siblings share it evenly) — so every level sums to its
 parent, mass stays where the data is, the tails that hold no rows get none of the
-noise, and a level too noisy to resolve at this n leaves its parent's mass even. The column's distribution is then piecewise uniform over its
-leaves (a leaf holding integers spreads its mass over [lo − ½, hi + ½]). Its
-CDF F and inverse F⁻¹ are the space the PE rounds vote and mutate in (a
-mutation step of 0.1 moves a value by a tenth of the rows, in a dense and in a
-sparse region alike).
+noise, and a level too noisy to resolve at this n leaves its parent's mass even.
+The column's distribution is then piecewise uniform over its leaves (a leaf
+holding integers spreads its mass over [lo − ½, hi + ½]). Its CDF F and inverse
+F⁻¹ are the space the PE rounds vote and mutate in (a mutation step of 0.1 moves a
+value by a tenth of the rows, in a dense and in a sparse region alike).
 """
 
 from __future__ import annotations

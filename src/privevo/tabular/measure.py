@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from .. import accounting
+from .adaptive import CliqueModel, adaptive_model, candidates, clique_cells, penalty
 from .encoding import TableEmbedding, per_block
 from .fine import BRANCHING, FineColumn, level_cells, tree_levels
 from .marginals import noisy_marginals, probabilities
@@ -129,6 +130,8 @@ def measure_pairs(codes, metadata: TableMetadata, marginals, fine, plan: Plan, r
     def pair_cells(block: np.ndarray) -> np.ndarray:
         return np.column_stack([b.cells(block[:, j]) for j, b in enumerate(binnings)])
 
+    if plan.pair_selection == "adaptive" and not has_target:
+        return _measure_adaptive(codes, pair_cells, binnings, marginals, plan, rng)
     measured, releases = [], []  # (edges, noisy tables, σ) of each family
     t = metadata.names.index(target) if has_target else None
     if has_target:
@@ -153,6 +156,80 @@ def measure_pairs(codes, metadata: TableMetadata, marginals, fine, plan: Plan, r
             releases.extend([scores, joints])
     pool_margins(binnings, measured, marginals)
     return _pair_model(binnings, measured, releases, plan.threshold, t)
+
+
+def _measure_adaptive(codes, pair_cells, binnings, marginals: dict, plan: Plan, rng) -> dict:
+    """C rounds of AIM's choose-then-measure (:mod:`.adaptive`): each round's choice by the
+    exponential mechanism against the current model, then the chosen clique's noisy table."""
+    from ..private import exponential_choice, noisy_cell_counts
+
+    sizes = [b.size for b in binnings]
+    pool = candidates(sizes)
+    rounds = len(binnings)
+    sigma = plan.sigma(plan.shares["pairs"], rounds)
+    epsilon = plan.selection_epsilon(rounds)
+    n_hat = max(float(np.clip(marginals["noisy"][0], 0, None).sum()), 1.0)  # released
+    model = CliqueModel(binnings, np.random.default_rng(rng.integers(0, 2**63)))
+    source = per_block(codes, pair_cells, len(binnings), np.int64)
+    measured, releases = [], []
+    for _ in range(rounds):
+        choice = exponential_choice(
+            "marginal_choices",
+            source,
+            sizes,
+            pool,
+            [n_hat * model.marginal(c) for c in pool],
+            [penalty(c, sizes, sigma) for c in pool],
+            epsilon,
+            rng,
+            plan.adjacency,
+        )
+        clique = pool[choice.value]
+        cell_sizes = [math.prod(sizes[j] for j in clique)]
+        table = noisy_cell_counts(
+            "clique_marginals",
+            per_block(
+                codes,
+                lambda b, c=clique: clique_cells(pair_cells(b), c, sizes)[:, None],
+                1,
+                np.int64,
+            ),
+            cell_sizes,
+            sigma,
+            rng,
+            plan.adjacency,
+            plan.noise,
+        )
+        model.add(clique, table.value[0])
+        measured.append((clique, table.value[0], sigma))
+        releases.extend([choice, table])
+    built = adaptive_model(binnings, model, measured)
+    projected = [_projection(e, measured, sizes) for e in built["edges"]]
+    return {
+        "binnings": binnings,
+        "edges": built["edges"],
+        "joints": [t.ravel() for t in built["tables"]],
+        "cliques": built["cliques"],
+        "model": built["tree"],
+        "releases": releases,
+        "signal_to_noise": [signal_to_noise(t, s) if t is not None else 0.0 for t, s in projected],
+        "sigmas": [s for _, s in projected],
+    }
+
+
+def _projection(edge, measured: list, sizes) -> tuple:
+    """The noisy 2-way table of ``edge`` from its first measured clique (a triple summed over
+    its third column: noise σ·√K₃ per cell) and its σ; (None, 0) if it was never measured."""
+    for clique, noisy, sigma in measured:
+        if set(edge) <= set(clique):
+            table = np.reshape(noisy, [sizes[j] for j in clique])
+            axes = tuple(k for k, j in enumerate(clique) if j not in edge)
+            table = table.sum(axis=axes) if axes else table
+            if [j for j in clique if j in edge] != list(edge):
+                table = table.T
+            scale = math.sqrt(math.prod(sizes[clique[k]] for k in axes)) if axes else 1.0
+            return table, sigma * scale
+    return None, 0.0
 
 
 def pool_margins(binnings, measured: list, marginals: dict) -> None:
@@ -293,7 +370,12 @@ def pool_constraints(codes: np.ndarray, metadata: TableMetadata, bins: int, fine
             if spec.nullable:
                 target = np.concatenate([target, [column.missing]])
             out.append((np.where(cells < 0, size, cells), target / target.sum()))
-    if pairs is not None:
+    if pairs is not None and "cliques" in pairs:  # adaptive: every measured clique
+        sizes = [b.size for b in pairs["binnings"]]
+        cells = np.column_stack([b.cells(codes[:, j]) for j, b in enumerate(pairs["binnings"])])
+        for clique, table in pairs["cliques"]:
+            out.append((clique_cells(cells, clique, sizes), probabilities(table)))
+    elif pairs is not None:
         binnings = pairs["binnings"]
         for (a, b), joint in zip(pairs["edges"], pairs["joints"]):
             cells = binnings[a].cells(codes[:, a]) * binnings[b].size + binnings[b].cells(

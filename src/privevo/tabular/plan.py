@@ -9,6 +9,9 @@ that take shares s_i of B with Σ s_i ≤ 1 compose to at most B (docs/privacy.m
     refinements = refine_share                    (numeric tree levels; 0 without numerics)
     pair scores = PAIR_SELECTION · pair_share     (MST's selection, McKenna et al. 2021 §4)
     pair tables = (1 − PAIR_SELECTION) · pair_share
+        or, with ``pair_selection="adaptive"``, C rounds of AIM's (McKenna et al. 2022):
+    choices     = ADAPTIVE_SELECTION · pair_share  (C exponential-mechanism choices)
+    cliques     = (1 − ADAPTIVE_SELECTION) · pair_share  (C chosen 2- or 3-way tables)
     rest        = 1 − refinements − pairs
     1-way marginals = rest · marginal_share,  PE rounds = rest · (1 − marginal_share)
 
@@ -17,7 +20,9 @@ column are measured first, with share ``s_t`` (:func:`target_share`), and the sh
 split the remaining 1 − s_t.
 
 A release family of c releases of sensitivity Δ taking share s has σ = Δ·√(c/(s·B))
-(:func:`privevo.accounting.share_sigma`).
+(:func:`privevo.accounting.share_sigma`). The adaptive selection's exponential mechanism is
+accounted by zCDP (ε²/8 per choice of ε, :class:`privevo.private.Release`), so with it B is
+2ρ(ε, δ) for every release and a choice taking share s has ε = 2√(s·B) (rounded down).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ MAX_AUTO_ROUNDS = 3  # iterations="auto" at most: T = 10 lost 1-way fit on gss_w
 MIN_MARGINAL_SHARE = 0.5  # marginal_share="auto" at least (less lost 1-way fit at ε = 4)
 MAX_MARGINAL_SHARE = 0.9  # marginal_share="auto" at most: the rounds keep ≥ 10 % of μ²
 PAIR_SELECTION = 0.25  # of pair_share: the dependence scores (the rest: the chosen 2-way tables)
+ADAPTIVE_SELECTION = 0.1  # of pair_share, adaptive: the C choices (AIM's α = 0.9 on tables)
 TARGET_NOISE = 0.01  # σ of a target table's cells at most this share of the public n_rows …
 TARGET_SHARE = (0.3, 0.6)  # … within these shares of B (0.45 without n_rows)
 
@@ -59,11 +65,22 @@ class Plan:
     shares: dict
     marginal_share: float
     iterations: int
+    pair_selection: str = "tree"
 
     @property
     def budget(self) -> float:
-        """B, the additive budget every share splits (module docstring)."""
-        return accounting.quadratic_budget(self.epsilon, self.delta, self.noise)
+        """B, the additive budget every share splits (module docstring): 2ρ(ε, δ) under zCDP
+        (discrete noise, or the adaptive selection's exponential mechanism), else μ(ε, δ)²."""
+        zcdp = self.pair_selection == "adaptive" and self.noise == "gaussian"
+        noise = "discrete_gaussian" if zcdp else self.noise  # zCDP's B: 2ρ(ε, δ)
+        return accounting.quadratic_budget(self.epsilon, self.delta, noise)
+
+    def selection_epsilon(self, count: int) -> float:
+        """ε of each of ``count`` exponential-mechanism choices sharing the adaptive selection's
+        share: 2Δ/σ with σ the Gumbel scale whose ρ = Δ²/(2σ²) takes its part of the share
+        (Δ = 1 or 2, the L1 distances' sensitivity; σ rounded up, so ε down)."""
+        sigma = self.sigma(self.shares["pair_selection"], count, score=True)
+        return 2.0 * self.sensitivity**2 / sigma
 
     @property
     def sensitivity(self) -> float:
@@ -111,13 +128,14 @@ def make_plan(params: dict, metadata: TableMetadata, delta: float) -> Plan:
         pair_bins=params["pair_bins"],
         threshold=params["threshold"],
         measured=measured,
+        pair_selection=params.get("pair_selection", "tree"),
     )
     shares = _shares(params, metadata, measured)
     if measured and params.get("target") is not None and len(metadata.columns) > 1:
         share = target_share(params, metadata, delta)
         shares = {k: v * (1.0 - share) for k, v in shares.items()}
         shares["target_pairs"] = share
-    budget = accounting.quadratic_budget(params["epsilon"], delta, params["noise"])
+    budget = Plan(**base, shares=shares, marginal_share=0.0, iterations=0).budget
     share = _marginal_share(params, metadata, shares["rest"] * budget)
     rounds = _rounds(params, metadata, shares["rest"] * (1.0 - share * measured) * budget)
     return Plan(**base, shares=shares, marginal_share=share, iterations=rounds)
@@ -144,10 +162,11 @@ def _shares(params: dict, metadata: TableMetadata, measured: bool) -> dict:
     levels = sum(tree_levels(s, params["bins"], params["levels"]) for s in metadata.columns)
     refine = float(params["refine_share"]) if measured and levels > 0 else 0.0
     pair = float(params["pair_share"]) if measured and len(metadata.columns) > 1 else 0.0
+    selection = ADAPTIVE_SELECTION if params.get("pair_selection") == "adaptive" else PAIR_SELECTION
     return {
         "refinements": refine,
-        "pair_selection": PAIR_SELECTION * pair,
-        "pairs": (1 - PAIR_SELECTION) * pair,
+        "pair_selection": selection * pair,
+        "pairs": (1 - selection) * pair,
         "rest": 1.0 - refine - pair,
     }
 
