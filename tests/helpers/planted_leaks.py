@@ -285,8 +285,8 @@ PLANTS = (
         "private/tables.py",
         (
             (
-                "    sensitivity = histogram_l1_sensitivity(adjacency)",
-                "    sensitivity = 0.5 * histogram_l1_sensitivity(adjacency)",
+                "    sensitivity = histogram_l1_sensitivity(adjacency)  # one score per pair",
+                "    sensitivity = 0.5 * histogram_l1_sensitivity(adjacency)  # one score per pair",
             ),
         ),
         ("tabular dask/add_remove",),

@@ -71,14 +71,14 @@ class CliqueModel:
     """p̂: ``MODEL_ROWS`` public cell tuples, each column drawn from its 1-way shares, with
     weights raked (IPF) to the shares and to every measured clique's clipped noisy table."""
 
-    def __init__(self, binnings: list, rng: np.random.Generator, rows: int = MODEL_ROWS):
+    def __init__(self, binnings: list, rng: np.random.Generator, sample_size: int = MODEL_ROWS):
         self.sizes = [b.size for b in binnings]
         self.cells = np.column_stack(
-            [rng.choice(b.size, size=rows, p=probabilities(b.p)) for b in binnings]
+            [rng.choice(b.size, size=sample_size, p=probabilities(b.p)) for b in binnings]
         )
         self.one_way = [(self.cells[:, j], probabilities(b.p)) for j, b in enumerate(binnings)]
         self.measured: list = []
-        self.weights = np.full(rows, 1.0 / rows)
+        self.weights = np.full(sample_size, 1.0 / sample_size)
 
     def marginal(self, clique) -> np.ndarray:
         """p̂'s distribution over the clique's cells."""
