@@ -169,7 +169,7 @@ def _measure_adaptive(codes, pair_cells, binnings, marginals: dict, plan: Plan, 
     sigma = plan.sigma(plan.shares["pairs"], rounds)
     epsilon = plan.selection_epsilon(rounds)
     n_hat = max(float(np.clip(marginals["noisy"][0], 0, None).sum()), 1.0)  # released
-    model = CliqueModel(binnings, np.random.default_rng(rng.integers(0, 2**63)))
+    model = CliqueModel(binnings, np.random.default_rng(rng.integers(0, 2**63)), n_hat)
     source = per_block(codes, pair_cells, len(binnings), np.int64)
     measured, releases = [], []
     for _ in range(rounds):
@@ -200,7 +200,7 @@ def _measure_adaptive(codes, pair_cells, binnings, marginals: dict, plan: Plan, 
             plan.adjacency,
             plan.noise,
         )
-        model.add(clique, table.value[0])
+        model.add(clique, table.value[0], sigma, n_hat)
         measured.append((clique, table.value[0], sigma))
         releases.extend([choice, table])
     built = adaptive_model(binnings, model, measured)
