@@ -104,6 +104,7 @@ METHODS = (
     "privevo_norounds",
     "privevo_lv4",
     "privevo_m30",
+    "privevo_tree",
     "mst",
     "aim",
     "mst32",
@@ -161,6 +162,7 @@ ABLATION = {  # what each part of the budget buys: the default with one part swi
     "privevo_32": {"refine_share": 0.0, "pair_share": 0.0, "bins": 32},  # the old 32-bin run
     "privevo_lv4": {"levels": 4},  # trees 4 levels deep (40 960 leaves), not 2
     "privevo_m30": {"marginal_share": 0.3},  # the rounds get 70 % of the rest, not 50 %+
+    "privevo_tree": {"pair_selection": "tree"},  # MST's one tree, not the adaptive rounds
 }
 
 
@@ -421,7 +423,15 @@ def time_table(groups: dict) -> str:
     return "\n".join(lines)
 
 
-RELATION_METHODS = ("real", "resample", "privevo", "privevo_target", "aim32", "mst32")
+RELATION_METHODS = (
+    "real",
+    "resample",
+    "privevo",
+    "privevo_tree",
+    "privevo_target",
+    "aim32",
+    "mst32",
+)
 
 
 def relations_table(groups: dict) -> str:

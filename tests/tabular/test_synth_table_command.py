@@ -39,6 +39,23 @@ def test_cli_synth_table_and_metadata(tmp_path, meta, capsys):
 
 
 @pytest.mark.parametrize(
+    "selection, names", [("adaptive", "marginal_choices"), ("tree", "pair_scores")]
+)
+def test_cli_pair_selection(tmp_path, meta, selection, names):
+    """--pair-selection reaches the fit: the report lists that selection's releases."""
+    from privevo.cli import main
+
+    data, out = tmp_path / "t.csv", tmp_path / "syn.csv"
+    small_table(300).to_csv(data, index=False)
+    meta.to_json(tmp_path / "m.json")
+    argv = ["synth-table", str(data), "--metadata", str(tmp_path / "m.json"), "--epsilon", "1"]
+    argv += ["--population", "50", "--pair-selection", selection, "-q", "-o", str(out)]
+    assert main(argv) == 0
+    report = json.loads((tmp_path / "syn.privacy.json").read_text())
+    assert names in [r["name"] for r in report["releases"]]
+
+
+@pytest.mark.parametrize(
     "setup, message",
     [
         (lambda p: p.write_text(""), "is empty"),

@@ -114,9 +114,10 @@ def test_credit_data_round_trip():
 
 
 def test_report_composes_marginals_and_rounds_to_epsilon(meta):
+    """MST's tree (Gaussian releases only): composed by GDP, as dp-accounting's PLD does."""
     import dp_accounting
 
-    model = fit(small_table(), meta)
+    model = fit(small_table(), meta, pair_selection="tree")
     report = model.privacy_report_
     assert report["guarantee_holds"] and report["epsilon"] == pytest.approx(4.0, rel=1e-6)
     names = [r["name"] for r in report["releases"]]
@@ -686,7 +687,7 @@ def test_pair_selection_finds_the_dependent_pair_and_output_keeps_it():
 def test_report_shares_sum_to_the_budget(adjacency, meta):
     """Every release (refinements, pair scores at sensitivity 1 or 2, pairs) is in the report
     and their μ² shares compose to exactly ε."""
-    model = fit(small_table(), meta, adjacency=adjacency)
+    model = fit(small_table(), meta, adjacency=adjacency, pair_selection="tree")
     releases = {r["name"]: r for r in model.privacy_report_["releases"]}
     assert releases["pair_scores"]["sensitivity"] == (1.0 if adjacency == "add_remove" else 2.0)
     assert releases["pair_scores"]["count"] == 10  # C(5, 2) pairs

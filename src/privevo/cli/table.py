@@ -74,6 +74,13 @@ def _synth_table_parser(sub) -> None:
     p.add_argument(
         "--selector", choices=["tabpe", *selector_names(keeps_candidates=True)], default="tabpe"
     )
+    p.add_argument(
+        "--pair-selection",
+        choices=["adaptive", "tree"],
+        default="adaptive",
+        help="how the measured 2- and 3-way marginals are chosen without --target: adaptive "
+        "(AIM's rounds, accounted by zCDP) or tree (MST's spanning tree); docs/tabular.md",
+    )
     add_adjacency_and_noise(p)
     p.add_argument(
         "--seed", type=int, help="random seed (default: fresh randomness; never written out)"
@@ -323,6 +330,7 @@ def _synth_table(args) -> int:
         adjacency=args.adjacency,
         noise=args.noise,
         target=args.target,
+        pair_selection=args.pair_selection,
         random_state=args.seed,
     ).fit(data)
     synthetic = model.sample(rows)

@@ -193,6 +193,16 @@ def _gumbel_noise(values: np.ndarray, scale: float, rng: np.random.Generator) ->
     return values + rng.gumbel(0.0, scale, size=values.shape)
 
 
+def _gumbel_secure_noise(values: np.ndarray, scale: float, rng) -> np.ndarray:
+    """As ``exponential`` but from the OS CSPRNG (``secrets.SystemRandom``): −b·log(−log U)."""
+    import secrets
+
+    system = secrets.SystemRandom()
+    uniform = np.array([system.random() for _ in range(values.size)]).reshape(values.shape)
+    uniform = np.clip(uniform, np.finfo(float).tiny, 1.0 - np.finfo(float).eps)
+    return values - scale * np.log(-np.log(uniform))
+
+
 def _geometric_noise(values: np.ndarray, scale: float, rng: np.random.Generator) -> np.ndarray:
     """values + two-sided geometric noise P(z) ∝ exp(−|z|/b) (the discrete Laplace)."""
     p = 1.0 - math.exp(-1.0 / scale)
@@ -206,6 +216,7 @@ _NOISES: dict[str, Callable] = {
     "laplace": _laplace_noise,  # pure ε-DP (the DPLloyd baseline)
     "geometric": _geometric_noise,
     "exponential": _gumbel_noise,  # a choice's scores only: their argmax is released
+    "exponential_secure": _gumbel_secure_noise,
 }
 _INTEGER_NOISES = ("discrete_gaussian", "discrete_gaussian_secure", "geometric")
 

@@ -133,6 +133,7 @@ def exponential_choice(
     epsilon: float,
     rng: np.random.Generator,
     adjacency: str = "add_remove",
+    secure: bool = False,
 ) -> Release:
     """One of the ``cliques`` (tuples of histogram indices) by the exponential mechanism
     (value: its index).
@@ -140,7 +141,8 @@ def exponential_choice(
     Quality q_r = ‖joint counts of r − estimates[r]‖₁ − penalties[r], the estimate and
     penalty public; P(r) ∝ exp(ε·q_r/(2Δ)), Δ = 1 (add/remove) or 2 (replace), drawn as
     argmax_r q_r + Gumbel(2Δ/ε) (the Gumbel-max trick). Released as noise
-    ``"exponential"`` with σ = 2Δ/ε: ε-DP and ε²/8-zCDP (:class:`.release.Release`)."""
+    ``"exponential"`` with σ = 2Δ/ε: ε-DP and ε²/8-zCDP (:class:`.release.Release`);
+    ``secure``: the Gumbel noise from the OS CSPRNG (``rng`` not used)."""
     _check_release(rng, adjacency, epsilon=epsilon)
     cliques = [tuple(int(j) for j in clique) for clique in cliques]
     joints = [np.zeros(int(np.prod([int(sizes[j]) for j in c]))) for c in cliques]
@@ -157,5 +159,6 @@ def exponential_choice(
     sensitivity = histogram_l1_sensitivity(adjacency)
     observe_exact(name, quality.reshape(-1, 1), sensitivity, "exponential", adjacency)
     scale = 2.0 * sensitivity / epsilon
-    choice = int(np.argmax(release_noise(quality, scale, rng, "exponential")))
+    kind = "exponential_secure" if secure else "exponential"
+    choice = int(np.argmax(release_noise(quality, scale, rng, kind)))
     return Release(name, scale, sensitivity, "exponential", adjacency, 1, choice)

@@ -197,7 +197,7 @@ class TabularPE:
         cdf: bool = True,
         pair_share: float = 0.3,
         pair_bins: int = 10,
-        pair_selection: str = "tree",
+        pair_selection: str = "adaptive",
         rake: bool = True,
         smooth: float = 0.0,
         pool: int = 50_000,

@@ -183,6 +183,7 @@ def _measure_adaptive(codes, pair_cells, binnings, marginals: dict, plan: Plan, 
             epsilon,
             rng,
             plan.adjacency,
+            secure=plan.noise.endswith("_secure"),
         )
         clique = pool[choice.value]
         cell_sizes = [math.prod(sizes[j] for j in clique)]

@@ -128,7 +128,7 @@ def make_plan(params: dict, metadata: TableMetadata, delta: float) -> Plan:
         pair_bins=params["pair_bins"],
         threshold=params["threshold"],
         measured=measured,
-        pair_selection=params.get("pair_selection", "tree"),
+        pair_selection=_pair_selection(params, metadata, measured),
     )
     shares = _shares(params, metadata, measured)
     if measured and params.get("target") is not None and len(metadata.columns) > 1:
@@ -139,6 +139,14 @@ def make_plan(params: dict, metadata: TableMetadata, delta: float) -> Plan:
     share = _marginal_share(params, metadata, shares["rest"] * budget)
     rounds = _rounds(params, metadata, shares["rest"] * (1.0 - share * measured) * budget)
     return Plan(**base, shares=shares, marginal_share=share, iterations=rounds)
+
+
+def _pair_selection(params: dict, metadata: TableMetadata, measured: bool) -> str:
+    """The selection the fit runs: ``"adaptive"`` only with pairs measured and no target (a
+    target's tables and the tree are measured as before), else ``"tree"``."""
+    adaptive = params.get("pair_selection", "tree") == "adaptive" and params.get("target") is None
+    pairs = measured and params["pair_share"] > 0 and len(metadata.columns) > 1
+    return "adaptive" if adaptive and pairs else "tree"
 
 
 def target_share(params: dict, metadata: TableMetadata, delta: float) -> float:
@@ -162,7 +170,8 @@ def _shares(params: dict, metadata: TableMetadata, measured: bool) -> dict:
     levels = sum(tree_levels(s, params["bins"], params["levels"]) for s in metadata.columns)
     refine = float(params["refine_share"]) if measured and levels > 0 else 0.0
     pair = float(params["pair_share"]) if measured and len(metadata.columns) > 1 else 0.0
-    selection = ADAPTIVE_SELECTION if params.get("pair_selection") == "adaptive" else PAIR_SELECTION
+    adaptive = _pair_selection(params, metadata, measured) == "adaptive"
+    selection = ADAPTIVE_SELECTION if adaptive else PAIR_SELECTION
     return {
         "refinements": refine,
         "pair_selection": selection * pair,
