@@ -15,6 +15,7 @@ from privevo import PrivateEvolution
 from privevo.adjacency import vote_sensitivity
 from privevo.private import (
     cluster_sums,
+    exponential_choice,
     nn_histogram,
     noisy_cell_counts,
     noisy_dependence_scores,
@@ -114,6 +115,15 @@ def halved_score_sensitivity(
     where a replaced row moves an L1 score by 2): the report certifies less than is spent."""
     release = noisy_dependence_scores(name, cells, sizes, pairs, expected, sigma, rng, adjacency)
     return dataclasses.replace(release, sensitivity=release.sensitivity / 2)
+
+
+def tenth_scale_choice(name, cells, sizes, cliques, estimates, penalties, epsilon, rng, adjacency):
+    """``exponential_choice`` that claims ε and chooses at 10·ε (Gumbel noise at a tenth of its
+    stated scale)."""
+    release = exponential_choice(
+        name, cells, sizes, cliques, estimates, penalties, 10 * epsilon, rng, adjacency
+    )
+    return dataclasses.replace(release, sigma=release.sigma * 10)
 
 
 def last_row_votes_twice(private, candidates, sigma, rng, **kw):

@@ -56,6 +56,10 @@ Single releases
   function called once per release on a public table and its neighbour; the
   claim is the release's own ledger entry. Statistics: the sum of the parts'
   log-likelihood ratios and each part's alone.
+* :func:`audit_marginal_choice` — one adaptive choice of TabularPE (the real
+  ``exponential_choice``, zCDP-calibrated), public estimates that move half the
+  qualities up and half down by Δ; the statistic is the chosen clique's
+  log-probability ratio.
 
 Whole runs (every release of a run observed)
 
@@ -87,7 +91,12 @@ from .runs import audit_runs, default_model
 from .scenarios import CanaryScenario, canary_scenario
 from .statistics import AuditResult, clopper_pearson_upper, epsilon_lower_bound, threshold_audit
 from .suite import format_table, run_audit
-from .table_releases import TABLE_FAMILIES, audit_table_release, table_scenario
+from .table_releases import (
+    TABLE_FAMILIES,
+    audit_marginal_choice,
+    audit_table_release,
+    table_scenario,
+)
 from .tabular import _tabular_model, audit_tabular  # noqa: F401  (_tabular_model: tests)
 from .votes import audit_label_votes, audit_user_votes, label_scenario
 
@@ -102,6 +111,7 @@ __all__ = [
     "audit_label_votes",
     "audit_tabular",
     "audit_table_release",
+    "audit_marginal_choice",
     "TABLE_FAMILIES",
     "table_scenario",
     "label_scenario",
