@@ -12,15 +12,17 @@ after the releases is post-processing (docs/tabular.md)::
     codes = encode(block) for every block       # per-row map under public metadata
     q_j   = noisy 1-way marginal of column j    # cell counts (share: marginal_share)
     F_j   = noisy tree levels of numeric j      # its values and noisy CDF (refine_share)
-    pairs = noisy scores → spanning tree → noisy 2-way tables → tree model (pair_share)
+    pairs = C × (choose a pair/triple → its noisy table) → tree model (pair_share; adaptive)
+          or noisy scores → spanning tree → noisy 2-way tables → tree model (tree, target)
     S_0   = rows from the tree model
     T rounds: noisy votes of the embedded rows over S_{t-1} → select → parents + children
     pool  = last candidates + tree-model rows, weights_ fitted (IPF) to every measurement
     sample(n) = n draws from the pool ∝ weights_ (PE's output is a multiset)
 
-Every release takes the same ``noise`` (Gaussian, or the exact discrete Gaussian accounted by
-zCDP). The tree-model rows of the pool and ``sample()`` draw from a generator split off the seed
-before any noise is drawn, so the noise generator's state never reaches the published rows.
+Every release takes the same ``noise`` (Gaussian, or the exact discrete Gaussian), and the
+adaptive choices the exponential mechanism; a fit with them is accounted by zCDP. The
+tree-model rows of the pool and ``sample()`` draw from a generator split off the seed before
+any noise is drawn, so the noise generator's state never reaches the published rows.
 """
 
 from __future__ import annotations
@@ -72,8 +74,12 @@ _COMPOSED_KEYS = (
 )
 _MECHANISM = (
     "noisy nearest-neighbour vote histograms (PE rounds) + noisy 1-way marginals"
-    " + noisy tree levels of the numeric columns + noisy pair scores and 2-way marginals"
+    " + noisy tree levels of the numeric columns + {pairs}"
 )
+_PAIRS = {
+    "adaptive": "exponential-mechanism choices of pairs and triples and their noisy tables",
+    "tree": "noisy pair scores and 2-way marginals",
+}
 _LEAK_NOTE = (
     "metadata derived from the private data: the synthetic table is not differentially private"
 )
@@ -116,14 +122,15 @@ class TabularPE:
         values then uniform inside the ``bins``); :mod:`privevo.tabular.fine`
     levels : refinement levels of a non-integer (or wide integer) column: bins·8^levels leaves
     cdf : the PE rounds vote and mutate numerics in their noisy-CDF space (needs refine_share)
-    pair_share : share of μ² spent on pairs (0: none): a quarter on dependence scores of
-        every pair, the rest on the 2-way marginals of their maximum spanning tree;
-        :mod:`privevo.tabular.pairs`. The marginals and rounds split what is left
+    pair_share : share of the budget spent on pairs (0: none): adaptive, a tenth on the C
+        choices and the rest on the chosen tables; tree, a quarter on dependence scores of
+        every pair and the rest on the 2-way marginals of their maximum spanning tree
+        (:mod:`privevo.tabular.pairs`). The marginals and rounds split what is left
     pair_bins : equal-mass bins of a numeric column in the pair tables
-    pair_selection : ``"tree"`` (MST's: the scores' maximum spanning tree, measured once) or
-        ``"adaptive"`` (AIM's: C rounds, each choosing a pair or a dense triple by the
-        exponential mechanism against the current model; :mod:`privevo.tabular.adaptive`;
-        accounted by zCDP). With a ``target``, its tables and the tree are measured as before
+    pair_selection : ``"adaptive"`` (AIM's: C rounds, each choosing a pair or a dense triple
+        by the exponential mechanism against the current model; :mod:`privevo.tabular.adaptive`;
+        accounted by zCDP) or ``"tree"`` (MST's: the scores' maximum spanning tree, measured
+        once). With a ``target``, its tables and the tree are measured
     pool : rows of the output pool (0: Tab-PE's output, the last candidates weighted by
         their votes above ``threshold``·σ, raked to the marginals if ``rake``, each cell
         redrawn from its marginal with probability ``smooth`` in ``sample``)
@@ -409,7 +416,7 @@ class TabularPE:
                 adjacency=self.adjacency,
                 releases=[*report["releases"], *self._releases(marginals)],
                 noise=self.noise,
-                mechanism=_MECHANISM,
+                mechanism=_MECHANISM.format(pairs=_PAIRS[self.plan_.pair_selection]),
                 public_parameters=report["public_parameters"],
                 warnings=report["warnings"],
             )
