@@ -12,11 +12,11 @@
    noisy_cluster_sums called once per release): correct at every ε and
    adjacency; planted: one scalar of noise per cluster added to every
    coordinate (the public HDPE-means code's flaw) and σ/4.
-5. TabularPE's release families and text PE's labelled votes
-   (privevo.audit.audit_table_release, audit_label_votes: the real release
-   function called once per release): each correct and with its planted bug
-   (helpers.planted_bugs.TABLE_RELEASE_BUGS, LABEL_VOTES_BUG) at the same
-   (ε, δ, adjacency, seed).
+5. TabularPE's release families, its adaptive choice and text PE's labelled
+   votes (privevo.audit.audit_table_release, audit_marginal_choice,
+   audit_label_votes: the real release function called once per release): each
+   correct and with its planted bug (helpers.planted_bugs.TABLE_RELEASE_BUGS,
+   MARGINAL_CHOICE_BUG, LABEL_VOTES_BUG) at the same (ε, δ, adjacency, seed).
 
     python benchmarks/audit.py                  # full sizes: 10⁶ releases, 10³ runs (several
     minutes)
@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the pl
 
 from helpers.planted_bugs import (  # noqa: E402
     LABEL_VOTES_BUG,
+    MARGINAL_CHOICE_BUG,
     TABLE_RELEASE_BUGS,
     QuarterSigmaPE,
     SkipsNoiseOnRound2PE,
@@ -48,11 +49,13 @@ from helpers.planted_bugs import (  # noqa: E402
     quarter_sigma_noise,
     quarter_sigma_sums,
     scalar_noise_on_sums,
+    tenth_scale_choice,
 )
 from privevo.audit import (  # noqa: E402
     AuditResult,
     audit_cluster_sums,
     audit_label_votes,
+    audit_marginal_choice,
     audit_release,
     audit_runs,
     audit_table_release,
@@ -164,6 +167,13 @@ def release_functions(n_releases: int | None, seed: int) -> None:
             rng = np.random.default_rng([seed, 9, k])
             r = audit_table_release(family, eps, delta, random_state=rng, release=release, **kw)
             rows.append(r if release is None else (name, r))
+    eps, delta, test_size, name = MARGINAL_CHOICE_BUG
+    for release, rows in ((None, correct), (tenth_scale_choice, planted_rows)):
+        rng = np.random.default_rng([seed, 9, len(TABLE_RELEASE_BUGS), 1])
+        r = audit_marginal_choice(
+            eps, delta, n_releases=n_releases or test_size, random_state=rng, release=release
+        )
+        rows.append(r if release is None else (name, r))
     eps, delta, test_size, bug = LABEL_VOTES_BUG
     for release, rows in ((None, correct), (bug, planted_rows)):
         rng = np.random.default_rng([seed, 9, len(TABLE_RELEASE_BUGS)])

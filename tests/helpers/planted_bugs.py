@@ -176,5 +176,7 @@ TABLE_RELEASE_BUGS = [
     ("target tables", 1.0, 1e-5, "add_remove", 4000, "σ/4", quarter_sigma_cells),
     ("votes", 3.0, 1e-3, "add_remove", 10_000, "a row votes twice", last_row_votes_twice),
 ]
+# the adaptive choice's planted bug: ε, δ, releases per data set at test size, its release
+MARGINAL_CHOICE_BUG = (1.0, 1e-3, 3000, "a tenth of the Gumbel scale")
 # the labelled votes' planted bug: ε, δ, releases per data set at test size, its release
 LABEL_VOTES_BUG = (1.0, 1e-5, 4000, class_balanced_votes([0.75, 0.25]))
