@@ -11,7 +11,7 @@ from ..names import ADJACENCIES
 from .releases import audit_count, audit_dplloyd, audit_release
 from .runs import audit_runs
 from .statistics import AuditResult
-from .table_releases import TABLE_FAMILIES, audit_table_release
+from .table_releases import TABLE_FAMILIES, audit_marginal_choice, audit_table_release
 from .votes import audit_label_votes, audit_user_votes
 
 
@@ -85,12 +85,14 @@ def run_audit(
 
 
 def _release_functions(epsilons, adjacencies, releases: dict, seed: int) -> list[AuditResult]:
-    """TabularPE's release families and labelled votes (k = 3 under add/remove only), each real
-    release function called ``n_releases // 10`` times per data set."""
+    """TabularPE's release families, its adaptive choice and labelled votes (k = 3 under
+    add/remove only), each real release function called ``n_releases // 10`` times per data
+    set."""
     calls = dict(releases, n_releases=max(4, releases["n_releases"] // 10))
     results: list[AuditResult] = []
     for adjacency in adjacencies:
         audits = [functools.partial(audit_table_release, family) for family in TABLE_FAMILIES]
+        audits.append(audit_marginal_choice)
         for k in (1, 3) if adjacency == "add_remove" else (1,):
             audits.append(functools.partial(audit_label_votes, n_neighbors=k))
         for audit in audits:
