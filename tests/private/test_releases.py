@@ -74,6 +74,8 @@ def test_pure_releases_report_their_epsilon():
     assert np.all(geometric.value == np.round(geometric.value))
     assert isinstance(laplace.dp_event().event, dp_accounting.LaplaceDpEvent)
     assert laplace.mu is None and laplace.rho is None
+    pld = dp_accounting.pld.PLDAccountant().compose(geometric.dp_event())  # the discrete Laplace
+    assert pld.get_epsilon(0.0) == pytest.approx(geometric.pure_epsilon, rel=1e-2)
 
 
 def test_group_releases_counts_every_entry():
