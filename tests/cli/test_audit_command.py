@@ -52,6 +52,7 @@ def test_cli_audit_json(capsys):
         "user-level votes (k = 3, 4 rows per user)",
         "DPLloyd iteration (box without 0)",
         *(f"TabularPE {family} (one release)" for family in audit.TABLE_FAMILIES),
+        "TabularPE marginal choice (one release)",
         "label-restricted votes (2 labels, k = 1)",
         "label-restricted votes (2 labels, k = 3)",
     ]
@@ -79,7 +80,7 @@ def test_cli_audit_table_and_failing_exit_status(capsys, monkeypatch):
     )
     out = capsys.readouterr().out
     assert code == 0
-    settings = 5 + len(audit.TABLE_FAMILIES)  # five settings besides the table families
+    settings = 6 + len(audit.TABLE_FAMILIES)  # six besides the table families (one: the choice)
     assert "| single release | discrete_gaussian | replace |" in out
     assert f"{settings} of {settings} settings" in out
 
