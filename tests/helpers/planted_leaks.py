@@ -345,8 +345,8 @@ PLANTS = (
         "private/tables.py",
         (
             (
-                "        [np.abs(j - np.ravel(e)).sum() - float(p) for j, e, p in zip(",
-                "        [2 * np.abs(j - np.ravel(e)).sum() - float(p) for j, e, p in zip(",
+                "                np.abs(j - np.ravel(e)).sum() - float(p)\n",
+                "                2 * np.abs(j - np.ravel(e)).sum() - float(p)\n",
             ),
         ),
         ("tabular adaptive/add_remove",),

@@ -114,7 +114,12 @@ from .statistics import (
     lsh_leaf_sums,
     lsh_level_counts,
 )
-from .tables import exponential_choice, noisy_cell_counts, noisy_dependence_scores
+from .tables import (
+    ExponentialChoices,
+    exponential_choice,
+    noisy_cell_counts,
+    noisy_dependence_scores,
+)
 from .votes import check_vote_arguments, privacy_unit, reference_votes, vote_sensitivity
 
 __all__ = [
@@ -180,6 +185,7 @@ __all__ = [
     "noisy_cluster_sums",
     "noisy_cell_counts",
     "exponential_choice",
+    "ExponentialChoices",
     "noisy_count",
     "noisy_dependence_scores",
     "noisy_nn_histogram",

@@ -21,11 +21,11 @@ depend on how the rows are split.
   score and taking the best pairs afterwards is post-processing (a "report
   noisy scores").
 
-* :func:`exponential_choice` — one of several marginals (tuples of histograms)
-  chosen by the exponential mechanism on the L1 distance between its exact
-  joint counts and a public estimate, less a public penalty (AIM's selection,
-  McKenna et al. 2022 §4): one row moves each distance by at most 1
-  (add/remove) or 2 (replace).
+* :class:`ExponentialChoices` / :func:`exponential_choice` — one of several
+  marginals (tuples of histograms) chosen by the exponential mechanism on the L1
+  distance between its exact joint counts and a public estimate, less a public
+  penalty (AIM's selection, McKenna et al., VLDB 2022): one row moves each distance
+  by at most 1 (add/remove) or 2 (replace).
 
 The counts and scores are integers, so every noise of :func:`.release.release_noise`
 applies exactly (``noise``: ``"gaussian"``, or the discrete Gaussians on the
@@ -43,7 +43,12 @@ from ..adjacency import histogram_l1_sensitivity, vote_sensitivity
 from .blocks import Source
 from .release import NOISES, Release, _check_release, noisy_statistic, observe_exact, release_noise
 
-__all__ = ["noisy_cell_counts", "noisy_dependence_scores", "exponential_choice"]
+__all__ = [
+    "noisy_cell_counts",
+    "noisy_dependence_scores",
+    "ExponentialChoices",
+    "exponential_choice",
+]
 
 
 def _check_noise(noise: str) -> None:
@@ -112,15 +117,65 @@ def noisy_dependence_scores(
     (value: an array)."""
     _check_release(rng, adjacency, sigma=sigma)
     _check_noise(noise)
-    joints = [np.zeros(int(sizes[a]) * int(sizes[b])) for a, b in pairs]
-    for block in _cell_blocks(cells, len(sizes)):
-        for joint, (a, b) in zip(joints, pairs):
-            present = (block[:, a] >= 0) & (block[:, b] >= 0)
-            cell = np.where(present, block[:, a] * int(sizes[b]) + block[:, b], -1)
-            joint += _exact_counts(cell, len(joint))
+    joints = _clique_counts(cells, sizes, pairs)
     scores = np.array([np.abs(j - np.rint(np.ravel(e))).sum() for j, e in zip(joints, expected)])
     sensitivity = histogram_l1_sensitivity(adjacency)  # one score per pair: its own release
     return noisy_statistic(name, scores, sigma, sensitivity, rng, noise, adjacency, per_value=True)
+
+
+def _clique_counts(cells, sizes, cliques) -> list[np.ndarray]:
+    """Exact joint counts of every clique (a tuple of histogram indices; cells row-major over
+    its histograms), summed over the blocks; a row with no cell in one of a clique's
+    histograms is in none of its cells."""
+    cliques = [tuple(int(j) for j in clique) for clique in cliques]
+    joints = [np.zeros(int(np.prod([int(sizes[j]) for j in c]))) for c in cliques]
+    for block in _cell_blocks(cells, len(sizes)):
+        for joint, clique in zip(joints, cliques):
+            present = np.all(block[:, list(clique)] >= 0, axis=1)
+            cell = np.zeros(len(block), dtype=np.int64)
+            for j in clique:
+                cell = cell * int(sizes[j]) + block[:, j]
+            joint += _exact_counts(np.where(present, cell, -1), len(joint))
+    return joints
+
+
+class ExponentialChoices:
+    """The exponential mechanism over a fixed set of ``cliques`` (tuples of histogram indices
+    of ``cells``), their exact joint counts counted once: each :meth:`choose` is one release.
+    The counts stay inside this object; only releases leave it."""
+
+    def __init__(self, cells: np.ndarray | Source, sizes, cliques):
+        self._joints = _clique_counts(cells, sizes, cliques)
+
+    def choose(
+        self,
+        name: str,
+        estimates,
+        penalties,
+        epsilon: float,
+        rng: np.random.Generator,
+        adjacency: str = "add_remove",
+        secure: bool = False,
+    ) -> Release:
+        """One clique (value: its index). Quality q_r = ‖joint counts of r − estimates[r]‖₁ −
+        penalties[r], the estimate and penalty public; P(r) ∝ exp(ε·q_r/(2Δ)), Δ = 1
+        (add/remove) or 2 (replace), drawn as argmax_r q_r + Gumbel(2Δ/ε) (the Gumbel-max
+        trick). Released as noise ``"exponential"`` with σ = 2Δ/ε: ε-DP and ε²/8-zCDP
+        (:class:`.release.Release`); ``secure``: the Gumbel noise from the OS CSPRNG (``rng``
+        not used)."""
+        _check_release(rng, adjacency, epsilon=epsilon)
+        quality = np.array(
+            [
+                np.abs(j - np.ravel(e)).sum() - float(p)
+                for j, e, p in zip(self._joints, estimates, penalties)
+            ]
+        )
+        sensitivity = histogram_l1_sensitivity(adjacency)
+        observe_exact(name, quality.reshape(-1, 1), sensitivity, "exponential", adjacency)
+        scale = 2.0 * sensitivity / epsilon
+        kind = "exponential_secure" if secure else "exponential"
+        choice = int(np.argmax(release_noise(quality, scale, rng, kind)))
+        return Release(name, scale, sensitivity, "exponential", adjacency, 1, choice)
 
 
 def exponential_choice(
@@ -135,30 +190,7 @@ def exponential_choice(
     adjacency: str = "add_remove",
     secure: bool = False,
 ) -> Release:
-    """One of the ``cliques`` (tuples of histogram indices) by the exponential mechanism
-    (value: its index).
-
-    Quality q_r = ‖joint counts of r − estimates[r]‖₁ − penalties[r], the estimate and
-    penalty public; P(r) ∝ exp(ε·q_r/(2Δ)), Δ = 1 (add/remove) or 2 (replace), drawn as
-    argmax_r q_r + Gumbel(2Δ/ε) (the Gumbel-max trick). Released as noise
-    ``"exponential"`` with σ = 2Δ/ε: ε-DP and ε²/8-zCDP (:class:`.release.Release`);
-    ``secure``: the Gumbel noise from the OS CSPRNG (``rng`` not used)."""
-    _check_release(rng, adjacency, epsilon=epsilon)
-    cliques = [tuple(int(j) for j in clique) for clique in cliques]
-    joints = [np.zeros(int(np.prod([int(sizes[j]) for j in c]))) for c in cliques]
-    for block in _cell_blocks(cells, len(sizes)):
-        for joint, clique in zip(joints, cliques):
-            present = np.all(block[:, list(clique)] >= 0, axis=1)
-            cell = np.zeros(len(block), dtype=np.int64)
-            for j in clique:
-                cell = cell * int(sizes[j]) + block[:, j]
-            joint += _exact_counts(np.where(present, cell, -1), len(joint))
-    quality = np.array(
-        [np.abs(j - np.ravel(e)).sum() - float(p) for j, e, p in zip(joints, estimates, penalties)]
-    )
-    sensitivity = histogram_l1_sensitivity(adjacency)
-    observe_exact(name, quality.reshape(-1, 1), sensitivity, "exponential", adjacency)
-    scale = 2.0 * sensitivity / epsilon
-    kind = "exponential_secure" if secure else "exponential"
-    choice = int(np.argmax(release_noise(quality, scale, rng, kind)))
-    return Release(name, scale, sensitivity, "exponential", adjacency, 1, choice)
+    """One of the ``cliques`` by the exponential mechanism (:meth:`ExponentialChoices.choose`),
+    counted for this one choice."""
+    choices = ExponentialChoices(cells, sizes, cliques)
+    return choices.choose(name, estimates, penalties, epsilon, rng, adjacency, secure)

@@ -161,7 +161,7 @@ def measure_pairs(codes, metadata: TableMetadata, marginals, fine, plan: Plan, r
 def _measure_adaptive(codes, pair_cells, binnings, marginals: dict, plan: Plan, rng) -> dict:
     """C rounds of AIM's choose-then-measure (:mod:`.adaptive`): each round's choice by the
     exponential mechanism against the current model, then the chosen clique's noisy table."""
-    from ..private import exponential_choice, noisy_cell_counts
+    from ..private import ExponentialChoices, noisy_cell_counts
 
     sizes = [b.size for b in binnings]
     pool = candidates(sizes)
@@ -170,14 +170,11 @@ def _measure_adaptive(codes, pair_cells, binnings, marginals: dict, plan: Plan, 
     epsilon = plan.selection_epsilon(rounds)
     n_hat = max(float(np.clip(marginals["noisy"][0], 0, None).sum()), 1.0)  # released
     model = CliqueModel(binnings, np.random.default_rng(rng.integers(0, 2**63)), n_hat)
-    source = per_block(codes, pair_cells, len(binnings), np.int64)
+    choices = ExponentialChoices(per_block(codes, pair_cells, len(binnings), np.int64), sizes, pool)
     measured, releases = [], []
     for _ in range(rounds):
-        choice = exponential_choice(
+        choice = choices.choose(
             "marginal_choices",
-            source,
-            sizes,
-            pool,
             [n_hat * model.marginal(c) for c in pool],
             [penalty(c, sizes, sigma) for c in pool],
             epsilon,
