@@ -279,7 +279,7 @@ def _check_described(args, columns: list[str], metadata) -> None:
             f"{args.metadata}: column(s) {missing} are not in {args.data} (its columns: "
             f"{columns}); fix the names in the metadata"
         )
-    derived = {d.name for d in metadata.derived}  # the fit drops them unread
+    derived = metadata.derived_names  # the fit drops them unread
     extra = [c for c in columns if c not in metadata.names and c not in derived]
     if extra:
         raise ValueError(

@@ -93,7 +93,7 @@ def _check_columns(df, metadata: TableMetadata) -> None:
             f"metadata column(s) {unknown} are not in the table (columns: {columns}); "
             "fix the names in the metadata"
         )
-    derived = {d.name for d in metadata.derived}  # never read: computed after sampling
+    derived = metadata.derived_names  # never read: computed after sampling
     undescribed = [c for c in columns if c not in metadata.names and c not in derived]
     if undescribed:
         raise ValueError(

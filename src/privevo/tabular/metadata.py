@@ -259,6 +259,11 @@ class TableMetadata:
         return [c.name for c in self.columns]
 
     @property
+    def derived_names(self) -> set[str]:
+        """The derived columns' names: never read from a table, computed after sampling."""
+        return {d.name for d in self.derived}
+
+    @property
     def output_names(self) -> list[str]:
         """Every column of the synthetic table, derived ones included, in the table's order."""
         names = self.names
@@ -478,7 +483,7 @@ def _spec_of(name: str, kind: str, domain: str, opts: dict) -> ColumnSpec:
 def _ordered(meta: TableMetadata, columns: Sequence[str] | None) -> TableMetadata:
     if columns is None:
         return meta
-    derived = {d.name for d in meta.derived}
+    derived = meta.derived_names
     order = list(columns)  # a derived column the table holds keeps its place; it is not read
     columns = [c for c in order if c not in derived]
     missing = [c for c in columns if c not in meta.names]
