@@ -162,9 +162,10 @@ def test_marginal_choice_lower_bound_below_claim(adjacency):
 
 
 def test_marginal_choice_at_a_tenth_of_its_scale_is_caught():
-    from helpers.planted_bugs import tenth_scale_choice
+    from helpers.planted_bugs import MARGINAL_CHOICE_BUG, tenth_scale_choice
 
+    epsilon, delta, n_releases, _ = MARGINAL_CHOICE_BUG  # the setting benchmarks/audit.py runs
     r = audit.audit_marginal_choice(
-        1.0, 1e-3, n_releases=3000, random_state=1, release=tenth_scale_choice
+        epsilon, delta, n_releases=n_releases, random_state=1, release=tenth_scale_choice
     )
     assert r.epsilon_lower > r.claimed_epsilon
