@@ -377,7 +377,7 @@ class TabularPE:
                 "levels": self.levels,
                 "cdf": self.cdf,
                 "pair_bins": self.pair_bins,
-                "pair_selection": self.pair_selection,
+                "pair_selection": self.plan_.pair_selection,  # the one run (a target: tree)
                 "pairs": None
                 if pairs is None
                 else [[metadata.names[a], metadata.names[b]] for a, b in pairs["edges"]],
