@@ -289,7 +289,7 @@ class TabularPE:
         idx = rng.choice(
             len(self.codes_), size=n, replace=True, p=self.weights_ / self.weights_.sum()
         )
-        codes = _spread_repeats(self.codes_[idx], idx, self.metadata_, self.fine_, rng)
+        codes = _spread_repeats(self.codes_[idx], idx, self.metadata_, self.fine_, self.pairs_, rng)
         if self.smooth > 0 and self.samplers_:
             for j, spec in enumerate(self.metadata_.columns):
                 rows = np.flatnonzero(rng.random(n) < self.smooth)
@@ -495,14 +495,16 @@ def _unresolved(relations: list[dict], target: str | None, epsilon: float) -> li
     ]
 
 
-def _spread_repeats(codes: np.ndarray, idx: np.ndarray, metadata, fine, rng) -> np.ndarray:
+def _spread_repeats(codes: np.ndarray, idx: np.ndarray, metadata, fine, pairs, rng) -> np.ndarray:
     """Each repeat of a pool row (every draw of it after the first) gets its numeric values
-    redrawn inside their leaves (:meth:`~privevo.tabular.fine.FineColumn.redraw`).
+    redrawn inside their measured cells: the column's pair cell where pairs were measured,
+    else its level-0 bin (:meth:`~privevo.tabular.fine.FineColumn.redraw`).
 
     ``sample`` draws with replacement from a pool whose raked weights concentrate on fewer
     rows than it draws, so a row of weight w comes back about n·w times: exact duplicates
-    that real rows with continuous columns rarely hold (docs/tabular.md, "Duplicate rows").
-    The leaf of every value, hence every measured cell, stays as drawn (post-processing)."""
+    that real rows rarely hold (docs/tabular.md, "Duplicate rows"). A repeat's value is drawn
+    from the column's fine distribution inside its cell, as the tree model draws a fresh
+    row's; every pair, clique and 1-way cell of the row stays as drawn (post-processing)."""
     order = np.argsort(idx, kind="stable")
     repeat = np.empty(len(idx), dtype=bool)
     repeat[order] = np.concatenate([[False], idx[order][1:] == idx[order][:-1]])
@@ -510,9 +512,13 @@ def _spread_repeats(codes: np.ndarray, idx: np.ndarray, metadata, fine, rng) -> 
     if not repeat.any() or not columns:
         return codes
     rows = np.flatnonzero(repeat)
+    cells = {b.spec.name: b.leaf_bin for b in pairs["binnings"]} if pairs is not None else {}
     for j, spec in enumerate(metadata.columns):
-        if spec.name in columns:
-            codes[rows, j] = columns[spec.name].redraw(codes[rows, j], rng)
+        column = columns.get(spec.name)
+        if column is not None:
+            groups = cells.get(spec.name)
+            groups = column.coarse_bins() if groups is None else groups
+            codes[rows, j] = column.redraw(codes[rows, j], rng, groups)
     return codes
 
 

@@ -138,12 +138,29 @@ class FineColumn:
             values[rng.random(n) < self.missing] = np.nan
         return values
 
-    def redraw(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Each value redrawn uniformly inside its own leaf (missing stays missing): every
-        leaf's count, hence every measured cell's, is unchanged (post-processing)."""
+    def redraw(
+        self, values: np.ndarray, rng: np.random.Generator, groups: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Each value redrawn from the leaf distribution restricted to its leaf's group
+        (``groups``: a group id per leaf; default: every leaf its own group, i.e. uniformly
+        inside its own leaf); missing stays missing. Every group's count is unchanged, and a
+        value of group g is drawn as a fresh value of g would be (post-processing)."""
         values = np.asarray(values, dtype=float)
-        leaf = np.clip(self.leaf_of(values), 0, self.size - 1)
-        return np.where(np.isnan(values), np.nan, self._within(leaf, rng.random(len(values))))
+        out = values.copy()
+        present = np.flatnonzero(~np.isnan(values))
+        leaf = np.clip(self.leaf_of(values[present]), 0, self.size - 1)
+        if groups is None:
+            out[present] = self._within(leaf, rng.random(len(present)))
+            return out
+        group = groups[leaf]
+        for g in np.unique(group):
+            rows = present[group == g]
+            out[rows] = self.sample(len(rows), rng, leaves=groups == g)
+        return out
+
+    def coarse_bins(self) -> np.ndarray:
+        """Each leaf's level-0 bin (of the ``bins`` equal-width ones)."""
+        return np.arange(self.size) * self.bins // self.size
 
     def _within(self, leaf: np.ndarray, r: np.ndarray) -> np.ndarray:
         if self.spec.integer:
