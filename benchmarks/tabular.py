@@ -39,7 +39,7 @@ target); its ablation, each the default with one part switched off:
 ``privevo_32`` (``privevo_coarse`` at 32 bins), ``privevo_norounds`` (the PE rounds
 left out of the output, their budget still spent), ``privevo_lv4`` (trees 4 levels deep),
 ``privevo_m30`` (1-way marginals at 30 % of what refinements and pairs leave, the rounds
-the other 70 %); ``independent``
+the other 70 %), ``privevo_pool100k`` (an output pool of 100 000 rows, not 50 000); ``independent``
 (each column's noisy 10-bin histogram with the whole budget, columns sampled
 independently), ``aim`` and ``mst`` (smartnoise-synth on the same 10 public
 bins: numeric columns enter as bin indices, missing values as a category of
@@ -105,6 +105,7 @@ METHODS = (
     "privevo_lv4",
     "privevo_m30",
     "privevo_tree",
+    "privevo_pool100k",
     "mst",
     "aim",
     "mst32",
@@ -163,6 +164,7 @@ ABLATION = {  # what each part of the budget buys: the default with one part swi
     "privevo_lv4": {"levels": 4},  # trees 4 levels deep (40 960 leaves), not 2
     "privevo_m30": {"marginal_share": 0.3},  # the rounds get 70 % of the rest, not 50 %+
     "privevo_tree": {"pair_selection": "tree"},  # MST's one tree, not the adaptive rounds
+    "privevo_pool100k": {"pool": 100_000},  # twice the output pool (duplicate rows)
 }
 
 
