@@ -516,9 +516,9 @@ def _spread_repeats(codes: np.ndarray, idx: np.ndarray, metadata, fine, pairs, r
     for j, spec in enumerate(metadata.columns):
         column = columns.get(spec.name)
         if column is not None:
-            groups = cells.get(spec.name)
-            groups = column.coarse_bins() if groups is None else groups
-            codes[rows, j] = column.redraw(codes[rows, j], rng, groups)
+            cell_of_leaf = cells.get(spec.name)
+            cell_of_leaf = column.coarse_bins() if cell_of_leaf is None else cell_of_leaf
+            codes[rows, j] = column.redraw(codes[rows, j], rng, cell_of_leaf)
     return codes
 
 

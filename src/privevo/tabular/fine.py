@@ -139,23 +139,23 @@ class FineColumn:
         return values
 
     def redraw(
-        self, values: np.ndarray, rng: np.random.Generator, groups: np.ndarray | None = None
+        self, values: np.ndarray, rng: np.random.Generator, cell_of_leaf: np.ndarray | None = None
     ) -> np.ndarray:
-        """Each value redrawn from the leaf distribution restricted to its leaf's group
-        (``groups``: a group id per leaf; default: every leaf its own group, i.e. uniformly
-        inside its own leaf); missing stays missing. Every group's count is unchanged, and a
-        value of group g is drawn as a fresh value of g would be (post-processing)."""
+        """Each value redrawn from the leaf distribution restricted to its leaf's cell
+        (``cell_of_leaf``: a cell id per leaf; default: every leaf its own cell, i.e. uniformly
+        inside its own leaf); missing stays missing. Every cell's count is unchanged, and a
+        value of cell c is drawn as a fresh value of c would be (post-processing)."""
         values = np.asarray(values, dtype=float)
         out = values.copy()
         present = np.flatnonzero(~np.isnan(values))
         leaf = np.clip(self.leaf_of(values[present]), 0, self.size - 1)
-        if groups is None:
+        if cell_of_leaf is None:
             out[present] = self._within(leaf, rng.random(len(present)))
             return out
-        group = groups[leaf]
-        for g in np.unique(group):
-            rows = present[group == g]
-            out[rows] = self.sample(len(rows), rng, leaves=groups == g)
+        cell = cell_of_leaf[leaf]
+        for c in np.unique(cell):
+            rows = present[cell == c]
+            out[rows] = self.sample(len(rows), rng, leaves=cell_of_leaf == c)
         return out
 
     def coarse_bins(self) -> np.ndarray:
