@@ -504,7 +504,8 @@ def _spread_repeats(codes: np.ndarray, idx: np.ndarray, metadata, fine, pairs, r
     rows than it draws, so a row of weight w comes back about n·w times: exact duplicates
     that real rows rarely hold (docs/tabular.md, "Duplicate rows"). A repeat's value is drawn
     from the column's fine distribution inside its cell, as the tree model draws a fresh
-    row's; every pair, clique and 1-way cell of the row stays as drawn (post-processing)."""
+    row's: every pair and clique cell of the row stays as drawn, the 1-way bins and tree levels
+    keep their shares in expectation (post-processing)."""
     order = np.argsort(idx, kind="stable")
     repeat = np.empty(len(idx), dtype=bool)
     repeat[order] = np.concatenate([[False], idx[order][1:] == idx[order][:-1]])
