@@ -624,26 +624,6 @@ def test_a_level_the_noise_does_not_resolve_splits_its_parent_evenly():
     assert out[:2].sum() > 0.95 and out[2:6].sum() == 0.0
 
 
-def test_round_votes_within_their_noise_leave_the_pool_as_predicted():
-    """A round's votes within noise are shrunk to the pool's prediction, so no candidate's
-    cell is zeroed by a negative draw (clipping zeroed about half of them); votes that
-    clearly depart from the prediction are kept."""
-    from privevo.tabular.marginals import shrunk_votes
-
-    sigma, predicted = 20.0, np.full(500, 40.0)  # 500 candidates, 40 pool rows each
-    zeroed = []
-    for seed in range(50):
-        votes = 8.0 + np.random.default_rng(seed).normal(0, sigma, 500)  # 8 votes each ± 20
-        out = shrunk_votes(votes, predicted, sigma)
-        assert out.min() > 0 and np.ptp(out) < 0.5 * np.ptp(votes)
-        zeroed.append(np.mean(np.clip(votes, 0, None) == 0))
-    assert np.mean(zeroed) > 0.3
-    clear = np.concatenate([np.full(50, 400.0), np.zeros(450)])  # 50 candidates hold the rows
-    votes = clear + np.random.default_rng(0).normal(0, sigma, 500)
-    out, clipped = shrunk_votes(votes, predicted, sigma), np.clip(votes, 0, None)
-    assert out[:50].sum() / out.sum() > 0.98 * clipped[:50].sum() / clipped.sum() > 0.8
-
-
 def test_cdf_mutation_stays_where_the_data_is():
     """Mutations in the noisy-CDF space never leave the leaves that hold rows."""
     from privevo.tabular import TabularRandomAPI, TabularVariationAPI

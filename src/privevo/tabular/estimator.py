@@ -444,7 +444,7 @@ class TabularPE:
         codes = embedding.decode(engine.final_state_.population)
         if marginals is not None and self.pool > 0:
             codes = np.vstack([codes, _pool_rows(engine.random_api, self.pool, self._publish_rng)])
-            rounds = [(r.candidates, r.noisy_counts, r.sigma) for r in engine.history_]
+            rounds = [(r.candidates, r.noisy_counts) for r in engine.history_]
             extra = pool_constraints(codes, self.metadata_, self.bins, self.fine_, self.pairs_)
             return codes, fit_pool(
                 codes, embedding, self.bins, marginals["targets"], rounds, extra=extra

@@ -152,46 +152,25 @@ def fit_pool(
     embedding: TableEmbedding,
     bins: int,
     marginals: list[np.ndarray],
-    rounds: list[tuple[np.ndarray, np.ndarray, float]],
+    rounds: list[tuple[np.ndarray, np.ndarray]],
     sweeps: int = 30,
     extra: list | None = None,
 ) -> np.ndarray:
     """Weights of a public pool of rows that match every noisy measurement at once (IPF).
 
-    Constraints: each column's noisy 1-way marginal, for every PE round
-    (``rounds``: (candidates, noisy votes, their σ)) the pool's share in each candidate's
-    Voronoi cell = that candidate's votes shrunk towards the pool's own prediction
-    (:func:`shrunk_votes`), and each ``extra`` (cells, target) pair (finer 1-way levels,
-    2-way tables). Pure post-processing of the releases.
+    Constraints: each column's noisy 1-way marginal, for every PE round,
+    the pool's share in each candidate's Voronoi cell = that candidate's
+    clipped, normalised noisy votes (``rounds``: (candidates, noisy votes)),
+    and each ``extra`` (cells, target) pair (finer 1-way levels, 2-way tables).
+    Pure post-processing of the releases.
     """
     points = embedding.embed(pool_codes)
     cells = [cells_of(pool_codes, embedding, bins)]
     targets = list(marginals)
-    for candidates, votes, sigma in rounds:
-        voronoi = nearest(points, candidates)
-        cells.append(voronoi[:, None])
-        predicted = np.bincount(voronoi, minlength=len(candidates)).astype(float)
-        targets.append(probabilities(shrunk_votes(np.asarray(votes, float), predicted, sigma)))
+    for candidates, votes in rounds:
+        cells.append(nearest(points, candidates)[:, None])
+        targets.append(probabilities(votes))
     for column, target in extra or []:  # further measured marginals: (cells, target)
         cells.append(np.asarray(column, dtype=np.int64)[:, None])
         targets.append(np.asarray(target, dtype=float))
     return rake(np.ones(len(pool_codes)), np.hstack(cells), targets, sweeps)
-
-
-def shrunk_votes(votes: np.ndarray, predicted: np.ndarray, sigma: float) -> np.ndarray:
-    """A round's noisy votes v shrunk towards the pool's prediction e (its rows per Voronoi
-    cell, scaled to the votes' clipped total) by the positive-part James–Stein factor
-    (1 − (K − 2)σ²/‖v − e‖²)₊ over the K candidates, then clipped at 0.
-
-    Clipping the raw votes gives every candidate whose noise fell below 0 a cell of zero
-    weight: most of the pool, when the votes are within their noise (gss_wages at ε = 1), and
-    the output's rows then repeat. The shrunk votes move the pool only as far as they
-    resolve (post-processing)."""
-    total = float(np.clip(votes, 0.0, None).sum())
-    if not total > 0 or not predicted.sum() > 0:
-        return np.clip(votes, 0.0, None)
-    expected = predicted * total / predicted.sum()
-    gap = votes - expected
-    norm = float((gap**2).sum())
-    shrink = max(0.0, 1.0 - (len(votes) - 2) * sigma**2 / norm) if norm > 0 else 1.0
-    return np.clip(expected + shrink * gap, 0.0, None)
