@@ -403,12 +403,12 @@ def values_table(groups: dict) -> str:
 def time_table(groups: dict) -> str:
     """Fit seconds of TabularPE and AIM side by side (the same run) and their ratio."""
     lines = [
-        "| table | ε | privevo CPU s | aim CPU s | aim32 CPU s | privevo / aim32 (CPU) "
+        "| table | ε | privevo CPU s | aim32 CPU s | privevo / aim32 (CPU) "
         "| privevo / aim32 (wall) |",
-        "|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|",
     ]
     for tab, eps in dict.fromkeys((t, e) for t, e, _ in groups):
-        runs = {m: groups.get((tab, eps, m)) for m in ("privevo", "aim", "aim32")}
+        runs = {m: groups.get((tab, eps, m)) for m in ("privevo", "aim32")}
         if not runs["privevo"] or not runs["aim32"]:
             continue
 
@@ -419,8 +419,7 @@ def time_table(groups: dict) -> str:
         wall = mean("privevo", "fit_seconds") / mean("aim32", "fit_seconds")
         lines.append(
             f"| {tab} | {eps or '—'} | {mean('privevo', 'fit_cpu_seconds'):.1f} | "
-            f"{mean('aim', 'fit_cpu_seconds'):.1f} | {mean('aim32', 'fit_cpu_seconds'):.1f} | "
-            f"{ratio:.3f} | {wall:.3f} |"
+            f"{mean('aim32', 'fit_cpu_seconds'):.1f} | {ratio:.3f} | {wall:.3f} |"
         )
     return "\n".join(lines)
 
