@@ -52,6 +52,7 @@ from ..report import privacy_report, with_seed_warning
 from ..selection import Selector, make_selector, selector_names
 from .apis import RoundTagged, TabPESelection, TabularRandomAPI, TabularVariationAPI
 from .encoding import NO_ROWS, TableEmbedding, decode_codes, encode_block, per_block
+from .fine import spread_repeats
 from .marginals import cell_sampler, cells_of, fit_pool, rake
 from .measure import checked_delta, measure_fine, measure_marginals, measure_pairs, pool_constraints
 from .metadata import TableMetadata, metadata_from_data
@@ -289,7 +290,7 @@ class TabularPE:
         idx = rng.choice(
             len(self.codes_), size=n, replace=True, p=self.weights_ / self.weights_.sum()
         )
-        codes = _spread_repeats(self.codes_[idx], idx, self.metadata_, self.fine_, self.pairs_, rng)
+        codes = spread_repeats(self.codes_[idx], idx, self.metadata_, self.fine_, self.pairs_, rng)
         if self.smooth > 0 and self.samplers_:
             for j, spec in enumerate(self.metadata_.columns):
                 rows = np.flatnonzero(rng.random(n) < self.smooth)
@@ -493,34 +494,6 @@ def _unresolved(relations: list[dict], target: str | None, epsilon: float) -> li
         for r in relations
         if target in r["columns"] and r["signal_to_noise"] <= 1
     ]
-
-
-def _spread_repeats(codes: np.ndarray, idx: np.ndarray, metadata, fine, pairs, rng) -> np.ndarray:
-    """Each repeat of a pool row (every draw of it after the first) gets its numeric values
-    redrawn inside their measured cells: the column's pair cell where pairs were measured,
-    else its level-0 bin (:meth:`~privevo.tabular.fine.FineColumn.redraw`).
-
-    ``sample`` draws with replacement from a pool whose raked weights concentrate on fewer
-    rows than it draws, so a row of weight w comes back about n·w times: exact duplicates
-    that real rows rarely hold (docs/tabular.md, "Duplicate rows"). A repeat's value is drawn
-    from the column's fine distribution inside its cell, as the tree model draws a fresh
-    row's: every pair and clique cell of the row stays as drawn, the 1-way bins and tree levels
-    keep their shares in expectation (post-processing)."""
-    order = np.argsort(idx, kind="stable")
-    repeat = np.empty(len(idx), dtype=bool)
-    repeat[order] = np.concatenate([[False], idx[order][1:] == idx[order][:-1]])
-    columns = fine["samplers"] if fine is not None else {}
-    if not repeat.any() or not columns:
-        return codes
-    rows = np.flatnonzero(repeat)
-    cells = {b.spec.name: b.leaf_bin for b in pairs["binnings"]} if pairs is not None else {}
-    for j, spec in enumerate(metadata.columns):
-        column = columns.get(spec.name)
-        if column is not None:
-            cell_of_leaf = cells.get(spec.name)
-            cell_of_leaf = column.coarse_bins() if cell_of_leaf is None else cell_of_leaf
-            codes[rows, j] = column.redraw(codes[rows, j], rng, cell_of_leaf)
-    return codes
 
 
 def _split_off(rng: np.random.Generator) -> np.random.Generator:

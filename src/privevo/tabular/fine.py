@@ -35,7 +35,7 @@ import numpy as np
 
 from .metadata import ColumnSpec
 
-__all__ = ["BRANCHING", "tree_levels", "level_cells", "FineColumn"]
+__all__ = ["BRANCHING", "tree_levels", "level_cells", "FineColumn", "spread_repeats"]
 
 BRANCHING = 8
 
@@ -192,6 +192,34 @@ class FineColumn:
         if self.spec.integer:
             return np.clip(np.round(values), self.lo[leaf], self.hi[leaf])
         return np.clip(values, self.spec.lower, self.spec.upper)
+
+
+def spread_repeats(codes: np.ndarray, idx: np.ndarray, metadata, fine, pairs, rng) -> np.ndarray:
+    """Each repeat of a pool row (every draw of it after the first) gets its numeric values
+    redrawn inside their measured cells: the column's pair cell where pairs were measured,
+    else its level-0 bin (:meth:`FineColumn.redraw`).
+
+    ``sample`` draws with replacement from a pool whose raked weights concentrate on fewer
+    rows than it draws, so a row of weight w comes back about n·w times: exact duplicates
+    that real rows rarely hold (docs/tabular.md, "Duplicate rows"). A repeat's value is drawn
+    from the column's fine distribution inside its cell, as the tree model draws a fresh
+    row's: every pair and clique cell of the row stays as drawn, the 1-way bins and tree levels
+    keep their shares in expectation (post-processing)."""
+    order = np.argsort(idx, kind="stable")
+    repeat = np.empty(len(idx), dtype=bool)
+    repeat[order] = np.concatenate([[False], idx[order][1:] == idx[order][:-1]])
+    columns = fine["samplers"] if fine is not None else {}
+    if not repeat.any() or not columns:
+        return codes
+    rows = np.flatnonzero(repeat)
+    cells = {b.spec.name: b.leaf_bin for b in pairs["binnings"]} if pairs is not None else {}
+    for j, spec in enumerate(metadata.columns):
+        column = columns.get(spec.name)
+        if column is not None:
+            cell_of_leaf = cells.get(spec.name)
+            cell_of_leaf = column.coarse_bins() if cell_of_leaf is None else cell_of_leaf
+            codes[rows, j] = column.redraw(codes[rows, j], rng, cell_of_leaf)
+    return codes
 
 
 def _allocate(
