@@ -138,21 +138,15 @@ class FineColumn:
             values[rng.random(n) < self.missing] = np.nan
         return values
 
-    def redraw(
-        self, values: np.ndarray, rng: np.random.Generator, cell_of_leaf: np.ndarray | None = None
-    ) -> np.ndarray:
+    def redraw(self, values: np.ndarray, rng: np.random.Generator, cell_of_leaf: np.ndarray):
         """Each value redrawn from the leaf distribution restricted to its leaf's cell
-        (``cell_of_leaf``: a cell id per leaf; default: every leaf its own cell, i.e. uniformly
-        inside its own leaf); missing stays missing. Every cell's count is unchanged, and a
-        value of cell c is drawn as a fresh value of c would be (post-processing)."""
+        (``cell_of_leaf``: a cell id per leaf); missing stays missing. Every cell's count is
+        unchanged, and a value of cell c is drawn as a fresh value of c would be
+        (post-processing)."""
         values = np.asarray(values, dtype=float)
         out = values.copy()
         present = np.flatnonzero(~np.isnan(values))
-        leaf = np.clip(self.leaf_of(values[present]), 0, self.size - 1)
-        if cell_of_leaf is None:
-            out[present] = self._within(leaf, rng.random(len(present)))
-            return out
-        cell = cell_of_leaf[leaf]
+        cell = cell_of_leaf[np.clip(self.leaf_of(values[present]), 0, self.size - 1)]
         for c in np.unique(cell):
             rows = present[cell == c]
             out[rows] = self.sample(len(rows), rng, leaves=cell_of_leaf == c)
