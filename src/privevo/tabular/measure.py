@@ -368,16 +368,10 @@ def pool_constraints(codes: np.ndarray, metadata: TableMetadata, bins: int, fine
             if spec.nullable:
                 target = np.concatenate([target, [column.missing]])
             out.append((np.where(cells < 0, size, cells), target / target.sum()))
-    if pairs is not None and "cliques" in pairs:  # adaptive: every measured clique
+    if pairs is not None:  # adaptive: every measured clique; tree: every chosen pair
         sizes = [b.size for b in pairs["binnings"]]
         cells = np.column_stack([b.cells(codes[:, j]) for j, b in enumerate(pairs["binnings"])])
-        for clique, table in pairs["cliques"]:
+        cliques = pairs.get("cliques") or zip(pairs["edges"], pairs["joints"])
+        for clique, table in cliques:
             out.append((clique_cells(cells, clique, sizes), probabilities(table)))
-    elif pairs is not None:
-        binnings = pairs["binnings"]
-        for (a, b), joint in zip(pairs["edges"], pairs["joints"]):
-            cells = binnings[a].cells(codes[:, a]) * binnings[b].size + binnings[b].cells(
-                codes[:, b]
-            )
-            out.append((cells, probabilities(joint)))
     return out
