@@ -118,6 +118,7 @@ def make_plan(params: dict, metadata: TableMetadata, delta: float) -> Plan:
     """The plan of a fit from TabularPE's parameters (``params``: its constructor's) and the
     public metadata."""
     measured = params["marginal_share"] != 0 and params["epsilon"] != math.inf
+    selection = _pair_selection(params, metadata, measured)
     base = dict(
         epsilon=params["epsilon"],
         delta=delta,
@@ -128,9 +129,9 @@ def make_plan(params: dict, metadata: TableMetadata, delta: float) -> Plan:
         pair_bins=params["pair_bins"],
         threshold=params["threshold"],
         measured=measured,
-        pair_selection=_pair_selection(params, metadata, measured),
+        pair_selection=selection,
     )
-    shares = _shares(params, metadata, measured)
+    shares = _shares(params, metadata, measured, selection)
     if measured and params.get("target") is not None and len(metadata.columns) > 1:
         share = target_share(params, metadata, delta)
         shares = {k: v * (1.0 - share) for k, v in shares.items()}
@@ -165,17 +166,16 @@ def target_share(params: dict, metadata: TableMetadata, delta: float) -> float:
     return float(np.clip(share, low, high))
 
 
-def _shares(params: dict, metadata: TableMetadata, measured: bool) -> dict:
+def _shares(params: dict, metadata: TableMetadata, measured: bool, selection: str) -> dict:
     """Shares of B: refinements and pairs first, then the rest (module docstring)."""
     levels = sum(tree_levels(s, params["bins"], params["levels"]) for s in metadata.columns)
     refine = float(params["refine_share"]) if measured and levels > 0 else 0.0
     pair = float(params["pair_share"]) if measured and len(metadata.columns) > 1 else 0.0
-    adaptive = _pair_selection(params, metadata, measured) == "adaptive"
-    selection = ADAPTIVE_SELECTION if adaptive else PAIR_SELECTION
+    chosen = ADAPTIVE_SELECTION if selection == "adaptive" else PAIR_SELECTION
     return {
         "refinements": refine,
-        "pair_selection": selection * pair,
-        "pairs": (1 - selection) * pair,
+        "pair_selection": chosen * pair,
+        "pairs": (1 - chosen) * pair,
         "rest": 1.0 - refine - pair,
     }
 
