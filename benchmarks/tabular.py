@@ -39,7 +39,8 @@ target); its ablation, each the default with one part switched off:
 ``privevo_32`` (``privevo_coarse`` at 32 bins), ``privevo_norounds`` (the PE rounds
 left out of the output, their budget still spent), ``privevo_lv4`` (trees 4 levels deep),
 ``privevo_m30`` (1-way marginals at 30 % of what refinements and pairs leave, the rounds
-the other 70 %), ``privevo_pool100k`` (an output pool of 100 000 rows, not 50 000); ``independent``
+the other 70 %), ``privevo_pool100k`` (an output pool of 100 000 rows, not 50 000),
+``privevo_nogrow`` (the pool not grown where the draw would repeat rows); ``independent``
 (each column's noisy 10-bin histogram with the whole budget, columns sampled
 independently), ``aim`` and ``mst`` (smartnoise-synth on the same 10 public
 bins: numeric columns enter as bin indices, missing values as a category of
@@ -79,15 +80,13 @@ from privevo.evaluation import (  # noqa: E402
     quantile_tvd,
 )
 from privevo.tabular import TableEmbedding, decode_codes, encode_table  # noqa: E402
-from privevo.tabular.estimator import _pool_rows  # noqa: E402
 from privevo.tabular.marginals import (  # noqa: E402
     cell_sampler,
     cells_of,
-    fit_pool,
     noisy_marginals,
     probabilities,
 )
-from privevo.tabular.measure import pool_constraints  # noqa: E402
+from privevo.tabular.pool import pool_rows  # noqa: E402
 
 BINS = 10
 NOT_DP = ("real", "resample")  # reference rows: no ε
@@ -106,6 +105,7 @@ METHODS = (
     "privevo_m30",
     "privevo_tree",
     "privevo_pool100k",
+    "privevo_nogrow",
     "mst",
     "aim",
     "mst32",
@@ -151,9 +151,8 @@ class WithoutRounds(TabularPE):
     rounds' votes. What the rounds' information buys."""
 
     def _output(self, engine, embedding, marginals):
-        codes = _pool_rows(engine.random_api, self.pool, self._publish_rng)
-        extra = pool_constraints(codes, self.metadata_, self.bins, self.fine_, self.pairs_)
-        return codes, fit_pool(codes, embedding, self.bins, marginals["targets"], [], extra=extra)
+        codes = pool_rows(engine.random_api, self.pool, self._publish_rng)
+        return self._fit_pool(engine.random_api, embedding, marginals, codes, [])
 
 
 ABLATION = {  # what each part of the budget buys: the default with one part switched off
@@ -165,6 +164,7 @@ ABLATION = {  # what each part of the budget buys: the default with one part swi
     "privevo_m30": {"marginal_share": 0.3},  # the rounds get 70 % of the rest, not 50 %+
     "privevo_tree": {"pair_selection": "tree"},  # MST's one tree, not the adaptive rounds
     "privevo_pool100k": {"pool": 100_000},  # twice the output pool (duplicate rows)
+    "privevo_nogrow": {"pool_growth": 0},  # the pool as drawn, no variations of its heavy rows
 }
 
 

@@ -360,13 +360,15 @@ def test_audit_tabular_catches_marginals_with_too_little_noise(monkeypatch):
 
 
 def test_pool_and_population_defaults(meta):
-    """m = N/30 from the public n_rows (else 300); the output pool: candidates + 1000 draws."""
+    """m = N/30 from the public n_rows (else 300); the output pool: candidates + 1000 draws
+    (+ the variations of its heavy rows where it grows)."""
     from privevo.tabular.plan import population
 
     assert population(TabularPE().n_synthetic, meta) == 300
     assert population("auto", TableMetadata(meta.columns, n_rows=30_000)) == 1000
-    model = fit(small_table(), meta, pool=1000)
+    model = fit(small_table(), meta, pool=1000, pool_growth=0)
     assert len(model.codes_) == 1000 + 3 * 100 and model.weights_.sum() == pytest.approx(1.0)
+    assert len(fit(small_table(), meta, pool=1000).codes_) >= 1000 + 3 * 100
 
 
 # -- class-conditional votes (target) ------------------------------------------------------

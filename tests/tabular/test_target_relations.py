@@ -14,9 +14,9 @@ import pytest
 
 from privevo import TabularPE
 from privevo.tabular import metadata_from_description
-from privevo.tabular.estimator import POOL_SUPPORT, _pool_rows
 from privevo.tabular.measure import pool_margins
 from privevo.tabular.pairs import PairBinning, consistent_joint
+from privevo.tabular.pool import POOL_SUPPORT, pool_rows
 
 RARE = """
 n_rows: 2400
@@ -93,7 +93,7 @@ def test_part_of_the_pool_is_drawn_column_by_column():
     metadata = SimpleNamespace(columns=[None, None])
     api = SimpleNamespace(joint=joint, column=column, embedding=SimpleNamespace(metadata=metadata))
     api.sample_codes = joint
-    rows = _pool_rows(api, 1000, np.random.default_rng(0))
+    rows = pool_rows(api, 1000, np.random.default_rng(0))
     support = int(POOL_SUPPORT * 1000)
     assert draws == [1000 - support] and rows.shape == (1000, 2)
     assert (rows[-support:] == 1).all() and (rows[:-support] == 0).all()

@@ -17,6 +17,7 @@ after the releases is post-processing (docs/tabular.md)::
     S_0   = rows from the tree model
     T rounds: noisy votes of the embedded rows over S_{t-1} → select → parents + children
     pool  = last candidates + tree-model rows, weights_ fitted (IPF) to every measurement
+    grow  = pool_growth × (add variations of the rows n_rows draws would repeat → refit)
     sample(n) = n draws from the pool ∝ weights_ (PE's output is a multiset)
 
 Every release takes the same ``noise`` (Gaussian, or the exact discrete Gaussian), and the
@@ -53,15 +54,16 @@ from ..selection import Selector, make_selector, selector_names
 from .apis import RoundTagged, TabPESelection, TabularRandomAPI, TabularVariationAPI
 from .encoding import NO_ROWS, TableEmbedding, decode_codes, encode_block, per_block
 from .fine import spread_repeats
-from .marginals import cell_sampler, cells_of, fit_pool, rake
+from .marginals import cell_sampler, cells_of, rake
 from .measure import checked_delta, measure_fine, measure_marginals, measure_pairs, pool_constraints
 from .metadata import TableMetadata, metadata_from_data
 from .plan import default_delta, make_plan, population
+from .pool import constraint_cells, grow_pool, pool_rows, systematic_draw
 from .structure import without_empty
 
 __all__ = ["TabularPE"]
 
-POOL_SUPPORT = 0.1  # share of the output pool drawn column by column (_pool_rows)
+GROW_MUTATION = 0.2  # mutation probability per cell of the pool's variations (one cell always)
 GAPE_R = 1.0  # selector="gape": R, the embedding distance of two rows one category apart
 _COMPOSED_KEYS = (
     "epsilon",
@@ -135,6 +137,8 @@ class TabularPE:
     pool : rows of the output pool (0: Tab-PE's output, the last candidates weighted by
         their votes above ``threshold``·σ, raked to the marginals if ``rake``, each cell
         redrawn from its marginal with probability ``smooth`` in ``sample``)
+    pool_growth : passes that add PE variations of the pool rows a draw of the public
+        ``n_rows`` would repeat, refitting the pool each time (0: none; "Duplicate rows")
     adjacency : ``"add_remove"`` or ``"replace"``
     noise : ``"gaussian"``, ``"discrete_gaussian"`` or ``"discrete_gaussian_secure"``: the noise
         of every release (votes, marginals, tree levels, pair scores and tables), as
@@ -181,6 +185,7 @@ class TabularPE:
         "rake": ["boolean"],
         "smooth": [Interval(Real, 0, 1)],
         "pool": [Interval(Integral, 0, None)],
+        "pool_growth": [Interval(Integral, 0, None)],
         "noise": [StrOptions(set(NOISES))],
         "progress": ["boolean"],
     }
@@ -209,6 +214,7 @@ class TabularPE:
         rake: bool = True,
         smooth: float = 0.0,
         pool: int = 50_000,
+        pool_growth: int = 3,
         adjacency: str = "add_remove",
         noise: str = "gaussian",
         accountant=None,
@@ -236,6 +242,7 @@ class TabularPE:
         self.rake = rake
         self.smooth = smooth
         self.pool = pool
+        self.pool_growth = pool_growth
         self.adjacency = adjacency
         self.noise = noise
         self.accountant = accountant
@@ -287,10 +294,7 @@ class TabularPE:
             raise ValueError("this TabularPE is not fitted yet; call fit(df) first")
         n = self.n_synthetic_ if n is None else check_positive_int(n, "n")
         rng = check_random_state(random_state) if random_state is not None else self._sample_rng
-        idx = rng.choice(
-            len(self.codes_), size=n, replace=True, p=self.weights_ / self.weights_.sum()
-        )
-        codes = spread_repeats(self.codes_[idx], idx, self.metadata_, self.fine_, self.pairs_, rng)
+        codes = self._spread(self.codes_[systematic_draw(self.weights_, n, rng)], rng)
         if self.smooth > 0 and self.samplers_:
             for j, spec in enumerate(self.metadata_.columns):
                 rows = np.flatnonzero(rng.random(n) < self.smooth)
@@ -444,12 +448,9 @@ class TabularPE:
         """(codes, weights) of the output: the fitted pool, or the last candidates' votes."""
         codes = embedding.decode(engine.final_state_.population)
         if marginals is not None and self.pool > 0:
-            codes = np.vstack([codes, _pool_rows(engine.random_api, self.pool, self._publish_rng)])
+            codes = np.vstack([codes, pool_rows(engine.random_api, self.pool, self._publish_rng)])
             rounds = [(r.candidates, r.noisy_counts) for r in engine.history_]
-            extra = pool_constraints(codes, self.metadata_, self.bins, self.fine_, self.pairs_)
-            return codes, fit_pool(
-                codes, embedding, self.bins, marginals["targets"], rounds, extra=extra
-            )
+            return self._fit_pool(engine.random_api, embedding, marginals, codes, rounds)
         last = engine.history_[-1]
         weights = np.where(last.noisy_counts > self.threshold * last.sigma, last.noisy_counts, 0.0)
         if not weights.sum() > 0:  # nothing above the threshold: the positive votes, else uniform
@@ -459,19 +460,27 @@ class TabularPE:
             weights = rake(weights, cells_of(codes, embedding, self.bins), marginals["targets"])
         return codes, weights
 
+    def _fit_pool(self, random_api, embedding, marginals: dict, codes: np.ndarray, rounds: list):
+        """The pool grown where a draw of the public ``n_rows`` would repeat rows, and its
+        weights fitted to every measurement (:func:`~privevo.tabular.pool.grow_pool`)."""
 
-def _pool_rows(random_api: TabularRandomAPI, n: int, rng) -> np.ndarray:
-    """The output pool's public rows: the model's (the pair tree), and ``POOL_SUPPORT`` of them
-    with every column drawn on its own from its noisy marginal, so that every released cell
-    has pool rows to carry its mass (a category of 35 rows that the tree model reaches in only
-    a few cells would otherwise lose them all to one zeroed cell of another table)."""
-    support = int(POOL_SUPPORT * n) if random_api.joint is not None else 0
-    rows = random_api.sample_codes(n - support, rng)
-    if support == 0:
-        return rows
-    columns = random_api.embedding.metadata.columns
-    spread = np.column_stack([random_api.column(spec, support, rng) for spec in columns])
-    return np.vstack([rows, spread])
+        def constraints(rows: np.ndarray):
+            extra = pool_constraints(rows, self.metadata_, self.bins, self.fine_, self.pairs_)
+            return constraint_cells(rows, embedding, self.bins, marginals["targets"], rounds, extra)
+
+        mutate = TabularVariationAPI(random_api).mutate
+        return grow_pool(
+            codes,
+            constraints,
+            lambda rows, rng: mutate(rows, GROW_MUTATION, rng),
+            self._spread,
+            self.metadata_.n_rows or self.n_synthetic_,  # public: what a user draws by default
+            self._publish_rng,
+            passes=self.pool_growth,
+        )
+
+    def _spread(self, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return spread_repeats(codes, self.metadata_, self.fine_, self.pairs_, rng)
 
 
 def _relations(metadata: TableMetadata, pairs: dict, target: str | None) -> list[dict]:

@@ -188,10 +188,10 @@ class FineColumn:
         return np.clip(values, self.spec.lower, self.spec.upper)
 
 
-def spread_repeats(codes: np.ndarray, idx: np.ndarray, metadata, fine, pairs, rng) -> np.ndarray:
-    """Each repeat of a pool row (every draw of it after the first) gets its numeric values
-    redrawn inside their measured cells: the column's pair cell where pairs were measured,
-    else its level-0 bin (:meth:`FineColumn.redraw`).
+def spread_repeats(codes: np.ndarray, metadata, fine, pairs, rng) -> np.ndarray:
+    """Each repeated row (every row equal to an earlier one) gets its numeric values redrawn
+    inside their measured cells: the column's pair cell where pairs were measured, else its
+    level-0 bin (:meth:`FineColumn.redraw`).
 
     ``sample`` draws with replacement from a pool whose raked weights concentrate on fewer
     rows than it draws, so a row of weight w comes back about n·w times: exact duplicates
@@ -199,9 +199,9 @@ def spread_repeats(codes: np.ndarray, idx: np.ndarray, metadata, fine, pairs, rn
     from the column's fine distribution inside its cell, as the tree model draws a fresh
     row's: every pair and clique cell of the row stays as drawn, the 1-way bins and tree levels
     keep their shares in expectation (post-processing)."""
-    order = np.argsort(idx, kind="stable")
-    repeat = np.empty(len(idx), dtype=bool)
-    repeat[order] = np.concatenate([[False], idx[order][1:] == idx[order][:-1]])
+    _, first = np.unique(np.nan_to_num(codes, nan=np.inf), axis=0, return_index=True)
+    repeat = np.ones(len(codes), dtype=bool)
+    repeat[first] = False
     columns = fine["samplers"] if fine is not None else {}
     if not repeat.any() or not columns:
         return codes

@@ -18,7 +18,7 @@ with noise σ compose to μ = √C·Δ/σ (Δ = 1 add/remove, √2 replace).
 Everything else here is post-processing: cell probabilities are the clipped,
 normalised noisy counts; :func:`rake` rescales weights of candidate rows so
 that their marginals match those probabilities (iterative proportional
-fitting, Deming & Stephan 1940).
+fitting, Deming & Stephan 1940); :mod:`privevo.tabular.pool` fits the output pool with it.
 """
 
 from __future__ import annotations
@@ -30,7 +30,14 @@ import numpy as np
 from .encoding import TableEmbedding, per_block
 from .metadata import ColumnSpec
 
-__all__ = ["cell_candidates", "cells_of", "noisy_marginals", "rake", "cell_sampler"]
+__all__ = [
+    "cell_candidates",
+    "cells_of",
+    "noisy_marginals",
+    "rake",
+    "cell_sampler",
+    "nearest",
+]
 
 _MISSING = (0.5, math.sqrt(3.0) / 2.0)
 _EDGE_SHIFT = 1e-7
@@ -92,15 +99,17 @@ def rake(
     w = np.asarray(weights, dtype=float).copy()
     if not w.sum() > 0:
         return w
+    cells = np.asfortranarray(cells)  # one contiguous column per constraint
     for _ in range(sweeps):
         for j, q in enumerate(targets):
-            current = np.bincount(cells[:, j], weights=w, minlength=len(q)) / w.sum()
-            ratio = np.divide(q, current, out=np.ones_like(q), where=current > 0)
-            scaled = w * ratio[cells[:, j]]
-            if not scaled.sum() > 0:  # the target puts no mass where the rows are: skip this column
+            column = cells[:, j]
+            current = np.bincount(column, weights=w, minlength=len(q))
+            ratio = np.divide(q * current.sum(), current, out=np.ones_like(q), where=current > 0)
+            if not ratio @ current > 0:  # the target puts no mass where the rows are: skip it
                 continue
-            w = scaled
-    return w / w.sum()
+            w *= ratio[column]
+        w /= w.sum()
+    return w
 
 
 def cell_sampler(spec: ColumnSpec, bins: int, p: np.ndarray):
@@ -133,44 +142,19 @@ def _integer_range(spec: ColumnSpec, bins: int) -> tuple[np.ndarray, np.ndarray]
     return np.where(empty, centre, lo), np.where(empty, centre, hi)
 
 
-def nearest(points: np.ndarray, candidates: np.ndarray, chunk: int = 2048) -> np.ndarray:
-    """Index of each point's nearest candidate, in float32 (half float64's time on the pool's
-    Voronoi cells; a point within float32 rounding of two candidates may take either, where
-    the vote's exact kernel takes the lower index: post-processing of public rows)."""
+def nearest(points: np.ndarray, candidates: np.ndarray, chunk: int = 256) -> np.ndarray:
+    """Index of each point's nearest candidate, argmin ‖c‖² − 2·p·c in float32, chunk by chunk
+    into one buffer (a quarter of float64's time on the pool's Voronoi cells; a point within
+    float32 rounding of two candidates may take either, where the vote's exact kernel takes
+    the lower index: post-processing of public rows)."""
     points, candidates = np.asarray(points, np.float32), np.asarray(candidates, np.float32)
     c_sq = np.einsum("ij,ij->i", candidates, candidates)
+    minus_two = np.ascontiguousarray(-2.0 * candidates.T)
+    buffer = np.empty((chunk, len(candidates)), dtype=np.float32)
     out = np.empty(len(points), dtype=np.int64)
     for s in range(0, len(points), chunk):
-        out[s : s + chunk] = np.argmin(
-            c_sq[None, :] - 2.0 * points[s : s + chunk] @ candidates.T, axis=1
-        )
+        block = buffer[: len(points[s : s + chunk])]
+        np.matmul(points[s : s + chunk], minus_two, out=block)
+        block += c_sq
+        out[s : s + chunk] = block.argmin(axis=1)
     return out
-
-
-def fit_pool(
-    pool_codes: np.ndarray,
-    embedding: TableEmbedding,
-    bins: int,
-    marginals: list[np.ndarray],
-    rounds: list[tuple[np.ndarray, np.ndarray]],
-    sweeps: int = 30,
-    extra: list | None = None,
-) -> np.ndarray:
-    """Weights of a public pool of rows that match every noisy measurement at once (IPF).
-
-    Constraints: each column's noisy 1-way marginal, for every PE round,
-    the pool's share in each candidate's Voronoi cell = that candidate's
-    clipped, normalised noisy votes (``rounds``: (candidates, noisy votes)),
-    and each ``extra`` (cells, target) pair (finer 1-way levels, 2-way tables).
-    Pure post-processing of the releases.
-    """
-    points = embedding.embed(pool_codes)
-    cells = [cells_of(pool_codes, embedding, bins)]
-    targets = list(marginals)
-    for candidates, votes in rounds:
-        cells.append(nearest(points, candidates)[:, None])
-        targets.append(probabilities(votes))
-    for column, target in extra or []:  # further measured marginals: (cells, target)
-        cells.append(np.asarray(column, dtype=np.int64)[:, None])
-        targets.append(np.asarray(target, dtype=float))
-    return rake(np.ones(len(pool_codes)), np.hstack(cells), targets, sweeps)

@@ -1,0 +1,142 @@
+"""The output pool: public rows whose weights match every measurement, grown where a draw
+would repeat rows.
+
+    rows    = tree-model rows + POOL_SUPPORT of rows drawn column by column     (pool_rows)
+    cells   = each row's cell under every measurement                          (constraint_cells)
+    weights = IPF from equal weights to every noisy target (maximum entropy)   (rake)
+    grow    = while a trial draw of n_rows repeats over REPEAT_LIMIT of its rows, at most
+              `passes` times: add PE variations of the rows it draws more than once, refit
+
+Post-processing of the releases with public randomness (docs/tabular.md, "Duplicate rows").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .apis import TabularRandomAPI
+from .encoding import TableEmbedding
+from .marginals import cells_of, nearest, probabilities, rake
+
+__all__ = [
+    "POOL_SUPPORT",
+    "REPEAT_LIMIT",
+    "pool_rows",
+    "constraint_cells",
+    "grow_pool",
+    "systematic_draw",
+]
+
+POOL_SUPPORT = 0.1  # share of the output pool drawn column by column (pool_rows)
+REPEAT_LIMIT = 0.01  # grow_pool stops once a trial draw repeats at most this share of its rows
+TRIAL_ROWS = 100_000  # the trial draw's size, at most
+
+
+def pool_rows(random_api: TabularRandomAPI, n: int, rng: np.random.Generator) -> np.ndarray:
+    """The output pool's public rows: the model's (the pair tree), and ``POOL_SUPPORT`` of them
+    with every column drawn on its own from its noisy marginal, so that every released cell
+    has pool rows to carry its mass (a category of 35 rows that the tree model reaches in only
+    a few cells would otherwise lose them all to one zeroed cell of another table)."""
+    support = int(POOL_SUPPORT * n) if random_api.joint is not None else 0
+    rows = random_api.sample_codes(n - support, rng)
+    if support == 0:
+        return rows
+    columns = random_api.embedding.metadata.columns
+    spread = np.column_stack([random_api.column(spec, support, rng) for spec in columns])
+    return np.vstack([rows, spread])
+
+
+def constraint_cells(
+    pool_codes: np.ndarray,
+    embedding: TableEmbedding,
+    bins: int,
+    marginals: list[np.ndarray],
+    rounds: list[tuple[np.ndarray, np.ndarray]],
+    extra: list | None = None,
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """(N, K) cell of every pool row under each of its K measurements, and the K targets.
+
+    Each column's noisy 1-way marginal (``marginals``); for every PE round (``rounds``:
+    (candidates, noisy votes)) the candidate whose Voronoi cell holds the row, its target the
+    clipped, normalised votes; each ``extra`` (cells, target) pair (finer 1-way levels, 2-way
+    tables and cliques)."""
+    points = embedding.embed(pool_codes)
+    cells = [cells_of(pool_codes, embedding, bins)]
+    targets = list(marginals)
+    for candidates, votes in rounds:
+        cells.append(nearest(points, candidates)[:, None])
+        targets.append(probabilities(votes))
+    for column, target in extra or []:  # further measured marginals: (cells, target)
+        cells.append(np.asarray(column, dtype=np.int64)[:, None])
+        targets.append(np.asarray(target, dtype=float))
+    return np.hstack(cells), targets
+
+
+def grow_pool(
+    codes: np.ndarray,
+    constraints: Callable[[np.ndarray], tuple[np.ndarray, list[np.ndarray]]],
+    vary: Callable[[np.ndarray, np.random.Generator], np.ndarray],
+    spread: Callable[[np.ndarray, np.random.Generator], np.ndarray],
+    rows: int,
+    rng: np.random.Generator,
+    passes: int = 3,
+    most: int = 20,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The pool and its raked weights, grown where a draw of ``rows`` rows would repeat rows.
+
+    Raking (:func:`~privevo.tabular.marginals.rake`, from equal weights: the maximum-entropy
+    fit) can only spread the mass over the rows the pool has; where the measurements want
+    more mass than the pool has rows, a few rows carry it and a draw of ``rows`` repeats each
+    about ``rows``·w times (:func:`systematic_draw`). While a trial draw (``spread`` as ``sample`` does) repeats more
+    than ``REPEAT_LIMIT`` of its rows, each pass adds ⌈rows·w⌉ − 1 (at most ``most``; per pass
+    at most the pool's first size) variations of every such row (``vary``: PE's variation step),
+    keeps those the pool lacks, and rakes the grown pool again from equal weights: the new
+    rows take mass only as far as every measurement agrees (``constraints``: rows → (cells,
+    targets)).
+    """
+    cells, targets = constraints(codes)
+    weights = rake(np.ones(len(codes)), cells, targets)
+    budget = len(codes)
+    for _ in range(passes):
+        if _repeat_share(codes, weights, rows, spread, rng) <= REPEAT_LIMIT:
+            break
+        copies = np.minimum(np.ceil(rows * weights) - 1, most).clip(0)  # draw's repeats, at most
+        copies = np.floor(copies * min(1.0, budget / max(copies.sum(), 1.0))).astype(np.int64)
+        children = _new_rows(vary(np.repeat(codes, copies, axis=0), rng), codes)
+        if not len(children):
+            break
+        codes = np.vstack([codes, children])
+        cells = np.vstack([cells, constraints(children)[0]])
+        weights = rake(np.ones(len(codes)), cells, targets)
+    return codes, weights
+
+
+def _repeat_share(codes, weights, rows: int, spread, rng: np.random.Generator) -> float:
+    """Share of a trial draw (``rows`` rows, at most ``TRIAL_ROWS``) equal to an earlier row."""
+    n = min(rows, TRIAL_ROWS)
+    drawn = spread(codes[systematic_draw(weights, n, rng)], rng)
+    return 1.0 - len(np.unique(np.nan_to_num(drawn, nan=np.inf), axis=0)) / n
+
+
+def systematic_draw(weights: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Indices of ``n`` rows drawn ∝ ``weights`` by systematic sampling in a random order
+    (Madow 1949): row i comes back ⌊n·w_i⌋ or ⌈n·w_i⌉ times, n·w_i in expectation, so a row of
+    n·w ≤ 1 at most once, where n independent draws would repeat rows of any weight (about
+    n²/2 pairs over the effective pool size). Returned in a random order."""
+    order = rng.permutation(len(weights))
+    cumulative = np.cumsum(weights[order] / weights.sum()) * n
+    points = rng.random() + np.arange(n)
+    at = np.minimum(np.searchsorted(cumulative, points, side="right"), len(order) - 1)
+    return rng.permutation(order[at])
+
+
+def _new_rows(candidates: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """The distinct rows of ``candidates`` that ``codes`` does not hold, in first-seen order."""
+    if not len(candidates):
+        return candidates
+    both = np.nan_to_num(np.vstack([codes, candidates]), nan=np.inf)  # codes are finite or NaN
+    _, first = np.unique(both, axis=0, return_index=True)
+    first = np.sort(first[first >= len(codes)])
+    return candidates[first - len(codes)]
