@@ -40,7 +40,8 @@ target); its ablation, each the default with one part switched off:
 left out of the output, their budget still spent), ``privevo_lv4`` (trees 4 levels deep),
 ``privevo_m30`` (1-way marginals at 30 % of what refinements and pairs leave, the rounds
 the other 70 %), ``privevo_pool100k`` (an output pool of 100 000 rows, not 50 000),
-``privevo_nogrow`` (the pool not grown where the draw would repeat rows); ``independent``
+``privevo_nogrow`` (the pool not grown where the draw would repeat rows), ``privevo_iid``
+(``privevo_nogrow`` sampled by independent draws, not systematically); ``independent``
 (each column's noisy 10-bin histogram with the whole budget, columns sampled
 independently), ``aim`` and ``mst`` (smartnoise-synth on the same 10 public
 bins: numeric columns enter as bin indices, missing values as a category of
@@ -106,6 +107,7 @@ METHODS = (
     "privevo_tree",
     "privevo_pool100k",
     "privevo_nogrow",
+    "privevo_iid",
     "mst",
     "aim",
     "mst32",
@@ -153,6 +155,15 @@ class WithoutRounds(TabularPE):
     def _output(self, engine, embedding, marginals):
         codes = pool_rows(engine.random_api, self.pool, self._publish_rng)
         return self._fit_pool(engine.random_api, embedding, marginals, codes, [])
+
+
+class IndependentDraws(TabularPE):
+    """The default fit without its pool's growth, sampled by ``n`` independent draws ∝ the
+    weights (with replacement) instead of the systematic draw: what the draw does to
+    duplicate rows."""
+
+    def _draw(self, n, rng):
+        return rng.choice(len(self.codes_), size=n, p=self.weights_ / self.weights_.sum())
 
 
 ABLATION = {  # what each part of the budget buys: the default with one part switched off
@@ -224,6 +235,7 @@ RUNNERS = {
     "privevo": privevo(),
     **{name: privevo(**options) for name, options in ABLATION.items()},
     "privevo_norounds": privevo(WithoutRounds),
+    "privevo_iid": privevo(IndependentDraws, pool_growth=0),
     "mst": smartnoise("mst"),
     "aim": smartnoise("aim"),
     "mst32": smartnoise("mst", 32),

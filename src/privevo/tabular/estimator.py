@@ -294,7 +294,7 @@ class TabularPE:
             raise ValueError("this TabularPE is not fitted yet; call fit(df) first")
         n = self.n_synthetic_ if n is None else check_positive_int(n, "n")
         rng = check_random_state(random_state) if random_state is not None else self._sample_rng
-        codes = self._spread(self.codes_[systematic_draw(self.weights_, n, rng)], rng)
+        codes = self._spread(self.codes_[self._draw(n, rng)], rng)
         if self.smooth > 0 and self.samplers_:
             for j, spec in enumerate(self.metadata_.columns):
                 rows = np.flatnonzero(rng.random(n) < self.smooth)
@@ -478,6 +478,10 @@ class TabularPE:
             self._publish_rng,
             passes=self.pool_growth,
         )
+
+    def _draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Pool indices of ``n`` rows ∝ ``weights_`` (:func:`.pool.systematic_draw`)."""
+        return systematic_draw(self.weights_, n, rng)
 
     def _spread(self, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return spread_repeats(codes, self.metadata_, self.fine_, self.pairs_, rng)

@@ -88,13 +88,13 @@ def grow_pool(
 
     Raking (:func:`~privevo.tabular.marginals.rake`, from equal weights: the maximum-entropy
     fit) can only spread the mass over the rows the pool has; where the measurements want
-    more mass than the pool has rows, a few rows carry it and a draw of ``rows`` repeats each
-    about ``rows``·w times (:func:`systematic_draw`). While a trial draw (``spread`` as ``sample`` does) repeats more
-    than ``REPEAT_LIMIT`` of its rows, each pass adds ⌈rows·w⌉ − 1 (at most ``most``; per pass
-    at most the pool's first size) variations of every such row (``vary``: PE's variation step),
-    keeps those the pool lacks, and rakes the grown pool again from equal weights: the new
-    rows take mass only as far as every measurement agrees (``constraints``: rows → (cells,
-    targets)).
+    more mass than the pool has rows, a few rows carry it, and :func:`systematic_draw` takes
+    a row of weight w ⌈rows·w⌉ times. While a trial draw (``spread`` as ``sample`` spreads
+    it) repeats more than ``REPEAT_LIMIT`` of its rows, each pass adds ⌈rows·w⌉ − 1 variations
+    of every such row (``vary``: PE's variation step; at most ``most`` per row and the pool's
+    first size per pass), keeps those the pool lacks, and rakes the grown pool again from
+    equal weights: a new row takes mass only as far as every measurement agrees
+    (``constraints``: rows → (cells, targets)).
     """
     cells, targets = constraints(codes)
     weights = rake(np.ones(len(codes)), cells, targets)
