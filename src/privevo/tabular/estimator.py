@@ -18,7 +18,7 @@ after the releases is post-processing (docs/tabular.md)::
     T rounds: noisy votes of the embedded rows over S_{t-1} → select → parents + children
     pool  = last candidates + tree-model rows, weights_ fitted (IPF) to every measurement
     grow  = pool_growth × (add variations of the rows n_rows draws would repeat → refit)
-    sample(n) = n draws from the pool ∝ weights_ (PE's output is a multiset)
+    sample(n) = n rows drawn systematically ∝ weights_ (PE's output is a multiset)
 
 Every release takes the same ``noise`` (Gaussian, or the exact discrete Gaussian), and the
 adaptive choices the exponential mechanism; a fit with them is accounted by zCDP. The

@@ -193,9 +193,9 @@ def spread_repeats(codes: np.ndarray, metadata, fine, pairs, rng) -> np.ndarray:
     inside their measured cells: the column's pair cell where pairs were measured, else its
     level-0 bin (:meth:`FineColumn.redraw`).
 
-    ``sample`` draws with replacement from a pool whose raked weights concentrate on fewer
-    rows than it draws, so a row of weight w comes back about n·w times: exact duplicates
-    that real rows rarely hold (docs/tabular.md, "Duplicate rows"). A repeat's value is drawn
+    ``sample`` draws from a pool whose raked weights may concentrate on fewer rows than it
+    draws, so a row of weight w comes back ⌈n·w⌉ times: exact duplicates that real rows
+    rarely hold (docs/tabular.md, "Duplicate rows"). A repeat's value is drawn
     from the column's fine distribution inside its cell, as the tree model draws a fresh
     row's: every pair and clique cell of the row stays as drawn, the 1-way bins and tree levels
     keep their shares in expectation (post-processing)."""
