@@ -44,6 +44,7 @@ __all__ = [
     "encode_block",
     "cell_number",
     "per_block",
+    "first_rows",
     "decode_codes",
     "output_dtype",
     "TableEmbedding",
@@ -83,6 +84,14 @@ def encode_block(df, metadata: TableMetadata, offset: int = 0) -> np.ndarray:
 def per_block(codes, fn, dim: int, dtype=np.float64):
     """``fn(codes)``: on an array at once, on a source of code blocks block by block."""
     return fn(codes) if isinstance(codes, np.ndarray) else codes.then(fn, dim, dtype)
+
+
+def first_rows(codes: np.ndarray) -> np.ndarray:
+    """Sorted indices of the first occurrence of each distinct row of ``codes`` (finite or NaN;
+    NaN equals NaN, −0 equals 0): each row's bytes as one key, a 1-D sort."""
+    canonical = np.ascontiguousarray(np.nan_to_num(np.asarray(codes, float), nan=np.inf) + 0.0)
+    keys = canonical.view(np.dtype((np.void, canonical.itemsize * canonical.shape[1]))).ravel()
+    return np.sort(np.unique(keys, return_index=True)[1])
 
 
 def _check_columns(df, metadata: TableMetadata) -> None:

@@ -33,6 +33,7 @@ import math
 
 import numpy as np
 
+from .encoding import first_rows
 from .metadata import ColumnSpec
 
 __all__ = ["BRANCHING", "tree_levels", "level_cells", "FineColumn", "spread_repeats"]
@@ -199,9 +200,8 @@ def spread_repeats(codes: np.ndarray, metadata, fine, pairs, rng) -> np.ndarray:
     from the column's fine distribution inside its cell, as the tree model draws a fresh
     row's: every pair and clique cell of the row stays as drawn, the 1-way bins and tree levels
     keep their shares in expectation (post-processing)."""
-    _, first = np.unique(np.nan_to_num(codes, nan=np.inf), axis=0, return_index=True)
     repeat = np.ones(len(codes), dtype=bool)
-    repeat[first] = False
+    repeat[first_rows(codes)] = False
     columns = fine["samplers"] if fine is not None else {}
     if not repeat.any() or not columns:
         return codes

@@ -17,7 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .apis import TabularRandomAPI
-from .encoding import TableEmbedding
+from .encoding import TableEmbedding, first_rows
 from .marginals import cells_of, nearest, probabilities, rake
 
 __all__ = [
@@ -117,7 +117,7 @@ def _repeat_share(codes, weights, rows: int, spread, rng: np.random.Generator) -
     """Share of a trial draw (``rows`` rows, at most ``TRIAL_ROWS``) equal to an earlier row."""
     n = min(rows, TRIAL_ROWS)
     drawn = spread(codes[systematic_draw(weights, n, rng)], rng)
-    return 1.0 - len(np.unique(np.nan_to_num(drawn, nan=np.inf), axis=0)) / n
+    return 1.0 - len(first_rows(drawn)) / n
 
 
 def systematic_draw(weights: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -136,7 +136,5 @@ def _new_rows(candidates: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """The distinct rows of ``candidates`` that ``codes`` does not hold, in first-seen order."""
     if not len(candidates):
         return candidates
-    both = np.nan_to_num(np.vstack([codes, candidates]), nan=np.inf)  # codes are finite or NaN
-    _, first = np.unique(both, axis=0, return_index=True)
-    first = np.sort(first[first >= len(codes)])
-    return candidates[first - len(codes)]
+    first = first_rows(np.vstack([codes, candidates]))
+    return candidates[first[first >= len(codes)] - len(codes)]
