@@ -126,6 +126,7 @@ def systematic_draw(weights: np.ndarray, n: int, rng: np.random.Generator) -> np
     n·w ≤ 1 at most once, where n independent draws would repeat rows of any weight (about
     n²/2 pairs over the effective pool size). Returned in a random order."""
     order = rng.permutation(len(weights))
+    order = order[weights[order] > 0]  # a row of weight 0 never comes back, rounding aside
     cumulative = np.cumsum(weights[order] / weights.sum()) * n
     points = rng.random() + np.arange(n)
     at = np.minimum(np.searchsorted(cumulative, points, side="right"), len(order) - 1)
