@@ -81,6 +81,31 @@ weight: numeric values 0, 500, 750, 1000, 1250, 2000 | nullable
 """
 
 
+# categories and a 21-value integer, the public n_rows far above the pool: a draw of n_rows
+# repeats pool rows that nothing can spread apart, so the pool grows (docs/tabular.md,
+# "Duplicate rows")
+GROWTH_DESCRIPTION = """
+n_rows: 2000
+zip: categorical 01234, 02139, 10001, other | other=other
+color: categorical red, green, blue
+size: integer 0..20
+"""
+
+
+def small_table(n: int = 120, seed: int = 0):
+    """Rows of :data:`GROWTH_DESCRIPTION`: few distinct values to tell them apart."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "zip": rng.choice(["01234", "02139", "10001"], n),
+            "color": rng.choice(["red", "green", "blue"], n),
+            "size": rng.integers(0, 21, n),
+        }
+    )
+
+
 def table_metadata(description: str = TABLE_DESCRIPTION):
     from privevo.tabular import metadata_from_description
 
@@ -112,6 +137,7 @@ class EntryPoint:
     make_run: Callable[[Path], Callable[[object], object]]  # tmp folder → run(data)
     data: Callable[[], object]
     fast: bool = False  # in ``make test-fast``
+    description: str = TABLE_DESCRIPTION  # a table's public description (its neighbours' rows)
 
     @property
     def id(self) -> str:
@@ -124,7 +150,7 @@ class EntryPoint:
         if self.kind == "users":
             return gen.user_neighbours(D, self.adjacency)
         if self.kind == "table":
-            return gen.table_neighbours(D, table_metadata(), self.adjacency)
+            return gen.table_neighbours(D, table_metadata(self.description), self.adjacency)
         if self.kind == "texts":
             return gen.text_neighbours(D, self.adjacency)
         return gen.labelled_text_neighbours(D, self.adjacency)
@@ -278,6 +304,7 @@ def _tabular(
     target=None,
     description: str = TABLE_DESCRIPTION,
     pair_selection: str = "tree",
+    **options,
 ):
     def make(tmp):
         def run(df):
@@ -309,6 +336,7 @@ def _tabular(
                 target=target,
                 pair_selection=pair_selection,
                 random_state=SEED,
+                **options,
             ).fit(source)
             sample = est.sample(30, random_state=1)
             return {
@@ -529,6 +557,18 @@ def _entry_points() -> list[EntryPoint]:
                 adjacency,
                 _tabular(adjacency, pair_selection="adaptive"),
                 table,
+            )
+        )
+        growth = _tabular(adjacency, description=GROWTH_DESCRIPTION)
+        rows.append(  # the pool's growth (grow_pool): public, but on the fit's path
+            E(
+                "tabular pool growth",
+                "table",
+                adjacency,
+                growth,
+                small_table,
+                False,
+                GROWTH_DESCRIPTION,
             )
         )
         structure = _tabular(adjacency, description=STRUCTURE_DESCRIPTION)

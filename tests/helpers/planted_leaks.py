@@ -372,4 +372,17 @@ PLANTS = (
         ),
         ("tabular structure/add_remove",),
     ),
+    Plant(
+        "post-processing: the pool grown for the private row count",
+        "tabular/estimator.py",
+        (
+            (_TAB_FIT, _TAB_FIT + "        self._private_rows = len(df)\n"),
+            (
+                "            self.metadata_.n_rows or self.n_synthetic_,"
+                "  # public: what a user draws by default\n",
+                "            20 * self._private_rows,\n",
+            ),
+        ),
+        ("tabular pool growth/add_remove",),
+    ),
 )
