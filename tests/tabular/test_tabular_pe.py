@@ -390,7 +390,7 @@ def test_weighted_embedding_round_trip_and_scale(meta):
 def test_target_votes_are_class_conditional(meta):
     """Every private row's nearest candidate of every round has the row's own class; children
     keep their parent's class; the report names the target."""
-    from privevo.tabular.marginals import nearest
+    from privevo.tabular.pool import nearest
 
     df = small_table()
     model = fit(df, meta, target="flag", iterations=3)

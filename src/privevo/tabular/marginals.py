@@ -36,7 +36,6 @@ __all__ = [
     "noisy_marginals",
     "rake",
     "cell_sampler",
-    "nearest",
 ]
 
 _MISSING = (0.5, math.sqrt(3.0) / 2.0)
@@ -140,21 +139,3 @@ def _integer_range(spec: ColumnSpec, bins: int) -> tuple[np.ndarray, np.ndarray]
     empty = lo > hi
     centre = np.round((edges[:-1] + edges[1:]) / 2)
     return np.where(empty, centre, lo), np.where(empty, centre, hi)
-
-
-def nearest(points: np.ndarray, candidates: np.ndarray, chunk: int = 256) -> np.ndarray:
-    """Index of each point's nearest candidate, argmin ‖c‖² − 2·p·c in float32, chunk by chunk
-    into one buffer (a quarter of float64's time on the pool's Voronoi cells; a point within
-    float32 rounding of two candidates may take either, where the vote's exact kernel takes
-    the lower index: post-processing of public rows)."""
-    points, candidates = np.asarray(points, np.float32), np.asarray(candidates, np.float32)
-    c_sq = np.einsum("ij,ij->i", candidates, candidates)
-    minus_two = np.ascontiguousarray(-2.0 * candidates.T)
-    buffer = np.empty((chunk, len(candidates)), dtype=np.float32)
-    out = np.empty(len(points), dtype=np.int64)
-    for s in range(0, len(points), chunk):
-        block = buffer[: len(points[s : s + chunk])]
-        np.matmul(points[s : s + chunk], minus_two, out=block)
-        block += c_sq
-        out[s : s + chunk] = block.argmin(axis=1)
-    return out

@@ -18,7 +18,7 @@ import numpy as np
 
 from .apis import TabularRandomAPI
 from .encoding import TableEmbedding, first_rows
-from .marginals import cells_of, nearest, probabilities, rake
+from .marginals import cells_of, probabilities, rake
 
 __all__ = [
     "POOL_SUPPORT",
@@ -27,6 +27,7 @@ __all__ = [
     "constraint_cells",
     "grow_pool",
     "systematic_draw",
+    "nearest",
 ]
 
 POOL_SUPPORT = 0.1  # share of the output pool drawn column by column (pool_rows)
@@ -139,3 +140,21 @@ def _new_rows(candidates: np.ndarray, codes: np.ndarray) -> np.ndarray:
         return candidates
     first = first_rows(np.vstack([codes, candidates]))
     return candidates[first[first >= len(codes)] - len(codes)]
+
+
+def nearest(points: np.ndarray, candidates: np.ndarray, chunk: int = 256) -> np.ndarray:
+    """Index of each point's nearest candidate (its Voronoi cell): argmin ‖c‖² − 2·p·c in
+    float32, chunk by chunk into one buffer. A point within float32 rounding of two candidates
+    may take either, where the vote's exact kernel takes the lower index (post-processing of
+    public rows)."""
+    points, candidates = np.asarray(points, np.float32), np.asarray(candidates, np.float32)
+    c_sq = np.einsum("ij,ij->i", candidates, candidates)
+    minus_two = np.ascontiguousarray(-2.0 * candidates.T)
+    buffer = np.empty((chunk, len(candidates)), dtype=np.float32)
+    out = np.empty(len(points), dtype=np.int64)
+    for s in range(0, len(points), chunk):
+        block = buffer[: len(points[s : s + chunk])]
+        np.matmul(points[s : s + chunk], minus_two, out=block)
+        block += c_sq
+        out[s : s + chunk] = block.argmin(axis=1)
+    return out
