@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from .apis import TabularRandomAPI
 from .encoding import TableEmbedding, first_rows
@@ -25,6 +26,7 @@ __all__ = [
     "REPEAT_LIMIT",
     "pool_rows",
     "constraint_cells",
+    "carries_mass",
     "grow_pool",
     "systematic_draw",
     "nearest",
@@ -62,17 +64,40 @@ def constraint_cells(
     Each column's noisy 1-way marginal (``marginals``); for every PE round (``rounds``:
     (candidates, noisy votes)) the candidate whose Voronoi cell holds the row, its target the
     clipped, normalised votes; each ``extra`` (cells, target) pair (finer 1-way levels, 2-way
-    tables and cliques)."""
-    points = embedding.embed(pool_codes)
+    tables and cliques). A row that another measurement already puts in a cell of target 0
+    carries no mass after raking: its Voronoi cells are not searched, and it takes each round's
+    last cell, one of target 0 (:func:`carries_mass`)."""
     cells = [cells_of(pool_codes, embedding, bins)]
     targets = list(marginals)
+    extra = [
+        (np.asarray(c, dtype=np.int64)[:, None], np.asarray(t, dtype=float)) for c, t in extra or []
+    ]
+    live = carries_mass(np.hstack(cells + [c for c, _ in extra]), targets + [t for _, t in extra])
+    points = embedding.embed(pool_codes)
     for candidates, votes in rounds:
-        cells.append(nearest(points, candidates)[:, None])
-        targets.append(probabilities(votes))
-    for column, target in extra or []:  # further measured marginals: (cells, target)
-        cells.append(np.asarray(column, dtype=np.int64)[:, None])
-        targets.append(np.asarray(target, dtype=float))
+        target = np.append(probabilities(votes), 0.0)
+        cell = np.full(len(pool_codes), len(candidates), dtype=np.int64)
+        cell[live] = nearest(points[live], candidates)
+        positive = target[cell] > 0
+        live &= positive if positive[live].any() else live
+        cells.append(cell[:, None])
+        targets.append(target)
+    for column, target in extra:
+        cells.append(column)
+        targets.append(target)
     return np.hstack(cells), targets
+
+
+def carries_mass(cells: np.ndarray, targets: list[np.ndarray]) -> np.ndarray:
+    """Rows whose every cell has a positive target: :func:`rake` gives any other row weight 0.
+    A measurement counts only where some row lies in a cell of positive target (``rake`` skips
+    one that puts no mass where the rows are)."""
+    live = np.ones(len(cells), dtype=bool)
+    for j, target in enumerate(targets):
+        positive = target[cells[:, j]] > 0
+        if positive.any():
+            live &= positive
+    return live
 
 
 def grow_pool(
@@ -106,10 +131,12 @@ def grow_pool(
         copies = np.minimum(np.ceil(rows * weights) - 1, most).clip(0)  # draw's repeats, at most
         copies = np.floor(copies * min(1.0, budget / max(copies.sum(), 1.0))).astype(np.int64)
         children = _new_rows(vary(np.repeat(codes, copies, axis=0), rng), codes)
-        if not len(children):
+        child_cells = constraints(children)[0] if len(children) else cells[:0]
+        alive = carries_mass(child_cells, targets)  # the rest would take no mass
+        if not alive.any():
             break
-        codes = np.vstack([codes, children])
-        cells = np.vstack([cells, constraints(children)[0]])
+        codes = np.vstack([codes, children[alive]])
+        cells = np.vstack([cells, child_cells[alive]])
         weights = rake(np.ones(len(codes)), cells, targets)
     return codes, weights
 
@@ -146,15 +173,17 @@ def nearest(points: np.ndarray, candidates: np.ndarray, chunk: int = 256) -> np.
     """Index of each point's nearest candidate (its Voronoi cell): argmin ‖c‖² − 2·p·c in
     float32, chunk by chunk into one buffer. A point within float32 rounding of two candidates
     may take either, where the vote's exact kernel takes the lower index (post-processing of
-    public rows)."""
+    public rows). One BLAS thread: at 256 rows a chunk a second thread costs more CPU time
+    than it saves wall time (``benchmarks/tabular.py`` fit times)."""
     points, candidates = np.asarray(points, np.float32), np.asarray(candidates, np.float32)
     c_sq = np.einsum("ij,ij->i", candidates, candidates)
     minus_two = np.ascontiguousarray(-2.0 * candidates.T)
     buffer = np.empty((chunk, len(candidates)), dtype=np.float32)
     out = np.empty(len(points), dtype=np.int64)
-    for s in range(0, len(points), chunk):
-        block = buffer[: len(points[s : s + chunk])]
-        np.matmul(points[s : s + chunk], minus_two, out=block)
-        block += c_sq
-        out[s : s + chunk] = block.argmin(axis=1)
+    with threadpool_limits(1, user_api="blas"):
+        for s in range(0, len(points), chunk):
+            block = buffer[: len(points[s : s + chunk])]
+            np.matmul(points[s : s + chunk], minus_two, out=block)
+            block += c_sq
+            out[s : s + chunk] = block.argmin(axis=1)
     return out
