@@ -85,3 +85,43 @@ def test_systematic_draw_takes_each_row_its_expected_times():
         total += counts
     np.testing.assert_allclose(total / 200, expected, atol=0.15)
     assert expected[3:].max() < 1 <= expected[:3].min() and total[-50:].sum() == 0
+
+
+def test_rows_a_zero_target_empties_skip_the_voronoi_search_and_rake_alike():
+    """A row that a measurement puts in a cell of target 0 gets weight 0 from any raking: its
+    later rounds' Voronoi cells are not searched (it takes each round's extra cell of target 0),
+    and the raked weights match those of the full search."""
+    from privevo.tabular import TableEmbedding
+    from privevo.tabular.metadata import metadata_from_description
+    from privevo.tabular.pool import carries_mass, constraint_cells, nearest
+
+    meta = metadata_from_description("a: categorical x, y, z\nb: numeric 0..1")
+    embedding = TableEmbedding(meta)
+    rng = np.random.default_rng(0)
+    codes = np.column_stack([rng.integers(3, size=3000), rng.random(3000)]).astype(float)
+    marginals = [np.array([0.5, 0.5, 0.0]), np.full(10, 0.1)]  # no row may have a = z
+    rounds = []
+    for _ in range(2):
+        candidates = embedding.embed(codes[rng.choice(3000, size=40, replace=False)])
+        votes = rng.integers(0, 30, size=40).astype(float)
+        votes[::3] = 0.0  # a third of the candidates voted away
+        rounds.append((candidates, votes))
+
+    cells, targets = constraint_cells(codes, embedding, 10, marginals, rounds)
+    live = carries_mass(cells, targets)
+    points = embedding.embed(codes)
+    full = [cells[:, :2]]
+    for k, (candidates, _) in enumerate(rounds):
+        searched = cells[:, 2 + k] < len(candidates)
+        if k == 0:  # the a = z rows, and only they, are never searched
+            assert np.array_equal(~searched, codes[:, 0] == 2)
+        else:  # nor the rows the first round's zero votes emptied
+            assert (~searched & (codes[:, 0] != 2)).any()
+        np.testing.assert_array_equal(cells[searched, 2 + k], nearest(points[searched], candidates))
+        full.append(nearest(points, candidates)[:, None])
+    assert not live[codes[:, 0] == 2].any() and live.mean() > 0.1
+    full_targets = targets[:2] + [t[:-1] for t in targets[2:]]
+    pruned = rake(np.ones(3000), cells, targets, sweeps=200)
+    searched_all = rake(np.ones(3000), np.hstack(full), full_targets, sweeps=200)
+    np.testing.assert_allclose(pruned, searched_all, atol=1e-9)
+    assert (pruned[~live] == 0).all()
