@@ -937,6 +937,7 @@ NOT_SIZE_BRANCHES: dict[str, str] = {
     P + "tabular.adaptive.MAX_CLIQUE_CELLS": "candidate cliques by their public cell counts",
     P + "tabular.adaptive.MODEL_ROWS": "rows of the public model sample (post-processing)",
     P + "tabular.adaptive.MODEL_SWEEPS": "IPF sweeps of the public model (post-processing)",
+    P + "tabular.adaptive.MODEL_FLOOR": "share of the public model's cells a fit keeps",
     P + "tabular.estimator.GAPE_R": "GAPE's public R for tables",
     P + "tabular.estimator.GROW_MUTATION": "mutation probability of the public pool's variations",
     P + "tabular.pool.POOL_SUPPORT": "share of the public output pool drawn column by column",

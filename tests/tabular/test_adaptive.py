@@ -127,3 +127,25 @@ def test_a_three_way_relation_no_pair_shows_is_chosen():
     assert (0, 1, 2) in [tuple(clique) for clique, _ in model.pairs_["cliques"]]
     out = model.sample(n, random_state=1)
     assert ((out.a != out.b) == (out.c == "v1")).mean() > 0.9
+
+
+@pytest.mark.parametrize("floor", [0.0, None])
+def test_tables_whose_zero_cells_disagree_keep_a_small_category(monkeypatch, floor):
+    """The target's table puts every 'yes' of a 2 % category in deny = yes; a noisy triple
+    with it has that category's deny = yes cells below 0, clipped to 0. Raked to both, p̂
+    would empty the category for good (floor 0); with ``MODEL_FLOOR`` it keeps about its
+    released share."""
+    from types import SimpleNamespace
+
+    from privevo.tabular import adaptive
+
+    if floor is not None:
+        monkeypatch.setattr(adaptive, "MODEL_FLOOR", floor)
+    shares = [np.array([0.88, 0.12]), np.array([0.98, 0.02]), np.array([0.5, 0.5])]
+    binnings = [SimpleNamespace(size=2, p=p) for p in shares]  # deny, insurance, school
+    model = adaptive.CliqueModel(binnings, np.random.default_rng(0), total=2000)
+    model.add((0, 1), np.array([1760.0, 0.0, 200.0, 40.0]), 0.0, 2000)  # unshrunk, as a star
+    triple = np.array([880, 880, 20, 20, 100, 100, -30, -30], dtype=float)  # deny, ins, school
+    model.add((0, 1, 2), triple, 5.0, 2000)
+    kept = model.marginal((1,))[1]
+    assert kept < 1e-6 if floor == 0.0 else kept > 0.015

@@ -56,6 +56,7 @@ def fitted():
 def test_every_target_pair_is_measured_and_reported(fitted):
     releases = {r["name"]: r for r in fitted.privacy_report_["releases"]}
     assert releases["target_marginals"]["count"] == 4  # C − 1 tables, one release
+    assert releases["marginal_choices"]["count"] == releases["clique_marginals"]["count"] == 4
     pairs = {tuple(r["columns"]) for r in fitted.relations_}
     assert {("deny", c) for c in ("group", "history", "ratio", "other")} <= pairs
     assert fitted.privacy_report_["relations"] == fitted.relations_

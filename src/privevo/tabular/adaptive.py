@@ -28,11 +28,12 @@ from itertools import combinations
 import numpy as np
 
 from .marginals import probabilities, rake
-from .pairs import TreeModel, spanning_tree
+from .pairs import TargetTreeModel, TreeModel, spanning_tree
 
 __all__ = [
     "MAX_CLIQUE_CELLS",
     "MODEL_ROWS",
+    "MODEL_FLOOR",
     "candidates",
     "CliqueModel",
     "adaptive_model",
@@ -43,6 +44,7 @@ MODEL_ROWS = (20_000, 100_000)  # rows of the public sample standing for p̂: 2�
 # (20 000 fitted gss_wages' 49 000 rows worse than MST's tree, 2-way decile TVD .067 against
 # .044; 100 000 fitted them at .043; a small table's noise is far above 20 000 rows' grain)
 MODEL_SWEEPS = 20  # IPF sweeps after each measurement
+MODEL_FLOOR = 0.1  # a fitted clique table keeps at least this share of p̂'s own cells (add)
 
 
 def candidates(sizes: list[int]) -> list[tuple[int, ...]]:
@@ -93,14 +95,17 @@ class CliqueModel:
     def add(self, clique, noisy: np.ndarray, sigma: float = 0.0, total: float = 1.0) -> None:
         """Fit p̂ to a measured clique's noisy table as well, its departure from p̂ shrunk by
         the positive-part James–Stein factor (1 − (K − 2)σ²/‖T̃ − n̂·p̂_r‖²)₊ (K cells, n̂
-        ``total``): a table whose departure is mostly noise moves p̂ little. Each sweep ends
-        on the 1-way shares, so p̂'s margins are the released ones."""
+        ``total``): a table whose departure is mostly noise moves p̂ little. Each cell keeps
+        at least ``MODEL_FLOOR`` of p̂'s own: raking to clipped tables whose zeros disagree (a
+        category of 38 rows whose noisy cells clip to 0 in one table and not in another)
+        empties the category for good, where a floor lets the tables meet. Each sweep ends on
+        the 1-way shares, so p̂'s margins are the released ones."""
         noisy = np.asarray(noisy, float)
         expected = total * self.marginal(clique)
         gap = noisy - expected
         norm = float((gap**2).sum())
         shrink = max(0.0, 1.0 - (len(noisy) - 2) * sigma**2 / norm) if norm > 0 else 1.0
-        target = probabilities(np.clip(expected + shrink * gap, 0.0, None))
+        target = probabilities(np.maximum(expected + shrink * gap, MODEL_FLOOR * expected))
         self.measured.append((clique_cells(self.cells, clique, self.sizes), target))
         constraints = self.measured + self.one_way
         cells = np.column_stack([c for c, _ in constraints])
@@ -116,20 +121,34 @@ def mutual_information(table: np.ndarray) -> float:
     return float((p[positive] * np.log(p[positive] / product[positive])).sum())
 
 
-def adaptive_model(binnings: list, model: CliqueModel, measured: list) -> dict:
+def adaptive_model(
+    binnings: list, model: CliqueModel, measured: list, star=None, target=None
+) -> dict:
     """The rows' tree model and the pool's constraints from the final p̂ (post-processing):
     the maximum spanning tree of p̂'s mutual information over the pairs inside the measured
     cliques (other pairs: independent), p̂'s 2-way tables on its edges, and p̂'s table of every
     measured clique. (Rows drawn from p̂ itself, with a 20 000-row p̂, fitted gss_wages worse:
-    2-way decile TVD .095 against the tree's .070, seeds 0–2.)"""
+    2-way decile TVD .095 against the tree's .070, seeds 0–2.)
+
+    With a ``target`` column and its ``star`` ((edges, noisy tables)): a forest over the other
+    columns, :class:`.pairs.TargetTreeModel` of it and the star, and the star's tables (clipped
+    and made consistent with the 1-way shares, not cut) among the constraints."""
     sizes = model.sizes
-    inside = sorted({p for clique, _, _ in measured for p in combinations(clique, 2)})
+    inside = {p for clique, _, _ in measured for p in combinations(clique, 2) if target not in p}
+    inside = sorted(inside)
     tables = {p: model.marginal(p).reshape(sizes[p[0]], sizes[p[1]]) for p in inside}
     edges = spanning_tree([mutual_information(tables[p]) for p in inside], inside, len(sizes))
-    unique = dict.fromkeys(c for c, _, _ in measured)
+    forest = [tables[e] for e in edges]
+    unique = dict.fromkeys(clique for clique, *_ in measured)
+    cliques = [(clique, model.marginal(clique)) for clique in unique]
+    if star is None:
+        tree = TreeModel(binnings, edges, forest)
+        return {"tree": tree, "edges": edges, "tables": forest, "cliques": cliques}
+    tree = TargetTreeModel(binnings, target, (edges, forest), star)
+    star_tables = [table.ravel() for table in tree.tables[len(edges) :]]
     return {
-        "tree": TreeModel(binnings, edges, [tables[e] for e in edges]),
-        "edges": edges,
-        "tables": [tables[e] for e in edges],
-        "cliques": [(clique, model.marginal(clique)) for clique in unique],
+        "tree": tree,
+        "edges": [*edges, *star[0]],
+        "tables": tree.tables,
+        "cliques": cliques + list(zip(star[0], star_tables)),
     }

@@ -133,7 +133,7 @@ class TabularPE:
     pair_selection : ``"adaptive"`` (AIM's: C rounds, each choosing a pair or a dense triple
         by the exponential mechanism against the current model; :mod:`privevo.tabular.adaptive`;
         accounted by zCDP) or ``"tree"`` (MST's: the scores' maximum spanning tree, measured
-        once). With a ``target``, its tables and the tree are measured
+        once). With a ``target``, its C − 1 tables are measured first, then either
     pool : rows of the output pool (0: Tab-PE's output, the last candidates weighted by
         their votes above ``threshold``·σ, raked to the marginals if ``rake``, each cell
         redrawn from its marginal with probability ``smooth`` in ``sample``)
@@ -382,7 +382,7 @@ class TabularPE:
                 "levels": self.levels,
                 "cdf": self.cdf,
                 "pair_bins": self.pair_bins,
-                "pair_selection": self.plan_.pair_selection,  # the one run (a target: tree)
+                "pair_selection": self.plan_.pair_selection,  # the one run
                 "pairs": None
                 if pairs is None
                 else [[metadata.names[a], metadata.names[b]] for a, b in pairs["edges"]],

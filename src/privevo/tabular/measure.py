@@ -116,8 +116,9 @@ def measure_fine(codes, metadata: TableMetadata, marginals, plan: Plan, rng) -> 
 def measure_pairs(codes, metadata: TableMetadata, marginals, fine, plan: Plan, rng, target=None):
     """The measured 2-way tables and the tree model of them (:mod:`.pairs`): with a ``target``
     (a column name), its C − 1 tables first (``"target_marginals"``); then, with a pair share,
-    noisy scores of the other pairs, their maximum spanning tree (a forest without the
-    target) and its noisy tables; :func:`_pair_model` builds the rows' model of them."""
+    the adaptive rounds (:func:`_measure_adaptive`), or noisy scores of the other pairs, their
+    maximum spanning tree (a forest without the target) and its noisy tables
+    (:func:`_pair_model` builds the rows' model of them)."""
     has_target = target is not None and "target_pairs" in plan.shares
     if marginals is None or (plan.shares["pairs"] == 0 and not has_target):
         return None
@@ -130,8 +131,6 @@ def measure_pairs(codes, metadata: TableMetadata, marginals, fine, plan: Plan, r
     def pair_cells(block: np.ndarray) -> np.ndarray:
         return np.column_stack([b.cells(block[:, j]) for j, b in enumerate(binnings)])
 
-    if plan.pair_selection == "adaptive" and not has_target:
-        return _measure_adaptive(codes, pair_cells, binnings, marginals, plan, rng)
     measured, releases = [], []  # (edges, noisy tables, σ) of each family
     t = metadata.names.index(target) if has_target else None
     if has_target:
@@ -142,6 +141,9 @@ def measure_pairs(codes, metadata: TableMetadata, marginals, fine, plan: Plan, r
         )
         measured.append((star, release.value, sigma))
         releases.append(release)
+    if plan.pair_selection == "adaptive":
+        star = measured[0] if has_target else None
+        return _measure_adaptive(codes, pair_cells, binnings, marginals, plan, rng, star, releases)
     if plan.shares["pairs"] > 0:
         n_hat = max(float(np.clip(marginals["noisy"][0], 0, None).sum()), 1.0)  # released
         candidates = [p for p in all_pairs(len(binnings)) if t not in p]
@@ -158,20 +160,29 @@ def measure_pairs(codes, metadata: TableMetadata, marginals, fine, plan: Plan, r
     return _pair_model(binnings, measured, releases, plan.threshold, t)
 
 
-def _measure_adaptive(codes, pair_cells, binnings, marginals: dict, plan: Plan, rng) -> dict:
-    """C rounds of AIM's choose-then-measure (:mod:`.adaptive`): each round's choice by the
-    exponential mechanism against the current model, then the chosen clique's noisy table."""
+def _measure_adaptive(
+    codes, pair_cells, binnings, marginals: dict, plan: Plan, rng, star=None, releases=()
+) -> dict:
+    """AIM's choose-then-measure rounds (:mod:`.adaptive`): each round's choice by the
+    exponential mechanism against the current model, then the chosen clique's noisy table.
+    With a target, its measured ``star`` ((edges, noisy tables, σ)) is fitted first, unshrunk
+    (its small cells are its relations), and C − 1 rounds choose among the other cliques;
+    ``releases``: those made before (the star's)."""
     from ..private import ExponentialChoices, noisy_cell_counts
 
     sizes = [b.size for b in binnings]
-    pool = candidates(sizes)
-    rounds = len(binnings)
+    if star is not None:  # before p̂ draws its columns: a small category keeps its rows
+        pool_margins(binnings, [star], marginals)
+    pool = [c for c in candidates(sizes) if star is None or c not in star[0]]
+    rounds = len(binnings) - (star is not None)
     sigma = plan.sigma(plan.shares["pairs"], rounds)
     epsilon = plan.selection_epsilon(rounds)
     n_hat = max(float(np.clip(marginals["noisy"][0], 0, None).sum()), 1.0)  # released
     model = CliqueModel(binnings, np.random.default_rng(rng.integers(0, 2**63)), n_hat)
+    for edge, table in zip(*star[:2]) if star is not None else []:
+        model.add(edge, table, 0.0, n_hat)
     choices = ExponentialChoices(per_block(codes, pair_cells, len(binnings), np.int64), sizes, pool)
-    measured, releases = [], []
+    measured, releases = [], list(releases)
     for _ in range(rounds):
         choice = choices.choose(
             "marginal_choices",
@@ -201,8 +212,11 @@ def _measure_adaptive(codes, pair_cells, binnings, marginals: dict, plan: Plan, 
         model.add(clique, table.value[0], sigma, n_hat)
         measured.append((clique, table.value[0], sigma))
         releases.extend([choice, table])
-    built = adaptive_model(binnings, model, measured)
-    projected = [_projection(e, measured, sizes) for e in built["edges"]]
+    if star is None:
+        built = adaptive_model(binnings, model, measured)
+    else:  # every star edge is (target, column)
+        built = adaptive_model(binnings, model, measured, star[:2], target=star[0][0][0])
+    projected = [_projection(e, [*measured, *_cliques(star)], sizes) for e in built["edges"]]
     return {
         "binnings": binnings,
         "edges": built["edges"],
@@ -213,6 +227,14 @@ def _measure_adaptive(codes, pair_cells, binnings, marginals: dict, plan: Plan, 
         "signal_to_noise": [signal_to_noise(t, s) if t is not None else 0.0 for t, s in projected],
         "sigmas": [s for _, s in projected],
     }
+
+
+def _cliques(family) -> list:
+    """(clique, noisy table, σ) of each table of a family (edges, noisy tables, σ)."""
+    if family is None:
+        return []
+    edges, noisy, sigma = family
+    return [(edge, table, sigma) for edge, table in zip(edges, noisy)]
 
 
 def _projection(edge, measured: list, sizes) -> tuple:

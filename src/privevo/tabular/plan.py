@@ -132,25 +132,24 @@ def make_plan(params: dict, metadata: TableMetadata, delta: float) -> Plan:
         pair_selection=selection,
     )
     shares = _shares(params, metadata, measured, selection)
+    budget = Plan(**base, shares=shares, marginal_share=0.0, iterations=0).budget
     if measured and params.get("target") is not None and len(metadata.columns) > 1:
-        share = target_share(params, metadata, delta)
+        share = target_share(params, metadata, budget)
         shares = {k: v * (1.0 - share) for k, v in shares.items()}
         shares["target_pairs"] = share
-    budget = Plan(**base, shares=shares, marginal_share=0.0, iterations=0).budget
     share = _marginal_share(params, metadata, shares["rest"] * budget)
     rounds = _rounds(params, metadata, shares["rest"] * (1.0 - share * measured) * budget)
     return Plan(**base, shares=shares, marginal_share=share, iterations=rounds)
 
 
 def _pair_selection(params: dict, metadata: TableMetadata, measured: bool) -> str:
-    """The selection the fit runs: ``"adaptive"`` only with pairs measured and no target (a
-    target's tables and the tree are measured as before), else ``"tree"``."""
-    adaptive = params.get("pair_selection", "tree") == "adaptive" and params.get("target") is None
+    """The selection the fit runs: ``"adaptive"`` only with pairs measured, else ``"tree"``."""
+    adaptive = params.get("pair_selection", "tree") == "adaptive"
     pairs = measured and params["pair_share"] > 0 and len(metadata.columns) > 1
     return "adaptive" if adaptive and pairs else "tree"
 
 
-def target_share(params: dict, metadata: TableMetadata, delta: float) -> float:
+def target_share(params: dict, metadata: TableMetadata, budget: float) -> float:
     """s_t, the share of B on the target's C − 1 tables: the least that keeps each cell's
     σ_t = Δ·√((C − 1)/(s_t·B)) at most ``TARGET_NOISE``·N (N the public ``n_rows``), clipped
     to ``TARGET_SHARE``. At N = 2380, C = 14, ε = 1: σ_t ≈ 20 counts, so a target rate in a
@@ -160,7 +159,6 @@ def target_share(params: dict, metadata: TableMetadata, delta: float) -> float:
     n, c = metadata.n_rows, len(metadata.columns)
     if not n or params["epsilon"] == math.inf:
         return (low + high) / 2
-    budget = accounting.quadratic_budget(params["epsilon"], delta, params["noise"])
     sensitivity = vote_sensitivity(params["adjacency"])
     share = (c - 1) * sensitivity**2 / (budget * (TARGET_NOISE * n) ** 2)
     return float(np.clip(share, low, high))
