@@ -382,7 +382,7 @@ class TabularPE:
                 "levels": self.levels,
                 "cdf": self.cdf,
                 "pair_bins": self.pair_bins,
-                "pair_selection": self.plan_.pair_selection,  # the one run
+                "pair_selection": self.plan_.pair_selection,
                 "pairs": None
                 if pairs is None
                 else [[metadata.names[a], metadata.names[b]] for a, b in pairs["edges"]],

@@ -143,7 +143,9 @@ def measure_pairs(codes, metadata: TableMetadata, marginals, fine, plan: Plan, r
         releases.append(release)
     if plan.pair_selection == "adaptive":
         star = measured[0] if has_target else None
-        return _measure_adaptive(codes, pair_cells, binnings, marginals, plan, rng, star, releases)
+        return _measure_adaptive(
+            codes, pair_cells, binnings, marginals, plan, rng, star, t, releases
+        )
     if plan.shares["pairs"] > 0:
         n_hat = max(float(np.clip(marginals["noisy"][0], 0, None).sum()), 1.0)  # released
         candidates = [p for p in all_pairs(len(binnings)) if t not in p]
@@ -161,13 +163,21 @@ def measure_pairs(codes, metadata: TableMetadata, marginals, fine, plan: Plan, r
 
 
 def _measure_adaptive(
-    codes, pair_cells, binnings, marginals: dict, plan: Plan, rng, star=None, releases=()
+    codes,
+    pair_cells,
+    binnings,
+    marginals: dict,
+    plan: Plan,
+    rng,
+    star=None,
+    target=None,
+    releases=(),
 ) -> dict:
     """AIM's choose-then-measure rounds (:mod:`.adaptive`): each round's choice by the
     exponential mechanism against the current model, then the chosen clique's noisy table.
-    With a target, its measured ``star`` ((edges, noisy tables, σ)) is fitted first, unshrunk
-    (its small cells are its relations), and C − 1 rounds choose among the other cliques;
-    ``releases``: those made before (the star's)."""
+    With a ``target`` (a column index), its measured ``star`` ((edges, noisy tables, σ)) is
+    fitted first, unshrunk (its small cells are its relations), and C − 1 rounds choose among
+    the other cliques; ``releases``: those made before (the star's)."""
     from ..private import ExponentialChoices, noisy_cell_counts
 
     sizes = [b.size for b in binnings]
@@ -212,10 +222,7 @@ def _measure_adaptive(
         model.add(clique, table.value[0], sigma, n_hat)
         measured.append((clique, table.value[0], sigma))
         releases.extend([choice, table])
-    if star is None:
-        built = adaptive_model(binnings, model, measured)
-    else:  # every star edge is (target, column)
-        built = adaptive_model(binnings, model, measured, star[:2], target=star[0][0][0])
+    built = adaptive_model(binnings, model, measured, star and star[:2], target)
     projected = [_projection(e, [*measured, *_cliques(star)], sizes) for e in built["edges"]]
     return {
         "binnings": binnings,
