@@ -79,7 +79,8 @@ def constraint_cells(
         cell = np.full(len(pool_codes), len(candidates), dtype=np.int64)
         cell[live] = nearest(points[live], candidates)
         positive = target[cell] > 0
-        live &= positive if positive[live].any() else live
+        if positive[live].any():  # else raking skips this round (no mass where the rows are)
+            live &= positive
         cells.append(cell[:, None])
         targets.append(target)
     for column, target in extra:
@@ -173,8 +174,8 @@ def nearest(points: np.ndarray, candidates: np.ndarray, chunk: int = 256) -> np.
     """Index of each point's nearest candidate (its Voronoi cell): argmin ‖c‖² − 2·p·c in
     float32, chunk by chunk into one buffer. A point within float32 rounding of two candidates
     may take either, where the vote's exact kernel takes the lower index (post-processing of
-    public rows). One BLAS thread: at 256 rows a chunk a second thread costs more CPU time
-    than it saves wall time (``benchmarks/tabular.py`` fit times)."""
+    public rows). One BLAS thread: a chunk of 256 rows is too small for a second one to pay
+    (on 2 cores it doubled the CPU time of gss_wages' searches and saved no wall time)."""
     points, candidates = np.asarray(points, np.float32), np.asarray(candidates, np.float32)
     c_sq = np.einsum("ij,ij->i", candidates, candidates)
     minus_two = np.ascontiguousarray(-2.0 * candidates.T)
