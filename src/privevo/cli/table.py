@@ -78,8 +78,9 @@ def _synth_table_parser(sub) -> None:
         "--pair-selection",
         choices=["adaptive", "tree"],
         default="adaptive",
-        help="how the measured 2- and 3-way marginals are chosen without --target: adaptive "
-        "(AIM's rounds, accounted by zCDP) or tree (MST's spanning tree); docs/tabular.md",
+        help="how the measured 2- and 3-way marginals are chosen (after --target's tables): "
+        "adaptive (AIM's rounds, accounted by zCDP) or tree (MST's spanning tree); "
+        "docs/tabular.md",
     )
     add_adjacency_and_noise(p)
     p.add_argument(
