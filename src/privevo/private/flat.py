@@ -21,6 +21,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .._validation import check_points, check_same_dimension, not_two_d
+from ..distances import first_of_each_row
 
 SMALL_WORK = 2_000_000  # n·m·d below this: one thread, no chunking (measured crossover)
 
@@ -66,7 +67,7 @@ def prepare_candidates(candidates, metric: str = "euclidean") -> PreparedCandida
     cands = check_points(candidates, "candidates")
     if metric == "cosine":
         cands = _unit_rows(cands, "candidates")
-    first = _first_of_each_row(cands)
+    first = first_of_each_row(cands)
     unique = np.ascontiguousarray(cands[first])
     shift = unique.mean(axis=0)
     centred = unique - shift
@@ -83,22 +84,6 @@ def prepare_candidates(candidates, metric: str = "euclidean") -> PreparedCandida
         max_norm=float(np.sqrt(sq.max())),
         shift=shift,
     )
-
-
-def _first_of_each_row(points: np.ndarray) -> np.ndarray:
-    """Sorted index of the first occurrence of each distinct row (−0.0 equals 0.0).
-
-    ``np.unique(points, axis=0, return_index=True)`` up to order, 1.8–2.8× faster at
-    m = 20 000, d = 16 and 2 (``benchmarks/histogram.py``'s ``dedup_timing``): rows are
-    compared as byte strings after ``+ 0.0`` turns −0.0 into 0.0 (points are finite).
-    """
-    rows = np.ascontiguousarray(points + 0.0)
-    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
-    order = np.argsort(keys, kind="stable")
-    ordered = keys[order]
-    new = np.ones(len(keys), dtype=bool)
-    new[1:] = ordered[1:] != ordered[:-1]
-    return np.sort(order[new])
 
 
 def expand_counts(prepared: PreparedCandidates, unique_counts: np.ndarray) -> np.ndarray:

@@ -35,6 +35,7 @@ import numbers
 
 import numpy as np
 
+from ..distances import first_of_each_row
 from .derived import compute_derived
 from .metadata import ColumnSpec, TableMetadata, cell_text
 from .structure import snap
@@ -88,10 +89,9 @@ def per_block(codes, fn, dim: int, dtype=np.float64):
 
 def first_rows(codes: np.ndarray) -> np.ndarray:
     """Sorted indices of the first occurrence of each distinct row of ``codes`` (finite or NaN;
-    NaN equals NaN, −0 equals 0): each row's bytes as one key, a 1-D sort."""
-    canonical = np.ascontiguousarray(np.nan_to_num(np.asarray(codes, float), nan=np.inf) + 0.0)
-    keys = canonical.view(np.dtype((np.void, canonical.itemsize * canonical.shape[1]))).ravel()
-    return np.sort(np.unique(keys, return_index=True)[1])
+    NaN equals NaN, −0 equals 0): the vote kernel's byte-key dedupe
+    (:func:`privevo.distances.first_of_each_row`) with NaN read as +inf (public codes)."""
+    return first_of_each_row(np.nan_to_num(np.asarray(codes, float), nan=np.inf))
 
 
 def _check_columns(df, metadata: TableMetadata) -> None:
