@@ -56,8 +56,9 @@ weight: numeric 0..2000 | nullable
 """
 
 
-def table(n: int = 120, seed: int = 0):
-    """Codes with leading zeros, a colour, an integer and a nullable integer-looking number."""
+def table(n: int = 120, seed: int = 0, sizes: int = 100):
+    """Codes with leading zeros, a colour, an integer (``sizes`` values) and a nullable
+    integer-looking number."""
     import pandas as pd
 
     rng = np.random.default_rng(seed)
@@ -65,7 +66,7 @@ def table(n: int = 120, seed: int = 0):
         {
             "zip": rng.choice(["01234", "02139", "10001"], n),
             "color": rng.choice(["red", "green", "blue"], n),
-            "size": rng.integers(0, 100, n),
+            "size": rng.integers(0, sizes, n),
             "weight": rng.integers(500, 1500, n),
         }
     )
@@ -94,16 +95,7 @@ size: integer 0..20
 
 def small_table(n: int = 120, seed: int = 0):
     """Rows of :data:`GROWTH_DESCRIPTION`: few distinct values to tell them apart."""
-    import pandas as pd
-
-    rng = np.random.default_rng(seed)
-    return pd.DataFrame(
-        {
-            "zip": rng.choice(["01234", "02139", "10001"], n),
-            "color": rng.choice(["red", "green", "blue"], n),
-            "size": rng.integers(0, 21, n),
-        }
-    )
+    return table(n, seed, sizes=21).drop(columns="weight")
 
 
 def table_metadata(description: str = TABLE_DESCRIPTION):
@@ -556,6 +548,15 @@ def _entry_points() -> list[EntryPoint]:
                 "table",
                 adjacency,
                 _tabular(adjacency, pair_selection="adaptive"),
+                table,
+            )
+        )
+        rows.append(  # the target's tables fitted into the adaptive model, C − 1 rounds after
+            E(
+                "tabular adaptive target",
+                "table",
+                adjacency,
+                _tabular(adjacency, target="color", pair_selection="adaptive"),
                 table,
             )
         )

@@ -385,4 +385,16 @@ PLANTS = (
         ),
         ("tabular pool growth/add_remove",),
     ),
+    Plant(
+        "the adaptive rounds after a target's tables one fewer for an odd private row count",
+        "tabular/measure.py",
+        (
+            (
+                "    rounds = len(binnings) - (star is not None)\n",
+                "    rounds = len(binnings) - (star is not None)\n"
+                "    rounds -= star is not None and codes.shape[0] % 2\n",
+            ),
+        ),
+        ("tabular adaptive target/add_remove",),
+    ),
 )
