@@ -30,13 +30,7 @@ import numpy as np
 from .encoding import TableEmbedding, per_block
 from .metadata import ColumnSpec
 
-__all__ = [
-    "cell_candidates",
-    "cells_of",
-    "noisy_marginals",
-    "rake",
-    "cell_sampler",
-]
+__all__ = ["cell_candidates", "cells_of", "noisy_marginals", "rake", "cell_sampler"]
 
 _MISSING = (0.5, math.sqrt(3.0) / 2.0)
 _EDGE_SHIFT = 1e-7

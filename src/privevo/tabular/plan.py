@@ -152,7 +152,7 @@ def _pair_selection(params: dict, metadata: TableMetadata, measured: bool) -> st
 def target_share(params: dict, metadata: TableMetadata, budget: float) -> float:
     """s_t, the share of B on the target's C − 1 tables: the least that keeps each cell's
     σ_t = Δ·√((C − 1)/(s_t·B)) at most ``TARGET_NOISE``·N (N the public ``n_rows``), clipped
-    to ``TARGET_SHARE``. At N = 2380, C = 14, ε = 1: σ_t ≈ 20 counts, so a target rate in a
+    to ``TARGET_SHARE``. At N = 2380, C = 14, ε = 1: σ_t ≈ 22 counts, so a target rate in a
     feature cell of 250 rows is resolved to about ±0.1 (docs/tabular.md, "A declared
     target")."""
     low, high = TARGET_SHARE
