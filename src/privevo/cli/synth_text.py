@@ -139,7 +139,13 @@ def _add_generation_flags(p) -> None:
         "--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)"
     )
     p.add_argument(
-        "--prompt", help="random-API prompt template ({kind}, {topic}, {label} filled in)"
+        "--prompt",
+        help="random-API prompt template ({kind}, {Kind}, {topic}, {examples}, {label} filled in)",
+    )
+    p.add_argument(
+        "--examples",
+        help="public example texts of --kind, one per line, for a base model's completion "
+        "prompts (default: built-in examples of 'food review'; never the private data)",
     )
     p.add_argument("--topics", help="comma-separated public topics filling {topic}")
     p.add_argument(
@@ -199,6 +205,7 @@ def _check_synth_args(args):
     labels, weights = parse_labels(args)
     if args.prompt is not None:
         check_prompt(args.prompt, labelled=labels is not None)
+    read_examples(args.examples)  # refused here, before any model loads
     return topics, labels, weights
 
 
@@ -302,10 +309,11 @@ def parse_label_weights(value: str, n_labels: int) -> list[float]:
 
 
 def check_prompt(template: str, labelled: bool) -> str:
-    """A --prompt whose placeholders are among {kind}, {topic} (and {label} with labels)."""
+    """A --prompt whose placeholders are among {kind}, {Kind}, {topic}, {examples} (and {label}
+    with labels)."""
     import string
 
-    allowed = {"kind", "topic", "label"} if labelled else {"kind", "topic"}
+    allowed = {"kind", "Kind", "topic", "examples"} | ({"label"} if labelled else set())
     try:
         fields = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
     except ValueError as err:
@@ -319,6 +327,24 @@ def check_prompt(template: str, labelled: bool) -> str:
             + ", ".join("{" + a + "}" for a in sorted(allowed))
         )
     return template
+
+
+def read_examples(path: str | None) -> list[str] | None:
+    """--examples: the file's non-empty lines (public example texts); None without the flag."""
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = [" ".join(line.split()) for line in handle]
+    except (OSError, UnicodeDecodeError) as err:
+        raise ValueError(
+            f"--examples {path}: cannot read it ({type(err).__name__}); give a UTF-8 text file "
+            "with one public example per line"
+        ) from None
+    examples = [line for line in lines if line]
+    if not examples:
+        raise ValueError(f"--examples {path} holds no text; give one public example per line")
+    return examples
 
 
 def _plan_paths(args, label_names) -> dict:
@@ -361,13 +387,14 @@ def _synth_text(args) -> int:
 
 def _text_model(args, generator, embedder, delta, prompts):
     """The estimator from the flags; ``prompts``: (topics, public labels, label weights)."""
-    from ..text.apis import LABEL_PROMPT, RANDOM_PROMPT, LLMRandomAPI, LLMVariationAPI
+    from ..text.apis import LLMRandomAPI, LLMVariationAPI, default_prompt
     from ..text.evolution import TextPrivateEvolution
     from ..text.validity import TextChecker
 
     topics, label_names, label_weights = prompts
     checker = TextChecker(retries=args.retries, gate=_gate(args, generator, embedder))
-    prompt = args.prompt or (RANDOM_PROMPT if label_names is None else LABEL_PROMPT)
+    prompt = args.prompt or default_prompt(generator, labelled=label_names is not None)
+    examples = read_examples(args.examples)
     if label_names is not None:
         prompt = {name: prompt for name in label_names}
     return TextPrivateEvolution(
@@ -397,6 +424,7 @@ def _text_model(args, generator, embedder, delta, prompts):
             label_weights=label_weights,
             topics=topics,
             kind=args.kind,
+            examples=examples,
             temperature=args.temperature,
             max_new_tokens=args.max_tokens,
             checker=checker,
@@ -407,6 +435,7 @@ def _text_model(args, generator, embedder, delta, prompts):
             temperature=args.temperature,
             per_point=args.variations,
             kind=args.kind,
+            examples=examples,
             max_new_tokens=args.max_tokens,
             checker=checker,
         ),
@@ -423,13 +452,24 @@ def _text_model(args, generator, embedder, delta, prompts):
 def _gate(args, generator, embedder):
     """The publishability gate of ``--kind``: meta-talk always; off-topic on the run's sentence
     embedder (a :class:`~privevo.text.SentenceEmbedder`); coherence by the generator's own
-    log-likelihood where it has one (a local model, not a remote server)."""
+    log-likelihood where it has one (a local chat model, not a remote server). A base model's
+    scores are not on the scale the threshold was set on (docs/text.md, "Generators"): the
+    bundled SmolLM2 scores its texts instead."""
+    from ..text.apis import completes_documents
     from ..text.embed import SentenceEmbedder
     from ..text.gate import PublishabilityGate
 
     if not args.gate:
         return None
     scorer = generator if callable(getattr(generator, "mean_log_prob", None)) else None
+    if scorer is not None and completes_documents(generator):
+        try:
+            scorer = llm.load_generator(
+                quiet=True, threads=getattr(args, "threads", None), bundled="smollm2-135m"
+            )
+        except ImportError as err:
+            print(f"privevo synth-text: no coherence rule in the gate ({err})", file=sys.stderr)
+            scorer = None
     semantic = embedder if isinstance(embedder, SentenceEmbedder) else None
     return PublishabilityGate(args.kind, embedder=semantic, scorer=scorer)
 

