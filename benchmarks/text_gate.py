@@ -13,6 +13,7 @@ on the tuning half only, and the figures quoted in docs/text.md are the held-out
 
     python benchmarks/text_gate.py             # all 597 texts (about 5 CPU minutes)
     python benchmarks/text_gate.py --hand-only # the hand-read texts only
+    python benchmarks/text_gate.py --order-gains  # the coherence score of each bundled model
 """
 
 from __future__ import annotations
@@ -61,17 +62,50 @@ def compare(verdicts: dict[int, str | None], hand: dict[int, str]) -> None:
     print(f"gate rejected {len(hand) - len(passed)}, of them publishable {len(over)}")
 
 
+def order_gains() -> None:
+    """Each bundled model's word-order gain (the ``incoherent`` rule's score) on the hand-read
+    texts: median and 10th / 90th percentiles per label, and the share of each label under
+    the threshold (``docs/text.md``: why a base generator's texts are scored by SmolLM2)."""
+    import numpy as np
+
+    from privevo.text.engines import MODELS, local_generator
+    from privevo.text.gate import PublishabilityGate
+
+    data = json.loads(DATA.read_text())
+    hand = {int(i): label for i, label in data["hand"].items()}
+    ids = sorted(hand)
+    for name in MODELS:
+        gate = PublishabilityGate("food review", scorer=local_generator(name, threads=1))
+        gains = gate.order_gains([data["texts"][i] for i in ids])
+        print(f"{name} (threshold {gate.min_order_gain}):")
+        for label in sorted(set(hand.values())):
+            g = np.array([x for i, x in zip(ids, gains) if hand[i] == label])
+            print(
+                f"  {label:12s} n={len(g):3d} median {np.median(g):.2f} "
+                f"(10-90 %: {np.percentile(g, 10):.2f}-{np.percentile(g, 90):.2f}), "
+                f"under the threshold {np.mean(g < gate.min_order_gain):.0%}"
+            )
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--hand-only", action="store_true", help="judge the hand-read texts only")
     p.add_argument(
         "--tuning", action="store_true", help="compare on the tuning half (default: held-out half)"
     )
+    p.add_argument(
+        "--order-gains",
+        action="store_true",
+        help="print each bundled model's word-order gains on the hand-read texts by label, "
+        "and exit",
+    )
     args = p.parse_args(argv)
     from privevo.text import SentenceEmbedder
     from privevo.text.engines import smollm2
     from privevo.text.gate import PublishabilityGate
 
+    if args.order_gains:
+        return order_gains()
     data = json.loads(DATA.read_text())
     texts, hand = data["texts"], {int(i): label for i, label in data["hand"].items()}
     chosen = sorted(hand) if args.hand_only else range(len(texts))

@@ -64,6 +64,22 @@ def test_callers_examples_replace_the_built_in_ones_and_a_kind_without_any_gets_
     assert bare.prompts == ["Poem about any subject:"]
 
 
+def test_each_label_draws_its_own_examples_and_a_rewrite_pools_them():
+    lm = BaseLM()
+    examples = {"great": ["Lovely tea."], "other": ["Stale bread."]}
+    prompts = dict.fromkeys(examples, LABEL_DOCUMENT_PROMPT)
+    api = LLMRandomAPI(lm, prompts, kind="food review", examples=examples, checker=None)
+    _, labels = api.sample_texts(6, np.random.default_rng(3))
+    for prompt, label in zip(lm.prompts, labels):
+        own = examples[label][0]
+        assert prompt.startswith(f"Food review: {own}\n\n") and prompt.endswith(f"({label}):")
+    rewrite = BaseLM()
+    LLMVariationAPI(rewrite, kind="food review", examples=examples, checker=None).vary_texts(
+        ["a b c d"], np.random.default_rng(4)
+    )
+    assert "Lovely tea." in rewrite.prompts[0] and "Stale bread." in rewrite.prompts[0]
+
+
 def test_a_base_models_variation_keeps_the_first_words_and_writes_the_rest():
     lm = BaseLM(reply="rest of it.\n\nFood review: another")
     api = LLMVariationAPI(lm, kind="food review", mask_fraction=0.5, checker=None)

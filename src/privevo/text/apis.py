@@ -133,14 +133,22 @@ def _heading(kind: str) -> str:
     return kind[:1].upper() + kind[1:]
 
 
+Examples = Sequence[str] | Mapping[str, Sequence[str]]
+
+
 def _examples(
     kind: str,
-    examples: Sequence[str] | None,
+    examples: Examples | None,
     rng: np.random.Generator,
+    label: str | None = None,
     k: int = EXAMPLES_PER_PROMPT,
 ) -> str:
-    """``k`` public examples drawn without replacement, as ``"{Kind}: text\n\n"``
-    paragraphs."""
+    """``k`` public examples drawn without replacement, each a ``{Kind}: text`` paragraph; from
+    ``examples[label]`` if ``examples`` maps labels to examples (all of them pooled without a
+    label), else from ``examples`` or :data:`KIND_EXAMPLES`."""
+    if isinstance(examples, Mapping):
+        named = examples.get(label) if label is not None else None
+        examples = named if named is not None else [e for v in examples.values() for e in v]
     pool = list(KIND_EXAMPLES.get(kind.lower().strip(), ()) if examples is None else examples)
     if not pool:
         return ""
@@ -287,8 +295,9 @@ class LLMRandomAPI:
     label_weights : public label probabilities for a dict ``prompt`` (default uniform)
     topics : public list filling ``{topic}`` uniformly at random
     kind : what a sample is, e.g. ``"food review"``
-    examples : public examples of the kind for ``{examples}`` (default
-        :data:`KIND_EXAMPLES` of ``kind``), three drawn per prompt
+    examples : public examples of the kind for ``{examples}``, three drawn per prompt: a list,
+        or a dict ``{label: list}`` (each label's prompts draw from its own); default
+        :data:`KIND_EXAMPLES` of ``kind``
     temperature, max_new_tokens : sampling settings
     checker : :class:`~privevo.text.validity.TextChecker` every text passes
         (None: no check); a text still invalid after its retries is replaced
@@ -306,7 +315,7 @@ class LLMRandomAPI:
         label_weights: Sequence[float] | None = None,
         topics: Sequence[str] = ("any subject",),
         kind: str = "text",
-        examples: Sequence[str] | None = None,
+        examples: Examples | None = None,
         temperature: float = 1.0,
         max_new_tokens: int = 64,
         checker: TextChecker | None = TextChecker(),
@@ -341,7 +350,9 @@ class LLMRandomAPI:
                 Kind=_heading(self.kind),
                 topic=topic,
                 label=label,
-                examples=_examples(self.kind, self.examples, rng) if "{examples}" in t else "",
+                examples=(
+                    _examples(self.kind, self.examples, rng, label) if "{examples}" in t else ""
+                ),
             )
             for t, topic, label in zip(templates, topics, labels)
         ]
@@ -404,8 +415,8 @@ class LLMVariationAPI:
         (e.g. ``(0.6, 1.0, 1.4)`` for variations at several scales)
     per_point : variations per parent
     kind : what a sample is, e.g. ``"food review"``
-    examples : public examples of the kind for a base model's completion prompts
-        (default :data:`KIND_EXAMPLES` of ``kind``)
+    examples : public examples of the kind for a base model's completion prompts, as
+        :class:`LLMRandomAPI`'s (a dict's lists pooled: a rewrite keeps its parent's label)
     max_new_tokens : length cap of a rewrite
     checker : :class:`~privevo.text.validity.TextChecker` every rewrite passes
         (None: no check); failures are asked again with fresh blanks and a fresh
@@ -422,7 +433,7 @@ class LLMVariationAPI:
         temperature: float | Sequence[float] = 1.0,
         per_point: int = 1,
         kind: str = "text",
-        examples: Sequence[str] | None = None,
+        examples: Examples | None = None,
         max_new_tokens: int = 64,
         checker: TextChecker | None = TextChecker(),
     ):
