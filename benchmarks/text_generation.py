@@ -63,7 +63,7 @@ def one_engine(threads: int, **kw):
         def _engine(self, seed, warm_up, options, threads=1):
             return super()._engine(seed, warm_up, options, self.threads)
 
-    return OneEngine(ctranslate2_model(), threads=threads, **kw)
+    return OneEngine(ctranslate2_model(model="smollm2-135m"), threads=threads, **kw)
 
 
 def engines(names: list[str], threads: int):
@@ -123,7 +123,7 @@ def main(argv=None) -> None:
 
     from privevo.text.engines import ctranslate2_model
 
-    tokenizer = AutoTokenizer.from_pretrained(str(ctranslate2_model()))
+    tokenizer = AutoTokenizer.from_pretrained(str(ctranslate2_model(model="smollm2-135m")))
     batch = prompts(args.n, seed=0)
     backends = engines(args.engines, args.threads)
     runs: dict[str, list[dict]] = {name: [] for name, _ in backends}
