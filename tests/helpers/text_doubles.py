@@ -60,7 +60,7 @@ class WordLM:
         return out
 
 
-class BaseWordLM(WordLM):
+class BaseWordLM:
     """A stand-in base model (``chat`` False: the APIs give it completion prompts): a seeded
     shuffle of words drawn from the whole prompt, so its public examples reach the texts."""
 
