@@ -105,7 +105,8 @@ def add_llm_options(p) -> None:
         "--mask-fraction",
         type=float,
         default=0.5,
-        help="share of words blanked per rewrite (0 = paraphrase)",
+        help="share of words rewritten: blanked for a chat model (0 = paraphrase), the text's "
+        "last share for a base model (default 0.5)",
     )
 
 
