@@ -35,13 +35,16 @@ owner-only (mode 0600); delete it once the run is finished.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import io
 import json
 import os
+import signal
 import stat
 import struct
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -321,12 +324,31 @@ def _first_difference(saved: dict, current: dict, prefix: str = ""):
 
 
 def _append(handle, frame: bytes) -> None:
-    handle.seek(0, os.SEEK_END)
-    if handle.tell() == 0:
-        handle.write(_MAGIC)
-    handle.write(frame)
-    handle.flush()
-    os.fsync(handle.fileno())
+    """Write one frame whole (SIGINT and SIGTERM wait until it is on disk: a signal handler
+    that raises mid-write would leave a torn header, which makes the file unusable)."""
+    with _signals_deferred():
+        handle.seek(0, os.SEEK_END)
+        if handle.tell() == 0:
+            handle.write(_MAGIC)
+        handle.write(frame)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+@contextlib.contextmanager
+def _signals_deferred():
+    """Block SIGINT and SIGTERM for the block's duration, then deliver any that arrived (POSIX,
+    main thread; elsewhere a no-op)."""
+    if not hasattr(signal, "pthread_sigmask") or (
+        threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _frame(payload: bytes) -> bytes:

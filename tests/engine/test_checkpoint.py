@@ -263,6 +263,50 @@ def test_a_torn_last_record_is_dropped(tmp_path, data):
     assert path.read_bytes() == whole
 
 
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signal masks")
+def test_a_signal_during_a_write_waits_until_the_frame_is_whole(tmp_path, data, monkeypatch):
+    """SIGTERM arriving while the header is being written (a handler that raises, as the CLI's
+    does) must not tear it: the rerun then resumes instead of refusing the file."""
+    from privevo import checkpoint
+
+    class Stopped(Exception):
+        pass
+
+    def stop(signum, frame):
+        raise Stopped
+
+    class SignalAfterFirstWrite:  # the file handle; SIGTERM arrives after the magic's write
+        def __init__(self, handle):
+            self.handle, self.writes = handle, 0
+
+        def write(self, data):
+            written = self.handle.write(data)
+            self.writes += 1
+            if self.writes == 1:
+                os.kill(os.getpid(), signal.SIGTERM)
+            return written
+
+        def __getattr__(self, name):
+            return getattr(self.handle, name)
+
+    real_open = checkpoint._open_locked
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        monkeypatch.setattr(
+            checkpoint, "_open_locked", lambda path: SignalAfterFirstWrite(real_open(path))
+        )
+        path = tmp_path / "run.ckpt"
+        with pytest.raises(Stopped):
+            make_pe(checkpoint=path).fit(data)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    monkeypatch.undo()
+    header, records = load_checkpoint(path)  # the header is whole
+    assert header is not None and records == []
+    resumed = make_pe(checkpoint=path).fit(data)
+    assert resumed.resumed_from_ == 0
+
+
 def test_resume_after_changing_gape_agg_radius_is_refused(tmp_path, data, small_pe):
     def make(gape):
         variation = MultiScaleVariation(2.0, max_level=4)
