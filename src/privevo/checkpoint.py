@@ -337,18 +337,30 @@ def _append(handle, frame: bytes) -> None:
 
 @contextlib.contextmanager
 def _signals_deferred():
-    """Block SIGINT and SIGTERM for the block's duration, then deliver any that arrived (POSIX,
-    main thread; elsewhere a no-op)."""
-    if not hasattr(signal, "pthread_sigmask") or (
-        threading.current_thread() is not threading.main_thread()
-    ):
+    """SIGINT and SIGTERM arriving inside the block are held and raised again when it ends.
+
+    Python runs signal handlers in the main thread whichever thread the OS delivers the signal
+    to, so the handlers themselves are swapped for a recorder (a per-thread signal mask would
+    not hold the signals another thread receives). Outside the main thread: a no-op.
+    """
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    held: list[int] = []
+    previous = {
+        sig: signal.getsignal(sig)
+        for sig in (signal.SIGINT, signal.SIGTERM)
+        if signal.getsignal(sig) is not None  # a handler installed outside Python: left alone
+    }
+    for sig in previous:
+        signal.signal(sig, lambda signum, frame: held.append(signum))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for signum in held:
+            signal.raise_signal(signum)
 
 
 def _frame(payload: bytes) -> bytes:
