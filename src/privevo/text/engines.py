@@ -346,9 +346,11 @@ class CTranslate2LM(ChatCompletions):
         if self.padded_scoring:
             results = self._scorer.score_batch(tokens, max_batch_size=self.batch_size)
             return [np.asarray(r.log_probs, dtype=np.float64) for r in results]
+        groups: dict[int, list[int]] = {}  # batches of equal length: no padding
+        for i, seq in enumerate(tokens):
+            groups.setdefault(len(seq), []).append(i)
         out: list[np.ndarray] = [np.empty(0)] * len(tokens)
-        for length in {len(t) for t in tokens}:  # batches of equal length: no padding
-            group = [i for i, t in enumerate(tokens) if len(t) == length]
+        for group in groups.values():
             scored = self._scorer.score_batch(
                 [tokens[i] for i in group], max_batch_size=self.batch_size
             )
@@ -463,9 +465,8 @@ def local_generator(model: str = DEFAULT_MODEL, engine: str | None = None, **kwa
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     spec = _model(model)
-    gguf = model_weights(model)
     quiet = bool(kwargs.pop("quiet", False))  # no "converting ..." line
-    if engine == "ctranslate2":
+    if engine == "ctranslate2":  # ctranslate2_model finds the weights itself
         folder = ctranslate2_model(model=model, quiet=quiet)
         return CTranslate2LM(
             folder,
@@ -474,6 +475,7 @@ def local_generator(model: str = DEFAULT_MODEL, engine: str | None = None, **kwa
             padded_scoring=spec.padded_scoring,
             **kwargs,
         )
+    gguf = model_weights(model)
     if engine == "llama_cpp":
         return LlamaCppLM(gguf, chat=spec.chat, **kwargs)
     from .llm import TransformersLM
