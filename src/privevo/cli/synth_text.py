@@ -183,7 +183,8 @@ def _add_generation_flags(p) -> None:
 
 
 def _check_synth_args(args):
-    """Every flag's rule; returns (topics, public label list or None, label weights or None)."""
+    """Every flag's rule; returns (topics, public label list or None, label weights or None,
+    --examples' texts or None)."""
     from .._validation import check_delta, check_epsilon, check_positive_int, check_positive_real
 
     if args.epsilon != math.inf:
@@ -205,8 +206,7 @@ def _check_synth_args(args):
     labels, weights = parse_labels(args)
     if args.prompt is not None:
         check_prompt(args.prompt, labelled=labels is not None)
-    read_examples(args.examples)  # refused here, before any model loads
-    return topics, labels, weights
+    return topics, labels, weights, read_examples(args.examples)  # before any model loads
 
 
 def check_sizes(args) -> None:
@@ -365,7 +365,8 @@ def _plan_paths(args, label_names) -> dict:
 def _synth_text(args) -> int:
     from ..private import read_labelled_texts
 
-    topics, label_names, label_weights = _check_synth_args(args)
+    prompts = _check_synth_args(args)  # (topics, label list, label weights, examples)
+    label_names = prompts[1]
     paths = _plan_paths(args, label_names)
     texts, labels = read_labelled_texts(args.data, args.column, args.label_column)
     delta = run_delta(args, library_default=False, n=len(texts))
@@ -374,7 +375,7 @@ def _synth_text(args) -> int:
         generator, embedder = llm.load_models(args)
         dim = getattr(embedder, "dim", None)
         check_text_memory(args, dim if isinstance(dim, int) else DEFAULT_EMBEDDING_DIM)
-        model = _text_model(args, generator, embedder, delta, (topics, label_names, label_weights))
+        model = _text_model(args, generator, embedder, delta, prompts)
         model.on_phase = lambda phase: beat.update(phase=phase)
         model.fit(texts, labels=labels)
     _write(args, paths, model, label_names)
@@ -386,15 +387,15 @@ def _synth_text(args) -> int:
 
 
 def _text_model(args, generator, embedder, delta, prompts):
-    """The estimator from the flags; ``prompts``: (topics, public labels, label weights)."""
+    """The estimator from the flags; ``prompts``: (topics, public labels, label weights,
+    public examples)."""
     from ..text.apis import LLMRandomAPI, LLMVariationAPI, default_prompt
     from ..text.evolution import TextPrivateEvolution
     from ..text.validity import TextChecker
 
-    topics, label_names, label_weights = prompts
+    topics, label_names, label_weights, examples = prompts
     checker = TextChecker(retries=args.retries, gate=_gate(args, generator, embedder))
     prompt = args.prompt or default_prompt(generator, labelled=label_names is not None)
-    examples = read_examples(args.examples)
     if label_names is not None:
         prompt = {name: prompt for name in label_names}
     return TextPrivateEvolution(
