@@ -66,33 +66,23 @@ LABEL_DOCUMENT_PROMPTS = {
 }
 
 
-# public examples per label for a base model's prompts (hand-written; no private data)
-LABEL_EXAMPLES = {
-    "great": (
-        "This snack tastes great and the price is fair. The bag arrived quickly and nothing was "
-        "broken. I would buy it again.",
-        "My kids love this cereal. It is not too sweet, stays crunchy in milk, and the large box "
-        "lasts us two weeks.",
-        "Our dog is a picky eater and finished the whole bowl. No stomach problems so far, and "
-        "it costs less than the pet store.",
-        "Best green tea I have had in years: fresh, fragrant and never bitter. Five stars.",
-        "These almonds are crunchy and perfectly salted. I keep a bag at work and one in the car.",
-        "Rich, smooth dark chocolate with a clean finish. Worth every penny, ordering more.",
-    ),
-    "other": (
-        "Disappointing. The crackers were stale and the box was half empty, so not worth the "
-        "money.",
-        "The coffee is smooth with no bitter aftertaste, but the bag is smaller than I expected "
-        "for the price.",
-        "I ordered two jars and one arrived with a broken seal. The one that was fine tastes "
-        "good, but I will not order again.",
-        "Too salty for me. My husband likes it, so it will not go to waste, but I will stick "
-        "with the low sodium version.",
-        "Good flavor and a nice kick. I use it on eggs and tacos. Shipping took a week longer "
-        "than promised.",
-        "The pasta turned mushy after six minutes and tasted like cardboard. Never again.",
-    ),
-}
+def label_examples() -> dict[str, list[str]]:
+    """Public examples per label for a base model's prompts: the library's hand-written food
+    reviews (``KIND_EXAMPLES``) sorted by their sentiment, and three more written here."""
+    from privevo.text.apis import KIND_EXAMPLES
+
+    built_in = KIND_EXAMPLES["food review"]
+    return {
+        "great": [built_in[i] for i in (0, 2, 5)]
+        + [
+            "Best green tea I have had in years: fresh, fragrant and never bitter. Five stars.",
+            "These almonds are crunchy and perfectly salted. I keep a bag at work and one in the "
+            "car.",
+            "Rich, smooth dark chocolate with a clean finish. Worth every penny, ordering more.",
+        ],
+        "other": [built_in[i] for i in (1, 3, 4, 6, 7)]
+        + ["The pasta turned mushy after six minutes and tasted like cardboard. Never again."],
+    }
 
 
 def load_reviews(name: str, limit: int) -> tuple[list[str], list[str]]:
@@ -281,7 +271,7 @@ def one_seed(args, seed: int, lm, embedder, data: dict, samples: dict) -> list[d
     tic = time.perf_counter()
     base = completes_documents(lm)
     prompts = LABEL_DOCUMENT_PROMPTS if base else LABEL_PROMPTS
-    kw["examples"] = LABEL_EXAMPLES if base else None
+    kw["examples"] = label_examples() if base else None
     random_api = LLMRandomAPI(lm, prompts, label_weights=[0.5, 0.5], topics=FOOD_TOPICS, **kw)
     initial, initial_labels = random_api.sample_texts(2 * args.m, rng)
     S0 = embedder.embed(initial)
