@@ -28,6 +28,7 @@ its task.
     python benchmarks/text_validity.py --old /tmp/old            # README run, old vs this
     python benchmarks/text_validity.py --m 50                     # smaller, this checkout only
     python benchmarks/text_validity.py --audit syn.csv --column review   # audit a file
+    python benchmarks/text_validity.py --audit syn.csv --private reviews.csv  # and score it
 """
 
 from __future__ import annotations
@@ -197,6 +198,28 @@ def report(name: str, texts: list[str], cpu: float | None = None) -> dict:
     }
 
 
+def shared_openings(texts: list[str], words: int = 8) -> int:
+    """How many texts share their first ``words`` words with another text of the set."""
+    from collections import Counter
+
+    openings = Counter(" ".join(t.split()[:words]) for t in texts)
+    return sum(count for count in openings.values() if count > 1)
+
+
+def set_line(path: str, texts: list[str], private: str | None, column: str) -> str:
+    """The set's repeated openings and, with ``private`` (the private texts, for the data
+    owner's evaluation only), its embedding-space kNN precision and recall (k = 3)."""
+    line = f"{path}: {shared_openings(texts)} of {len(texts)} share their first 8 words"
+    if private is None:
+        return line
+    from privevo.evaluation import text_precision_recall
+    from privevo.text import SentenceEmbedder
+
+    real = [" ".join(t.split()) for t in read_texts(private, column)]
+    scores = text_precision_recall(real, texts, SentenceEmbedder(), k=3)
+    return line + f"; precision {scores['precision']:.3f}, recall {scores['recall']:.3f}"
+
+
 def table(rows: list[dict]) -> str:
     lines = [
         "| run | texts | with a mask token | with an echo | suspects (read) | valid | wall s | "
@@ -227,13 +250,21 @@ def main(argv=None) -> None:
     p.add_argument("--audit", nargs="+", help="only audit these files")
     p.add_argument("--column", default="review")
     p.add_argument(
+        "--private",
+        help="with --audit: the private texts (same --column) for kNN precision and recall "
+        "(evaluation only)",
+    )
+    p.add_argument(
         "--no-gate",
         action="store_true",
         help="pass --no-gate (no publishability gate) to every checkout's run",
     )
     args = p.parse_args(argv)
     if args.audit:
-        print(table([report(path, read_texts(path, args.column)) for path in args.audit]))
+        sets = {path: read_texts(path, args.column) for path in args.audit}
+        print(table([report(path, texts) for path, texts in sets.items()]))
+        for path, texts in sets.items():
+            print(set_line(path, texts, args.private, args.column))
         return
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(args.keep or tmp)
