@@ -492,19 +492,24 @@ def _table_cli(adjacency: str, data_file: str, write, *extra: str):
     return make
 
 
-def _text_cli(adjacency: str, labelled: bool):
+def _text_cli(adjacency: str, labelled: bool, base: bool = False):
+    """synth-text on stand-ins: a chat model (``WordLM``, ``TopicLM`` with labels) or, with
+    ``base``, a base model given the built-in food-review examples (``BaseWordLM``)."""
     argv = list(_TEXT) + ["--adjacency", adjacency, "-o", "{w}/out.csv"]
     if labelled:
         argv += ["--label-column", "y", "--labels", "great,other"]
     else:
         argv += ["--topics", "tea,bread"]
+    if base:
+        argv += ["--kind", "food review"]
     make_cli = cli_entry(argv, _write_texts_csv)
 
     def make(tmp):
-        from helpers.text_doubles import HashEmbedder, TopicLM, WordLM
+        from helpers.text_doubles import BaseWordLM, HashEmbedder, TopicLM, WordLM
         from privevo.cli import text as cli_text
 
-        model, original = TopicLM() if labelled else WordLM(), cli_text._models
+        stand_in = BaseWordLM if base else TopicLM if labelled else WordLM
+        model, original = stand_in(), cli_text._models
         run = make_cli(tmp)
 
         def patched(data):
@@ -670,6 +675,8 @@ def _entry_points() -> list[EntryPoint]:
         drop = _table_cli(adjacency, "data.parquet", _write_wide_table_parquet, "--drop", "extra")
         rows.append(E("cli synth-table parquet --drop", "table", adjacency, drop, table))
         rows.append(E("cli synth-text", "texts", adjacency, _text_cli(adjacency, False), texts))
+        base_cli = _text_cli(adjacency, False, base=True)
+        rows.append(E("cli synth-text base model", "texts", adjacency, base_cli, texts))
         rows.append(
             E(
                 "cli synth-text labels",

@@ -128,7 +128,11 @@ PLANTS = (
                 + "            population.random_api.examples = list(texts[:3])\n",
             ),
         ),
-        ("text pe base model/add_remove", "text pe base model/replace"),
+        (
+            "text pe base model/add_remove",
+            "text pe base model/replace",
+            "cli synth-text base model/add_remove",
+        ),
     ),
     Plant(
         "sensitivity: a private text of the last label votes twice",

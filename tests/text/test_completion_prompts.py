@@ -180,3 +180,11 @@ def test_gemma_writes_one_line_entries_and_scores_padded_batches_as_single_texts
     batched = lm.mean_log_prob(sentences, "Write a short food review.")
     single = [lm.mean_log_prob([s], "Write a short food review.")[0] for s in sentences]
     np.testing.assert_allclose(batched, single, rtol=1e-6)
+
+
+def test_the_parsers_generator_names_are_the_bundled_models_default_first():
+    from privevo.cli.text import BUNDLED_GENERATORS
+    from privevo.text.engines import DEFAULT_MODEL, MODELS
+
+    assert sorted(BUNDLED_GENERATORS) == sorted(MODELS)
+    assert BUNDLED_GENERATORS[0] == DEFAULT_MODEL
