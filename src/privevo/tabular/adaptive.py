@@ -134,8 +134,9 @@ def adaptive_model(
     columns, :class:`.pairs.TargetTreeModel` of it and the star, and the star's tables (clipped
     and made consistent with the 1-way shares, not cut) among the constraints."""
     sizes = model.sizes
-    inside = {p for clique, _, _ in measured for p in combinations(clique, 2) if target not in p}
-    inside = sorted(inside)
+    inside = sorted(
+        {p for clique, _, _ in measured for p in combinations(clique, 2) if target not in p}
+    )
     tables = {p: model.marginal(p).reshape(sizes[p[0]], sizes[p[1]]) for p in inside}
     edges = spanning_tree([mutual_information(tables[p]) for p in inside], inside, len(sizes))
     forest = [tables[e] for e in edges]

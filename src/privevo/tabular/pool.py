@@ -73,11 +73,12 @@ def constraint_cells(
         (np.asarray(c, dtype=np.int64)[:, None], np.asarray(t, dtype=float)) for c, t in extra or []
     ]
     live = carries_mass(np.hstack(cells + [c for c, _ in extra]), targets + [t for _, t in extra])
-    points = embedding.embed(pool_codes)
+    searched = np.flatnonzero(live)  # live only shrinks: rows outside it are never embedded
+    points = embedding.embed(pool_codes[searched])
     for candidates, votes in rounds:
         target = np.append(probabilities(votes), 0.0)
         cell = np.full(len(pool_codes), len(candidates), dtype=np.int64)
-        cell[live] = nearest(points[live], candidates)
+        cell[live] = nearest(points[live[searched]], candidates)
         positive = target[cell] > 0
         if positive[live].any():  # else raking skips this round (no mass where the rows are)
             live &= positive
