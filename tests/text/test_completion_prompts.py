@@ -20,6 +20,7 @@ from privevo.text.apis import (
     LLMRandomAPI,
     LLMVariationAPI,
     default_prompt,
+    example_heading,
     first_line,
 )
 
@@ -72,12 +73,36 @@ def test_each_label_draws_its_own_examples_and_a_rewrite_pools_them():
     _, labels = api.sample_texts(6, np.random.default_rng(3))
     for prompt, label in zip(lm.prompts, labels):
         own = examples[label][0]
-        assert prompt.startswith(f"Food review: {own}\n\n") and prompt.endswith(f"({label}):")
+        assert prompt.startswith(f"Food review ({label}): {own}\n\n")
+        assert prompt.endswith(f"({label}):")
     rewrite = BaseLM()
     LLMVariationAPI(rewrite, kind="food review", examples=examples, checker=None).vary_texts(
         ["a b c d"], np.random.default_rng(4)
     )
     assert "Lovely tea." in rewrite.prompts[0] and "Stale bread." in rewrite.prompts[0]
+
+
+def test_examples_sit_under_the_entrys_heading_without_its_topic():
+    labelled = {
+        "great": "{examples}Five-star {kind} about {topic}:",
+        "other": "{examples}{Kind} about {topic} by a buyer who was disappointed:",
+    }
+    lm = BaseLM()
+    examples = {"great": ["Lovely tea."], "other": ["Stale bread."]}
+    api = LLMRandomAPI(lm, labelled, kind="food review", examples=examples, checker=None)
+    _, labels = api.sample_texts(8, np.random.default_rng(5))
+    assert set(labels) == {"great", "other"}
+    for prompt, label in zip(lm.prompts, labels):
+        heading = example_heading(labelled[label], "food review")
+        assert prompt.startswith(f"{heading}: {examples[label][0]}\n\n")
+    assert example_heading(labelled["great"], "food review") == "Five-star food review"
+    assert example_heading(labelled["other"], "food review") == (
+        "Food review by a buyer who was disappointed"
+    )
+    assert example_heading(DOCUMENT_PROMPT, "tweet") == "Tweet"
+    # no topic clause, or a field only the caller knows: the plain {Kind} heading
+    assert example_heading("{examples}Entry on {topic}:", "poem") == "Poem"
+    assert example_heading("{examples}{Kind} about {topic} {mood}:", "poem") == "Poem"
 
 
 def test_a_base_models_variation_keeps_the_first_words_and_writes_the_rest():

@@ -13,11 +13,11 @@
 
 A base model (a generator with ``chat`` False, such as Gemma 3 270M) follows no
 instruction; it continues a document. It gets completion prompts instead: a few
-public examples of the kind (:data:`KIND_EXAMPLES`, or the caller's), then the new
-entry's heading (:data:`DOCUMENT_PROMPT`); its variation keeps the parent's first
-``1 − mask_fraction`` of the words and writes the rest (:data:`CONTINUE_PROMPT`,
-the partial regeneration of PE's image variations in text form). A completion ends
-at its first line break.
+public examples of the kind (:data:`KIND_EXAMPLES`, or the caller's) under the entry's
+heading (:func:`example_heading`), then the new entry's heading (:data:`DOCUMENT_PROMPT`);
+its variation keeps the parent's first ``1 − mask_fraction`` of the words and writes the
+rest (:data:`CONTINUE_PROMPT`, the partial regeneration of PE's image variations in text
+form). A completion ends at its first line break.
 
 Both see only public text (prompts and selected synthetic candidates). Every
 draw — labels, topics, masks, LLM seeds — comes from the ``numpy.random.
@@ -44,6 +44,7 @@ __all__ = [
     "KIND_EXAMPLES",
     "completes_documents",
     "default_prompt",
+    "example_heading",
 ]
 
 MASK = "_"
@@ -56,8 +57,10 @@ LABEL_PROMPT = (
 # "notes", not "missing words" or "blanks": the reply then rarely talks about the task
 FILL_PROMPT = "Notes: {text}\n\nWrite a {kind} from these notes. Reply with the {kind} only."
 PARAPHRASE_PROMPT = "Rewrite this {kind} in your own words. Reply with the {kind} only.\n\n{text}"
-# Completion prompts of a base model: public examples ("{Kind}: text" paragraphs), then the
-# new entry's heading; the model writes the entry and stops at the line break.
+# Completion prompts of a base model: public examples (paragraphs under the entry's heading, its
+# topic clause dropped), then the new entry's heading; the model writes the entry and stops at
+# the line break.
+TOPIC_CLAUSE = " about {topic}"  # an example paragraph's heading is the entry's without it
 DOCUMENT_PROMPT = "{examples}{Kind} about {topic}:"
 LABEL_DOCUMENT_PROMPT = "{examples}{Kind} about {topic} ({label}):"
 CONTINUE_PROMPT = "{examples}{Kind}: {text}"
@@ -136,16 +139,36 @@ def _heading(kind: str) -> str:
 Examples = Sequence[str] | Mapping[str, Sequence[str]]
 
 
+def example_heading(template: str, kind: str, label: str | None = None) -> str:
+    """The heading of an example paragraph in ``template``'s prompts: the new entry's own heading
+    (the last line after ``{examples}``) without its topic clause :data:`TOPIC_CLAUSE` and final
+    colon, so the examples read as earlier entries under the same heading — a label's examples
+    under the label's heading. ``{Kind}`` when the heading has no topic clause."""
+    tail = template.split("{examples}", 1)[-1].rsplit("\n", 1)[-1]
+    if TOPIC_CLAUSE not in tail:
+        return _heading(kind)
+    try:
+        heading = tail.replace(TOPIC_CLAUSE, "").format(
+            kind=kind, Kind=_heading(kind), label=label or ""
+        )
+    except (KeyError, IndexError, ValueError):  # a field only the caller's template knows
+        return _heading(kind)
+    heading = " ".join(heading.split()).rstrip(":").rstrip()
+    return heading or _heading(kind)
+
+
 def _examples(
     kind: str,
     examples: Examples | None,
     rng: np.random.Generator,
     label: str | None = None,
     k: int = EXAMPLES_PER_PROMPT,
+    heading: str | None = None,
 ) -> str:
-    """``k`` public examples drawn without replacement, each a ``{Kind}: text`` paragraph; from
-    ``examples[label]`` if ``examples`` maps labels to examples (all of them pooled without a
-    label), else from ``examples`` or :data:`KIND_EXAMPLES`."""
+    """``k`` public examples drawn without replacement, each a ``{heading}: text`` paragraph
+    (default heading ``{Kind}``); from ``examples[label]`` if ``examples`` maps labels to
+    examples (all of them pooled without a label), else from ``examples`` or
+    :data:`KIND_EXAMPLES`."""
     if isinstance(examples, Mapping):
         named = examples.get(label) if label is not None else None
         examples = named if named is not None else [e for v in examples.values() for e in v]
@@ -153,7 +176,8 @@ def _examples(
     if not pool:
         return ""
     chosen = rng.choice(len(pool), size=min(k, len(pool)), replace=False)
-    return "".join(f"{_heading(kind)}: {' '.join(pool[i].split())}\n\n" for i in chosen)
+    heading = _heading(kind) if heading is None else heading
+    return "".join(f"{heading}: {' '.join(pool[i].split())}\n\n" for i in chosen)
 
 
 def first_line(start: str, completion: str) -> str:
@@ -351,7 +375,15 @@ class LLMRandomAPI:
                 topic=topic,
                 label=label,
                 examples=(
-                    _examples(self.kind, self.examples, rng, label) if "{examples}" in t else ""
+                    _examples(
+                        self.kind,
+                        self.examples,
+                        rng,
+                        label,
+                        heading=example_heading(t, self.kind, label),
+                    )
+                    if "{examples}" in t
+                    else ""
                 ),
             )
             for t, topic, label in zip(templates, topics, labels)
