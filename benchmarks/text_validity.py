@@ -29,6 +29,11 @@ its task.
     python benchmarks/text_validity.py --m 50                     # smaller, this checkout only
     python benchmarks/text_validity.py --audit syn.csv --column review   # audit a file
     python benchmarks/text_validity.py --audit syn.csv --private reviews.csv  # and score it
+    python benchmarks/text_validity.py --readings benchmarks/data/text_quickstart_reading.json
+
+``--readings`` tallies the hand readings of a JSON file (each reader's ``{index: label}``, by
+docs/text_rubric.md): the unpublishable share per reader with its Wilson 95 % interval, and
+how far two readers agree on publishable or not (share and Cohen's kappa).
 """
 
 from __future__ import annotations
@@ -220,6 +225,41 @@ def set_line(path: str, texts: list[str], private: str | None, column: str) -> s
     return line + f"; precision {scores['precision']:.3f}, recall {scores['recall']:.3f}"
 
 
+def readings(path: str) -> None:
+    """Each reader's tally of a reading file, and the agreement of every two readers."""
+    import json
+    from collections import Counter
+    from itertools import combinations
+
+    from text_gate import wilson
+
+    data = json.loads(Path(path).read_text())
+    readers = {name: labels for name, labels in data.items() if name in READERS}
+    for name, labels in readers.items():
+        bad = sum(label != "publishable" for label in labels.values())
+        low, high = wilson(bad, len(labels))
+        counts = dict(Counter(label for label in labels.values() if label != "publishable"))
+        print(
+            f"{name}: {bad} of {len(labels)} unpublishable ({bad / len(labels):.0%}, 95 % "
+            f"interval {low:.1%}-{high:.1%}): {counts}"
+        )
+    for (a, first), (b, second) in combinations(readers.items(), 2):
+        shared = sorted(set(first) & set(second))
+        x = [first[i] != "publishable" for i in shared]
+        y = [second[i] != "publishable" for i in shared]
+        observed = sum(u == v for u, v in zip(x, y)) / len(shared)
+        px, py = sum(x) / len(shared), sum(y) / len(shared)
+        chance = px * py + (1 - px) * (1 - py)
+        kappa = (observed - chance) / (1 - chance) if chance < 1 else 1.0
+        print(
+            f"{a} and {b} agree on {sum(u == v for u, v in zip(x, y))} of {len(shared)} "
+            f"(publishable or not; Cohen's kappa {kappa:.2f})"
+        )
+
+
+READERS = ("hand", "second_reader")  # the reading files' reader keys
+
+
 def table(rows: list[dict]) -> str:
     lines = [
         "| run | texts | with a mask token | with an echo | suspects (read) | valid | wall s | "
@@ -259,7 +299,11 @@ def main(argv=None) -> None:
         action="store_true",
         help="pass --no-gate (no publishability gate) to every checkout's run",
     )
+    p.add_argument("--readings", help="tally the hand readings of this JSON file and exit")
     args = p.parse_args(argv)
+    if args.readings:
+        readings(args.readings)
+        return
     if args.audit:
         sets = {path: read_texts(path, args.column) for path in args.audit}
         print(table([report(path, texts) for path, texts in sets.items()]))
