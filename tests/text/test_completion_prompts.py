@@ -147,6 +147,20 @@ def test_the_examples_file_is_read_and_bad_ones_are_refused(tmp_path):
         read_examples(str(tmp_path / "missing.txt"))
 
 
+def test_the_private_data_file_is_refused_as_examples_under_any_name(tmp_path):
+    from privevo.cli.synth_text import read_examples
+
+    data = tmp_path / "reviews.csv"
+    data.write_text("review\nGreat tea.\n", encoding="utf-8")
+    (tmp_path / "link.csv").symlink_to(data)
+    for name in ("reviews.csv", "link.csv", "./reviews.csv"):
+        with pytest.raises(ValueError, match=r"^--examples .* is the private data file; give"):
+            read_examples(str(tmp_path / name), str(data))
+    public = tmp_path / "public.txt"
+    public.write_text("Great tea.\n", encoding="utf-8")  # the same text, another file: allowed
+    assert read_examples(str(public), str(data)) == ["Great tea."]
+
+
 def test_generator_is_refused_beside_a_model_or_an_endpoint():
     from privevo.cli.text import check_llm_args
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 
 from ..selection import selector_names
@@ -145,7 +146,8 @@ def _add_generation_flags(p) -> None:
     p.add_argument(
         "--examples",
         help="public example texts of --kind, one per line, for a base model's completion "
-        "prompts (default: built-in examples of 'food review'; never the private data)",
+        "prompts (default: built-in examples of 'food review'; never the private data: the "
+        "DATA file itself is refused)",
     )
     p.add_argument("--topics", help="comma-separated public topics filling {topic}")
     p.add_argument(
@@ -206,7 +208,7 @@ def _check_synth_args(args):
     labels, weights = parse_labels(args)
     if args.prompt is not None:
         check_prompt(args.prompt, labelled=labels is not None)
-    return topics, labels, weights, read_examples(args.examples)  # before any model loads
+    return topics, labels, weights, read_examples(args.examples, args.data)  # before any load
 
 
 def check_sizes(args) -> None:
@@ -329,10 +331,16 @@ def check_prompt(template: str, labelled: bool) -> str:
     return template
 
 
-def read_examples(path: str | None) -> list[str] | None:
-    """--examples: the file's non-empty lines (public example texts); None without the flag."""
+def read_examples(path: str | None, data: str | None = None) -> list[str] | None:
+    """--examples: the file's non-empty lines (public example texts); None without the flag.
+    The private DATA file itself is refused: its texts would reach every prompt."""
     if path is None:
         return None
+    if data is not None and _same_file(path, data):
+        raise ValueError(
+            f"--examples {path} is the private data file; give public examples written or "
+            "collected apart from the data (one per line)"
+        )
     try:
         with open(path, encoding="utf-8") as handle:
             lines = [" ".join(line.split()) for line in handle]
@@ -345,6 +353,13 @@ def read_examples(path: str | None) -> list[str] | None:
     if not examples:
         raise ValueError(f"--examples {path} holds no text; give one public example per line")
     return examples
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them is missing: read_examples or the data reader says so
+        return False
 
 
 def _plan_paths(args, label_names) -> dict:
