@@ -44,18 +44,17 @@ def write(name: str, n: int, seed: int, max_tokens: int) -> tuple[list[str], flo
 def verdicts(texts: list[str], api, gate, max_tokens: int) -> tuple[list[str], list[str | None]]:
     """Each text as the checker repairs it (a truncated tail cut at its last sentence) and its
     verdict: the checker's reason, else the gate's, else None (publishable)."""
-    from privevo.text.apis import _gated, instruction_of
+    from privevo.text.apis import instruction_of
     from privevo.text.validity import TextChecker
 
     checker = TextChecker(gate=gate)  # judged as the APIs judge a first try
     echo = instruction_of(api.prompt, KIND)
     tokenizer = getattr(api.generator, "tokenizer", None)
-    judged = _gated(
-        checker,
+    judged = checker.gated(
         [
             checker.check(t, max_new_tokens=max_tokens, tokenizer=tokenizer, instruction=echo)
             for t in texts
-        ],
+        ]
     )
     return [text for text, _ in judged], [reason for _, reason in judged]
 

@@ -274,7 +274,7 @@ def _checked_generate(
             )
             for i, text in zip(todo, texts)
         ]
-        judged = _gated(checker, judged)
+        judged = checker.gated(judged)
         for i, (fixed, reason) in zip(todo, judged):
             if reason is None or not out[i]:
                 out[i] = fixed
@@ -291,20 +291,6 @@ def _checked_generate(
     if stats is not None:
         stats.generated += n
     return out, valid
-
-
-def _gated(checker: TextChecker, judged: list[tuple[str, str | None]]) -> list:
-    """The checker's verdicts, with the texts it passed judged again by its publishability gate
-    (:mod:`privevo.text.gate`; one batch), if it has one."""
-    gate = getattr(checker, "gate", None)
-    passed = [j for j, (_, reason) in enumerate(judged) if reason is None]
-    if gate is None or not passed:
-        return judged
-    verdicts = gate.judge([judged[j][0] for j in passed])
-    out = list(judged)
-    for j, verdict in zip(passed, verdicts):
-        out[j] = (judged[j][0], verdict)
-    return out
 
 
 class LLMRandomAPI:

@@ -250,3 +250,15 @@ class TextChecker:
             instruction=instruction,
         )
         return fixed, reason
+
+    def gated(self, judged: list[tuple[str, str | None]]) -> list[tuple[str, str | None]]:
+        """:meth:`check`'s verdicts, with the texts it passed judged again by :attr:`gate` (one
+        batch), if there is one: the step every generated text goes through."""
+        passed = [j for j, (_, reason) in enumerate(judged) if reason is None]
+        if self.gate is None or not passed:
+            return judged
+        verdicts = self.gate.judge([judged[j][0] for j in passed])
+        out = list(judged)
+        for j, verdict in zip(passed, verdicts):
+            out[j] = (judged[j][0], verdict)
+        return out
