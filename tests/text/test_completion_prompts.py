@@ -99,6 +99,12 @@ def test_examples_sit_under_the_entrys_heading_without_its_topic():
     assert example_heading(labelled["other"], "food review") == (
         "Food review by a buyer who was disappointed"
     )
+    # examples shared by every label (not the label's own) keep the plain heading
+    shared = BaseLM()
+    LLMRandomAPI(
+        shared, labelled, kind="food review", examples=["Fine tea."], checker=None
+    ).sample_texts(4, np.random.default_rng(5))
+    assert all(p.startswith("Food review: Fine tea.\n\n") for p in shared.prompts)
     assert example_heading(DOCUMENT_PROMPT, "tweet") == "Tweet"
     # no topic clause, or a field only the caller knows: the plain {Kind} heading
     assert example_heading("{examples}Entry on {topic}:", "poem") == "Poem"

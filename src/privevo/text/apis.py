@@ -140,10 +140,10 @@ Examples = Sequence[str] | Mapping[str, Sequence[str]]
 
 
 def example_heading(template: str, kind: str, label: str | None = None) -> str:
-    """The heading of an example paragraph in ``template``'s prompts: the new entry's own heading
-    (the last line after ``{examples}``) without its topic clause :data:`TOPIC_CLAUSE` and final
-    colon, so the examples read as earlier entries under the same heading — a label's examples
-    under the label's heading. ``{Kind}`` when the heading has no topic clause."""
+    """The heading of a label's own example paragraphs in ``template``'s prompts: the new entry's
+    heading (the last line after ``{examples}``) without its topic clause :data:`TOPIC_CLAUSE`
+    and final colon, so the examples read as earlier entries under the same heading.
+    ``{Kind}`` when the heading has no topic clause."""
     tail = template.split("{examples}", 1)[-1].rsplit("\n", 1)[-1]
     if TOPIC_CLAUSE not in tail:
         return _heading(kind)
@@ -362,11 +362,7 @@ class LLMRandomAPI:
                 label=label,
                 examples=(
                     _examples(
-                        self.kind,
-                        self.examples,
-                        rng,
-                        label,
-                        heading=example_heading(t, self.kind, label),
+                        self.kind, self.examples, rng, label, heading=self._heading_of(t, label)
                     )
                     if "{examples}" in t
                     else ""
@@ -395,6 +391,13 @@ class LLMRandomAPI:
                 stats.fallback += 1
         self.validity = stats.as_dict()
         return texts, labels
+
+    def _heading_of(self, template: str, label: str | None) -> str | None:
+        """A label's own examples sit under the label's heading (:func:`example_heading`); the
+        kind's examples, shared by every prompt, under the plain ``{Kind}`` (None)."""
+        if isinstance(self.examples, Mapping) and label in self.examples:
+            return example_heading(template, self.kind, label)
+        return None
 
     def _labels(self, n: int, rng: np.random.Generator) -> tuple[list[str | None], list[str]]:
         if not isinstance(self.prompt, Mapping):
