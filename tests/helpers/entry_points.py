@@ -357,13 +357,17 @@ def _base_text(adjacency: str):
     return make
 
 
-def _text(adjacency: str, labelled: bool):
+def _text(adjacency: str, labelled: bool, base: bool = False):
+    """Text PE on stand-ins; with ``labelled`` and ``base``, a base model given each label's own
+    public examples."""
+
     def make(tmp):
         def run(data):
-            from helpers.text_doubles import labelled_text_pe, text_pe
+            from helpers.text_doubles import labelled_base_text_pe, labelled_text_pe, text_pe
 
             if labelled:
-                est = labelled_text_pe(epsilon=2.0, adjacency=adjacency, random_state=SEED).fit(
+                pe = labelled_base_text_pe if base else labelled_text_pe
+                est = pe(epsilon=2.0, adjacency=adjacency, random_state=SEED).fit(
                     data[0], labels=data[1]
                 )
                 return {
@@ -620,6 +624,15 @@ def _entry_points() -> list[EntryPoint]:
                 "labelled_texts",
                 adjacency,
                 _text(adjacency, True),
+                labelled_texts,
+            )
+        )
+        rows.append(
+            E(
+                "labelled text pe base model",
+                "labelled_texts",
+                adjacency,
+                _text(adjacency, True, base=True),
                 labelled_texts,
             )
         )

@@ -135,6 +135,23 @@ PLANTS = (
         ),
     ),
     Plant(
+        "a label's examples are its first private texts",
+        "text/evolution.py",
+        (
+            (
+                _TEXT_POPULATION,
+                _TEXT_POPULATION
+                + "        own = population.random_api.examples\n"
+                + "        if labels is not None and texts is not None and isinstance(own, dict):\n"
+                + "            population.random_api.examples = {\n"
+                + "                k: [t for t, y in zip(texts, labels) if y == k][:2] or v\n"
+                + "                for k, v in own.items()\n"
+                + "            }\n",
+            ),
+        ),
+        ("labelled text pe base model/add_remove", "labelled text pe base model/replace"),
+    ),
+    Plant(
         "sensitivity: a private text of the last label votes twice",
         "text/labels.py",
         (

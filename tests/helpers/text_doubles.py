@@ -173,6 +173,36 @@ def labelled_text_pe(**kw):
     return TextPrivateEvolution(lm, HashEmbedder(LABELLED_DIM), **{**base, **kw})
 
 
+BASE_LABEL_PROMPTS = {
+    "great": "{examples}Five-star {kind} about {topic}:",
+    "other": "{examples}{Kind} about {topic} by a disappointed buyer:",
+}
+BASE_LABEL_EXAMPLES = {
+    "great": ["Lovely tea, fresh and fragrant.", "Best jam I have had, fair price."],
+    "other": ["Stale crackers, half the box broken.", "Bland coffee, never again."],
+}
+
+
+def labelled_base_text_pe(**kw):
+    """:func:`labelled_text_pe` on a stand-in base model: each label's completion prompt shows
+    that label's own public examples under the label's heading."""
+    lm = BaseWordLM()
+    apis = dict(
+        random_api=LLMRandomAPI(
+            lm,
+            BASE_LABEL_PROMPTS,
+            label_weights=[0.5, 0.5],
+            kind="food review",
+            examples=BASE_LABEL_EXAMPLES,
+            checker=None,
+        ),
+        variation_api=LLMVariationAPI(
+            lm, mask_fraction=0.3, kind="food review", examples=BASE_LABEL_EXAMPLES, checker=None
+        ),
+    )
+    return labelled_text_pe(**{**apis, **kw})
+
+
 REVIEWS = [f"private review {i} of a snack, quite good" for i in range(40)]
 REVIEW_LABELS = ["great" if i % 4 else "other" for i in range(40)]
 
