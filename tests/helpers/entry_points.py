@@ -496,9 +496,21 @@ def _table_cli(adjacency: str, data_file: str, write, *extra: str):
     return make
 
 
+def _write_texts_and_examples(folder: Path, data) -> None:
+    """The private texts, and a public examples file with each label's own examples."""
+    import pandas as pd
+
+    from helpers.text_doubles import BASE_LABEL_EXAMPLES
+
+    _write_texts_csv(folder, data)
+    rows = [(text, label) for label, texts in BASE_LABEL_EXAMPLES.items() for text in texts]
+    pd.DataFrame(rows, columns=["text", "label"]).to_csv(folder / "examples.csv", index=False)
+
+
 def _text_cli(adjacency: str, labelled: bool, base: bool = False):
     """synth-text on stand-ins: a chat model (``WordLM``, ``TopicLM`` with labels) or, with
-    ``base``, a base model given the built-in food-review examples (``BaseWordLM``)."""
+    ``base``, a base model (``BaseWordLM``) given the built-in food-review examples, or with
+    labels each label's own from an ``--examples`` CSV."""
     argv = list(_TEXT) + ["--adjacency", adjacency, "-o", "{w}/out.csv"]
     if labelled:
         argv += ["--label-column", "y", "--labels", "great,other"]
@@ -506,7 +518,9 @@ def _text_cli(adjacency: str, labelled: bool, base: bool = False):
         argv += ["--topics", "tea,bread"]
     if base:
         argv += ["--kind", "food review"]
-    make_cli = cli_entry(argv, _write_texts_csv)
+    if base and labelled:
+        argv += ["--examples", "{w}/examples.csv"]
+    make_cli = cli_entry(argv, _write_texts_and_examples if base and labelled else _write_texts_csv)
 
     def make(tmp):
         from helpers.text_doubles import BaseWordLM, HashEmbedder, TopicLM, WordLM
@@ -696,6 +710,15 @@ def _entry_points() -> list[EntryPoint]:
                 "labelled_texts",
                 adjacency,
                 _text_cli(adjacency, True),
+                labelled_texts,
+            )
+        )
+        rows.append(
+            E(
+                "cli synth-text labels base model",
+                "labelled_texts",
+                adjacency,
+                _text_cli(adjacency, True, base=True),
                 labelled_texts,
             )
         )

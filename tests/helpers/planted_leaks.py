@@ -149,7 +149,11 @@ PLANTS = (
                 + "            }\n",
             ),
         ),
-        ("labelled text pe base model/add_remove", "labelled text pe base model/replace"),
+        (
+            "labelled text pe base model/add_remove",
+            "labelled text pe base model/replace",
+            "cli synth-text labels base model/add_remove",
+        ),
     ),
     Plant(
         "sensitivity: a private text of the last label votes twice",

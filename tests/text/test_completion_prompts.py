@@ -153,6 +153,30 @@ def test_the_examples_file_is_read_and_bad_ones_are_refused(tmp_path):
         read_examples(str(tmp_path / "missing.txt"))
 
 
+def test_a_csv_of_examples_gives_each_label_its_own(tmp_path):
+    from privevo.cli.synth_text import read_examples
+
+    table = tmp_path / "examples.csv"
+    table.write_text(
+        'text,label\nLovely  tea.,great\n"Stale, bland bread.",other\n,great\nFine jam.,great\n',
+        encoding="utf-8",
+    )
+    assert read_examples(str(table), labels=["great", "other"]) == {
+        "great": ["Lovely tea.", "Fine jam."],
+        "other": ["Stale, bland bread."],
+    }
+    assert read_examples(str(table)) == ["Lovely tea.", "Stale, bland bread.", "Fine jam."]
+    with pytest.raises(ValueError, match=r"^--examples .*: label 'other' is not in --labels"):
+        read_examples(str(table), labels=["great", "poor"])
+    plain = tmp_path / "plain.csv"
+    plain.write_text("text\nLovely tea.\n", encoding="utf-8")
+    assert read_examples(str(plain), labels=["great"]) == ["Lovely tea."]
+    headless = tmp_path / "headless.csv"
+    headless.write_text("review\nLovely tea.\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"^--examples .*: a .csv file needs a 'text' column"):
+        read_examples(str(headless))
+
+
 def test_the_private_data_file_is_refused_as_examples_under_any_name(tmp_path):
     from privevo.cli.synth_text import read_examples
 

@@ -8,6 +8,7 @@ never how long it took: durations grow with the number of private texts (docs/pr
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
@@ -145,9 +146,10 @@ def _add_generation_flags(p) -> None:
     )
     p.add_argument(
         "--examples",
-        help="public example texts of --kind, one per line, for a base model's completion "
-        "prompts (default: built-in examples of 'food review'; never the private data: the "
-        "DATA file itself is refused)",
+        help="public example texts of --kind for a base model's completion prompts: one per "
+        "line, or a .csv with a 'text' column and, for a labelled run, a 'label' column (each "
+        "label's own examples; default: built-in examples of 'food review'; never the private "
+        "data: the DATA file itself is refused)",
     )
     p.add_argument("--topics", help="comma-separated public topics filling {topic}")
     p.add_argument(
@@ -208,7 +210,8 @@ def _check_synth_args(args):
     labels, weights = parse_labels(args)
     if args.prompt is not None:
         check_prompt(args.prompt, labelled=labels is not None)
-    return topics, labels, weights, read_examples(args.examples, args.data)  # before any load
+    examples = read_examples(args.examples, args.data, labels)  # before any model loads
+    return topics, labels, weights, examples
 
 
 def check_sizes(args) -> None:
@@ -331,9 +334,13 @@ def check_prompt(template: str, labelled: bool) -> str:
     return template
 
 
-def read_examples(path: str | None, data: str | None = None) -> list[str] | None:
-    """--examples: the file's non-empty lines (public example texts); None without the flag.
-    The private DATA file itself is refused: its texts would reach every prompt."""
+def read_examples(
+    path: str | None, data: str | None = None, labels: list[str] | None = None
+) -> list[str] | dict[str, list[str]] | None:
+    """--examples: public example texts, None without the flag. A text file gives one example a
+    line; a .csv file its ``text`` column, and with a ``label`` column each public label its own
+    examples (``{label: texts}``; they sit under the label's heading in the prompts). The
+    private DATA file itself is refused: its texts would reach every prompt."""
     if path is None:
         return None
     if data is not None and _same_file(path, data):
@@ -342,9 +349,11 @@ def read_examples(path: str | None, data: str | None = None) -> list[str] | None
             "collected apart from the data (one per line)"
         )
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8", newline="") as handle:
+            if path.lower().endswith(".csv"):
+                return _labelled_examples(path, list(csv.DictReader(handle)), labels)
             lines = [" ".join(line.split()) for line in handle]
-    except (OSError, UnicodeDecodeError) as err:
+    except (OSError, UnicodeDecodeError, csv.Error) as err:
         raise ValueError(
             f"--examples {path}: cannot read it ({type(err).__name__}); give a UTF-8 text file "
             "with one public example per line"
@@ -353,6 +362,32 @@ def read_examples(path: str | None, data: str | None = None) -> list[str] | None
     if not examples:
         raise ValueError(f"--examples {path} holds no text; give one public example per line")
     return examples
+
+
+def _labelled_examples(
+    path: str, rows: list[dict], labels: list[str] | None
+) -> list[str] | dict[str, list[str]]:
+    """--examples' CSV rows: the ``text`` column, per ``label`` if the file has one."""
+    if not rows or "text" not in rows[0]:
+        raise ValueError(
+            f"--examples {path}: a .csv file needs a 'text' column (and may have 'label')"
+        )
+    pairs = [(" ".join((r.get("text") or "").split()), r.get("label")) for r in rows]
+    pairs = [(text, label) for text, label in pairs if text]
+    if not pairs:
+        raise ValueError(f"--examples {path} holds no text; give one public example per row")
+    if "label" not in rows[0] or labels is None:  # an unlabelled run pools every example
+        return [text for text, _ in pairs]
+    by_label: dict[str, list[str]] = {}
+    for text, label in pairs:
+        by_label.setdefault((label or "").strip(), []).append(text)
+    unknown = sorted(set(by_label) - set(labels or ()))
+    if unknown:
+        raise ValueError(
+            f"--examples {path}: label {unknown[0]!r} is not in --labels; label each example "
+            "with one of the public labels"
+        )
+    return by_label
 
 
 def _same_file(a: str, b: str) -> bool:
