@@ -171,6 +171,10 @@ def test_a_csv_of_examples_gives_each_label_its_own(tmp_path):
     plain = tmp_path / "plain.csv"
     plain.write_text("text\nLovely tea.\n", encoding="utf-8")
     assert read_examples(str(plain), labels=["great"]) == ["Lovely tea."]
+    header_only = tmp_path / "header_only.csv"
+    header_only.write_text("text,label\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"^--examples .*header_only.csv holds no text"):
+        read_examples(str(header_only), labels=["great"])
     headless = tmp_path / "headless.csv"
     headless.write_text("review\nLovely tea.\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"^--examples .*: a .csv file needs a 'text' column"):

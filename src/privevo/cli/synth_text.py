@@ -351,7 +351,7 @@ def read_examples(
     try:
         with open(path, encoding="utf-8", newline="") as handle:
             if path.lower().endswith(".csv"):
-                return _labelled_examples(path, list(csv.DictReader(handle)), labels)
+                return _csv_examples(path, csv.DictReader(handle), labels)
             lines = [" ".join(line.split()) for line in handle]
     except (OSError, UnicodeDecodeError, csv.Error) as err:
         raise ValueError(
@@ -364,24 +364,26 @@ def read_examples(
     return examples
 
 
-def _labelled_examples(
-    path: str, rows: list[dict], labels: list[str] | None
+def _csv_examples(
+    path: str, reader: csv.DictReader, labels: list[str] | None
 ) -> list[str] | dict[str, list[str]]:
     """--examples' CSV rows: the ``text`` column, per ``label`` if the file has one."""
-    if not rows or "text" not in rows[0]:
+    fields = reader.fieldnames or []
+    if "text" not in fields:
         raise ValueError(
             f"--examples {path}: a .csv file needs a 'text' column (and may have 'label')"
         )
+    rows = list(reader)
     pairs = [(" ".join((r.get("text") or "").split()), r.get("label")) for r in rows]
     pairs = [(text, label) for text, label in pairs if text]
     if not pairs:
         raise ValueError(f"--examples {path} holds no text; give one public example per row")
-    if "label" not in rows[0] or labels is None:  # an unlabelled run pools every example
+    if "label" not in fields or labels is None:  # an unlabelled run pools every example
         return [text for text, _ in pairs]
     by_label: dict[str, list[str]] = {}
     for text, label in pairs:
         by_label.setdefault((label or "").strip(), []).append(text)
-    unknown = sorted(set(by_label) - set(labels or ()))
+    unknown = sorted(set(by_label) - set(labels))
     if unknown:
         raise ValueError(
             f"--examples {path}: label {unknown[0]!r} is not in --labels; label each example "
