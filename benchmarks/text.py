@@ -28,7 +28,10 @@ the run (the publishability gate's reasons included unless ``--no-gate``), the
 distinct-4-gram ratio of the synthetic set, kNN precision and recall (k = 3; DPSDA's
 definition: precision = share of synthetic texts inside some private text's k-NN ball,
 recall = share of private balls holding a synthetic text) and
-debiased Sinkhorn W1 against the private embeddings (evaluation only, not DP).
+debiased Sinkhorn W1 against the private embeddings (evaluation only, not DP). Beside each
+run, the control "S_0 at the run's size and label mix": the classifier trained on S_0's texts
+drawn per label in the run's counts (mean of five draws), so that what PE adds over its public
+start is not confused with a smaller training set or a label mix that leans to "great".
 GAPE's R is public: 3 × the median nearest-neighbour distance among S_0's
 embeddings. With several ``--seeds`` every seed draws its own S_0 and runs; the
 table gives the mean ± standard error over seeds.
@@ -240,6 +243,32 @@ def row(data, method, eps, syn_texts, syn_labels, syn_X, seconds, steps) -> dict
     }
 
 
+MATCHED_DRAWS = 5
+
+
+def matched_start(S0, s0_labels, syn_labels, data: dict, seed: int) -> dict:
+    """The classifier trained on S_0 at a run's size and label mix (per label, as many of S_0's
+    texts as the run has, drawn without replacement while S_0 has enough), mean over
+    ``MATCHED_DRAWS`` draws: what PE adds over its public start, size and mix apart."""
+    from collections import Counter
+
+    rng = np.random.default_rng(seed)
+    s0_labels = np.asarray(s0_labels)
+    scores = []
+    for _ in range(MATCHED_DRAWS):
+        idx = []
+        for name, count in Counter(syn_labels).items():
+            pool = np.flatnonzero(s0_labels == name)
+            if len(pool):
+                idx.append(rng.choice(pool, count, replace=count > len(pool)))
+        idx = np.concatenate(idx)
+        scores.append(downstream(S0[idx], s0_labels[idx], data["X_test"], data["test_y"]))
+    return {
+        "matched_accuracy": float(np.mean([r["accuracy"] for r in scores])),
+        "matched_balanced": float(np.mean([r["balanced"] for r in scores])),
+    }
+
+
 def checker(args, lm, embedder):
     """The validity checker, with the publishability gate on the run's public embedder and the
     generator's own log-likelihood unless ``--no-gate``."""
@@ -328,6 +357,7 @@ def one_seed(args, seed: int, lm, embedder, data: dict, samples: dict) -> list[d
                     time.perf_counter() - tic,
                     model.validity_[1:],
                 )
+                | matched_start(S0, initial_labels, model.synthetic_labels_, data, seed)
             )
             if args.save:
                 save(args.save, f"seed{seed}-{selector}-eps{label.split()[0]}", model)
@@ -357,6 +387,8 @@ def save(folder: str, name: str, model) -> None:
 NUMBERS = (
     "accuracy",
     "balanced",
+    "matched_accuracy",
+    "matched_balanced",
     "invalid",
     "first_try",
     "regenerated",
@@ -386,21 +418,25 @@ def aggregate(rows: list[dict]) -> list[dict]:
 
 def table(rows: list[dict]) -> str:
     head = (
-        "| trained on | ε | texts | seeds | test accuracy | balanced acc. | mask or echo (final) | "
+        "| trained on | ε | texts | seeds | test accuracy | balanced acc. | S_0 at the run's size "
+        "and label mix: accuracy / balanced | mask or echo (final) | "
         "invalid first try | regenerated | distinct 4-grams | kNN precision | kNN recall | "
         "Sinkhorn W1 | seconds |"
     )
-    lines = [head, "|" + "---|" * 14]
+    lines = [head, "|" + "---|" * 15]
 
     def pm(value, digits=3, scale=1.0, suffix=""):
         mean, se = value
+        if math.isnan(mean):
+            return "-"
         text = f"{scale * mean:.{digits}f}{suffix}"
         return text + (f" ± {scale * se:.{digits}f}" if se else "")
 
     for r in rows:
         lines.append(
             f"| {r['method']} | {r['eps']} | {r['n_syn']} | {r['seeds']} | {pm(r['accuracy'])} | "
-            f"{pm(r['balanced'])} | {pm(r['invalid'], 1, 100, '%')} | "
+            f"{pm(r['balanced'])} | {pm(r['matched_accuracy'])} / {pm(r['matched_balanced'])} | "
+            f"{pm(r['invalid'], 1, 100, '%')} | "
             f"{pm(r['first_try'], 1, 100, '%')} | {pm(r['regenerated'], 0)} | "
             f"{pm(r['distinct4'])} | {pm(r['precision'])} | {pm(r['recall'])} | {pm(r['w1'], 4)} | "
             f"{pm(r['seconds'], 0)} |"
