@@ -904,7 +904,6 @@ NOT_SIZE_BRANCHES: dict[str, str] = {
     P + "cli.text.MAX_TOKENS_MAX": "bound on a public option",
     P + "cli.text.API_WORKERS_MAX": "bound on the public --batch-size's requests in flight",
     P + "text.apis.EXAMPLES_PER_PROMPT": "public examples shown in one completion prompt",
-    P + "text.apis.TOPIC_CLAUSE": "the words a public prompt template writes its topic with",
     P + "text.gate.MAX_EMOJI": "a rule on one public candidate's characters",
     P + "text.serving.CACHE_BLOCKS": "the server's KV cache size; public prompts only",
     P + "text.serving.BLOCK_TOKENS": "the server's KV cache block; public prompts only",

@@ -139,7 +139,7 @@ def test_default_prompts_follow_the_generator():
 
 
 def test_the_examples_file_is_read_and_bad_ones_are_refused(tmp_path):
-    from privevo.cli.synth_text import read_examples
+    from privevo.cli.text import read_examples
 
     good = tmp_path / "examples.txt"
     good.write_text("Great  tea.\n\n  Stale crackers. \n", encoding="utf-8")
@@ -154,7 +154,7 @@ def test_the_examples_file_is_read_and_bad_ones_are_refused(tmp_path):
 
 
 def test_a_csv_of_examples_gives_each_label_its_own(tmp_path):
-    from privevo.cli.synth_text import read_examples
+    from privevo.cli.text import read_examples
 
     table = tmp_path / "examples.csv"
     table.write_text(
@@ -182,7 +182,7 @@ def test_a_csv_of_examples_gives_each_label_its_own(tmp_path):
 
 
 def test_the_private_data_file_is_refused_as_examples_under_any_name(tmp_path):
-    from privevo.cli.synth_text import read_examples
+    from privevo.cli.text import read_examples
 
     data = tmp_path / "reviews.csv"
     data.write_text("review\nGreat tea.\n", encoding="utf-8")

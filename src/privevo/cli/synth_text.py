@@ -8,10 +8,8 @@ never how long it took: durations grow with the number of private texts (docs/pr
 
 from __future__ import annotations
 
-import csv
 import json
 import math
-import os
 import sys
 
 from ..selection import selector_names
@@ -210,7 +208,7 @@ def _check_synth_args(args):
     labels, weights = parse_labels(args)
     if args.prompt is not None:
         check_prompt(args.prompt, labelled=labels is not None)
-    examples = read_examples(args.examples, args.data, labels)  # before any model loads
+    examples = llm.read_examples(args.examples, args.data, labels)  # before any model loads
     return topics, labels, weights, examples
 
 
@@ -332,71 +330,6 @@ def check_prompt(template: str, labelled: bool) -> str:
             + ", ".join("{" + a + "}" for a in sorted(allowed))
         )
     return template
-
-
-def read_examples(
-    path: str | None, data: str | None = None, labels: list[str] | None = None
-) -> list[str] | dict[str, list[str]] | None:
-    """--examples: public example texts, None without the flag. A text file gives one example a
-    line; a .csv file its ``text`` column, and with a ``label`` column each public label its own
-    examples (``{label: texts}``; they sit under the label's heading in the prompts). The
-    private DATA file itself is refused: its texts would reach every prompt."""
-    if path is None:
-        return None
-    if data is not None and _same_file(path, data):
-        raise ValueError(
-            f"--examples {path} is the private data file; give public examples written or "
-            "collected apart from the data (one per line)"
-        )
-    try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            if path.lower().endswith(".csv"):
-                return _csv_examples(path, csv.DictReader(handle), labels)
-            lines = [" ".join(line.split()) for line in handle]
-    except (OSError, UnicodeDecodeError, csv.Error) as err:
-        raise ValueError(
-            f"--examples {path}: cannot read it ({type(err).__name__}); give a UTF-8 text file "
-            "with one public example per line"
-        ) from None
-    examples = [line for line in lines if line]
-    if not examples:
-        raise ValueError(f"--examples {path} holds no text; give one public example per line")
-    return examples
-
-
-def _csv_examples(
-    path: str, reader: csv.DictReader, labels: list[str] | None
-) -> list[str] | dict[str, list[str]]:
-    """--examples' CSV rows: the ``text`` column, per ``label`` if the file has one."""
-    fields = reader.fieldnames or []
-    if "text" not in fields:
-        raise ValueError(
-            f"--examples {path}: a .csv file needs a 'text' column (and may have 'label')"
-        )
-    rows = list(reader)
-    pairs = [(" ".join((r.get("text") or "").split()), r.get("label")) for r in rows]
-    pairs = [(text, label) for text, label in pairs if text]
-    if not pairs:
-        raise ValueError(f"--examples {path} holds no text; give one public example per row")
-    if "label" not in fields or labels is None:  # an unlabelled run pools every example
-        return [text for text, _ in pairs]
-    by_label: dict[str, list[str]] = {}
-    for text, label in pairs:
-        by_label.setdefault((label or "").strip(), []).append(text)
-    unknown = sorted(set(by_label) - set(labels))
-    if unknown:
-        raise ValueError(
-            f"--examples {path}: label {unknown[0]!r} is not in --labels; label each example "
-            "with one of the public labels"
-        )
-    return by_label
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one of them is missing: read_examples or the data reader says so
-        return False
 
 
 def _plan_paths(args, label_names) -> dict:
