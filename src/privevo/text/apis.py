@@ -13,8 +13,8 @@
 
 A base model (a generator with ``chat`` False, such as Gemma 3 270M) follows no
 instruction; it continues a document. It gets completion prompts instead: a few
-public examples of the kind (:data:`KIND_EXAMPLES`, or the caller's) under the entry's
-heading (:func:`example_heading`), then the new entry's heading (:data:`DOCUMENT_PROMPT`);
+public examples of the kind (:data:`KIND_EXAMPLES`, or the caller's; a label's own under the
+label's heading, :func:`example_heading`), then the new entry's heading (:data:`DOCUMENT_PROMPT`);
 its variation keeps the parent's first ``1 − mask_fraction`` of the words and writes the
 rest (:data:`CONTINUE_PROMPT`, the partial regeneration of PE's image variations in text
 form). A completion ends at its first line break.
