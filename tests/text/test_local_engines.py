@@ -113,3 +113,28 @@ def test_transformers_fallback_loads_the_same_gguf_weights(monkeypatch):
         "chat": True,
         "batch_size": 4,
     }
+
+
+def test_the_embedders_dimension_reads_either_name_of_the_method():
+    """sentence-transformers 6 renamed ``get_sentence_embedding_dimension`` (the old name warns);
+    the dimension is read without a warning from either release."""
+    import warnings
+
+    from privevo.text import SentenceEmbedder
+
+    class New:
+        def get_embedding_dimension(self):
+            return 384
+
+        def get_sentence_embedding_dimension(self):
+            warnings.warn("renamed", FutureWarning)
+            return 384
+
+    class Old:
+        def get_sentence_embedding_dimension(self):
+            return 768
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert SentenceEmbedder(New()).dim == 384
+        assert SentenceEmbedder(Old()).dim == 768

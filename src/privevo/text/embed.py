@@ -87,7 +87,9 @@ class SentenceEmbedder:
 
     @property
     def dim(self) -> int:
-        return int(self.model.get_sentence_embedding_dimension())
+        model = self.model  # sentence-transformers 6 renamed the method; older releases lack it
+        dimension = getattr(model, "get_embedding_dimension", None)
+        return int(dimension() if dimension else model.get_sentence_embedding_dimension())
 
     def embed(self, texts: Sequence[str], *, cache: bool | None = None) -> np.ndarray:
         """Embed ``texts`` (n,) → (n, dim), batched and cached.
