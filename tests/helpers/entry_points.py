@@ -342,28 +342,18 @@ def _tabular(
     return make
 
 
-def _base_text(adjacency: str):
-    """Text PE on a stand-in base model (completion prompts with public examples)."""
-
-    def make(tmp):
-        def run(data):
-            from helpers.text_doubles import base_text_pe
-
-            est = base_text_pe(adjacency=adjacency, random_state=SEED).fit(data)
-            return estimator_artefacts(est, "synthetic_texts_")
-
-        return run
-
-    return make
-
-
 def _text(adjacency: str, labelled: bool, base: bool = False):
-    """Text PE on stand-ins; with ``labelled`` and ``base``, a base model given each label's own
-    public examples."""
+    """Text PE on stand-ins: a chat model, or with ``base`` a base model given public examples
+    (with ``labelled``, each label's own)."""
 
     def make(tmp):
         def run(data):
-            from helpers.text_doubles import labelled_base_text_pe, labelled_text_pe, text_pe
+            from helpers.text_doubles import (
+                base_text_pe,
+                labelled_base_text_pe,
+                labelled_text_pe,
+                text_pe,
+            )
 
             if labelled:
                 pe = labelled_base_text_pe if base else labelled_text_pe
@@ -374,7 +364,8 @@ def _text(adjacency: str, labelled: bool, base: bool = False):
                     **estimator_artefacts(est, "synthetic_texts_"),
                     "labels": list(est.synthetic_labels_),
                 }
-            est = text_pe(adjacency=adjacency, random_state=SEED).fit(data)
+            pe = base_text_pe if base else text_pe
+            est = pe(adjacency=adjacency, random_state=SEED).fit(data)
             return estimator_artefacts(est, "synthetic_texts_")
 
         return run
@@ -631,7 +622,9 @@ def _entry_points() -> list[EntryPoint]:
                 )
             )
         rows.append(E("text pe", "texts", adjacency, _text(adjacency, False), texts))
-        rows.append(E("text pe base model", "texts", adjacency, _base_text(adjacency), texts))
+        rows.append(
+            E("text pe base model", "texts", adjacency, _text(adjacency, False, base=True), texts)
+        )
         rows.append(
             E(
                 "labelled text pe",
