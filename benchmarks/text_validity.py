@@ -225,6 +225,9 @@ def set_line(path: str, texts: list[str], private: str | None, column: str) -> s
     return line + f"; precision {scores['precision']:.3f}, recall {scores['recall']:.3f}"
 
 
+READERS = ("hand", "second_reader")  # the reading files' reader keys
+
+
 def readings(path: str) -> None:
     """Each reader's tally of a reading file, and the agreement of every two readers."""
     import json
@@ -255,9 +258,6 @@ def readings(path: str) -> None:
             f"{a} and {b} agree on {sum(u == v for u, v in zip(x, y))} of {len(shared)} "
             f"(publishable or not; Cohen's kappa {kappa:.2f})"
         )
-
-
-READERS = ("hand", "second_reader")  # the reading files' reader keys
 
 
 def table(rows: list[dict]) -> str:
