@@ -354,6 +354,9 @@ class LLMRandomAPI:
         n = check_positive_int(n, "n")
         labels, templates = self._labels(n, rng)
         topics = np.asarray(self.topics, dtype=object)[rng.integers(0, len(self.topics), n)]
+        headings = {
+            (t, label): self._heading_of(t, label) for t, label in set(zip(templates, labels))
+        }
         prompts = [
             t.format(
                 kind=self.kind,
@@ -361,9 +364,7 @@ class LLMRandomAPI:
                 topic=topic,
                 label=label,
                 examples=(
-                    _examples(
-                        self.kind, self.examples, rng, label, heading=self._heading_of(t, label)
-                    )
+                    _examples(self.kind, self.examples, rng, label, heading=headings[t, label])
                     if "{examples}" in t
                     else ""
                 ),
