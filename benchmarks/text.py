@@ -44,6 +44,7 @@ table gives the mean ± standard error over seeds.
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import sys
 import time
@@ -154,6 +155,14 @@ def main(argv=None) -> None:
     p.add_argument("--n-test", type=int, default=1000)
     p.add_argument("--eps", type=float, nargs="+", default=[1.0, 4.0, math.inf])
     p.add_argument("--selectors", nargs="+", default=["rank", "gape_agg"])
+    p.add_argument(
+        "--label-shares",
+        nargs="+",
+        default=["votes"],
+        choices=["votes", "selection"],
+        help="TextPrivateEvolution's label_shares: each label's share of the m texts from its "
+        "noisy votes (default) or as the selector keeps them; several: side by side",
+    )
     p.add_argument("--mask-fraction", type=float, default=0.5)
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--samples", type=int, default=3, help="sample texts printed per run")
@@ -231,6 +240,7 @@ def row(data, method, eps, syn_texts, syn_labels, syn_X, seconds, steps) -> dict
         "method": method,
         "eps": eps,
         "n_syn": len(syn_texts),
+        "great": float(np.mean(np.asarray(syn_labels) == LABELS[0])) if len(syn_labels) else 0.0,
         **downstream(syn_X, syn_labels, data["X_test"], data["test_y"]),
         "invalid": invalid_share(syn_texts),
         "first_try": first_try,
@@ -322,49 +332,52 @@ def one_seed(args, seed: int, lm, embedder, data: dict, samples: dict) -> list[d
             [random_api.validity],
         )
     ]
-    for eps in args.eps:
-        for selector in args.selectors:
-            tic = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # ε = inf warns that it is not private
-                model = TextPrivateEvolution(
-                    lm,
-                    embedder,
-                    n_synthetic=args.m,
-                    iterations=args.iterations,
-                    epsilon=eps,
-                    delta=DELTA,
-                    selector=selector,
-                    gape_R=R,
-                    fill=True,
-                    random_api=list(initial),
-                    initial_labels=list(initial_labels),
-                    label_names=list(LABELS),
-                    random_state=seed + 1,
-                    variation_api=LLMVariationAPI(lm, mask_fraction=args.mask_fraction, **kw),
-                    kind="food review",
-                ).fit(embeddings=data["X"], labels=data["y"])
-            report = model.privacy_report_
-            label = "inf (non-private)" if report["epsilon"] is None else f"{report['epsilon']:.3g}"
-            rows.append(
-                row(
-                    data,
-                    f"{selector}, {args.generator}",
-                    label,
-                    model.synthetic_texts_,
-                    model.synthetic_labels_,
-                    model.synthetic_,
-                    time.perf_counter() - tic,
-                    model.validity_[1:],
-                )
-                | matched_start(S0, initial_labels, model.synthetic_labels_, data, seed)
+    for eps, selector, shares in itertools.product(args.eps, args.selectors, args.label_shares):
+        method = f"{selector}, {args.generator}" + (
+            "" if shares == "votes" else f", label shares by {shares}"
+        )
+        tic = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # ε = inf warns that it is not private
+            model = TextPrivateEvolution(
+                lm,
+                embedder,
+                n_synthetic=args.m,
+                iterations=args.iterations,
+                epsilon=eps,
+                delta=DELTA,
+                selector=selector,
+                gape_R=R,
+                fill=True,
+                random_api=list(initial),
+                initial_labels=list(initial_labels),
+                label_names=list(LABELS),
+                label_shares=shares,
+                random_state=seed + 1,
+                variation_api=LLMVariationAPI(lm, mask_fraction=args.mask_fraction, **kw),
+                kind="food review",
+            ).fit(embeddings=data["X"], labels=data["y"])
+        report = model.privacy_report_
+        label = "inf (non-private)" if report["epsilon"] is None else f"{report['epsilon']:.3g}"
+        rows.append(
+            row(
+                data,
+                method,
+                label,
+                model.synthetic_texts_,
+                model.synthetic_labels_,
+                model.synthetic_,
+                time.perf_counter() - tic,
+                model.validity_[1:],
             )
-            if args.save:
-                save(args.save, f"seed{seed}-{selector}-eps{label.split()[0]}", model)
-            samples.setdefault((label, selector), []).extend(
-                list(zip(model.synthetic_labels_, model.synthetic_texts_))[: args.samples]
-            )
-            log(f"seed {seed} {selector} eps={label}: {rows[-1]}")
+            | matched_start(S0, initial_labels, model.synthetic_labels_, data, seed)
+        )
+        if args.save:
+            save(args.save, f"seed{seed}-{selector}-{shares}-eps{label.split()[0]}", model)
+        samples.setdefault((label, method), []).extend(
+            list(zip(model.synthetic_labels_, model.synthetic_texts_))[: args.samples]
+        )
+        log(f"seed {seed} {method} eps={label}: {rows[-1]}")
     return rows
 
 
@@ -385,6 +398,7 @@ def save(folder: str, name: str, model) -> None:
 
 
 NUMBERS = (
+    "great",
     "accuracy",
     "balanced",
     "matched_accuracy",
@@ -418,12 +432,12 @@ def aggregate(rows: list[dict]) -> list[dict]:
 
 def table(rows: list[dict]) -> str:
     head = (
-        "| trained on | ε | texts | seeds | test accuracy | balanced acc. | S_0 at the run's size "
-        "and label mix: accuracy / balanced | mask or echo (final) | "
+        "| trained on | ε | texts | seeds | share 'great' | test accuracy | balanced acc. | "
+        "S_0 at the run's size and label mix: accuracy / balanced | mask or echo (final) | "
         "invalid first try | regenerated | distinct 4-grams | kNN precision | kNN recall | "
         "Sinkhorn W1 | seconds |"
     )
-    lines = [head, "|" + "---|" * 15]
+    lines = [head, "|" + "---|" * 16]
 
     def pm(value, digits=3, scale=1.0, suffix=""):
         mean, se = value
@@ -434,7 +448,8 @@ def table(rows: list[dict]) -> str:
 
     for r in rows:
         lines.append(
-            f"| {r['method']} | {r['eps']} | {r['n_syn']} | {r['seeds']} | {pm(r['accuracy'])} | "
+            f"| {r['method']} | {r['eps']} | {r['n_syn']} | {r['seeds']} | "
+            f"{pm(r['great'], 1, 100, '%')} | {pm(r['accuracy'])} | "
             f"{pm(r['balanced'])} | {pm(r['matched_accuracy'])} / {pm(r['matched_balanced'])} | "
             f"{pm(r['invalid'], 1, 100, '%')} | "
             f"{pm(r['first_try'], 1, 100, '%')} | {pm(r['regenerated'], 0)} | "
