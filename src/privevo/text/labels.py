@@ -125,7 +125,7 @@ class LabelShares:
     ) -> Selection:
         counts = np.asarray(noisy_counts, dtype=np.float64)
         groups = self._groups(candidates)
-        mass = np.array([counts[rows].sum() for rows in groups])
+        mass = self._label_mass(counts, groups)
         if not np.any(mass > 0):
             return self.selector.select(candidates, counts, context)
         sizes = np.array([len(rows) for rows in groups])
@@ -143,6 +143,11 @@ class LabelShares:
         own = np.where(block.max(axis=1) > 0, block.argmax(axis=1), self.n_labels)
         groups = [np.flatnonzero(own == j) for j in range(self.n_labels + 1)]
         return [rows for rows in groups if rows.size]
+
+    @staticmethod
+    def _label_mass(counts: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
+        """Each group's sum of noisy votes: its private count's estimate (times the vote v)."""
+        return np.array([counts[rows].sum() for rows in groups])
 
     def _select_within(self, candidates, counts, rows, quota, context) -> tuple:
         inner = dataclasses.replace(context, n_select=quota, n_private=None)
