@@ -163,7 +163,8 @@ PLANTS = (
             (
                 _TEXT_WITH_LABELS,
                 _TEXT_WITH_LABELS
-                + "                exact = [float(sum(str(y) == str(k) for y in labels)) for k in names]\n"
+                + "                exact = [float(sum(str(y) == str(k) for y in labels))\n"
+                + "                         for k in names]\n"
                 + "                engine.selector._label_mass = lambda counts, groups: np.array(\n"
                 + "                    exact[: len(groups)]\n"
                 + "                )\n",

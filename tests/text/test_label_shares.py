@@ -112,3 +112,13 @@ def test_label_shares_selection_leaves_the_split_to_the_selector():
     assert not isinstance(model.engine_.selector, LabelShares)
     with pytest.raises(ValueError, match="label_shares"):
         labelled_text_pe(label_shares="prompts").fit(REVIEWS, labels=REVIEW_LABELS)
+
+
+def test_a_refilling_selector_keeps_the_whole_population_size():
+    # GAPE without fill keeps only candidates above its threshold and asks for more variations
+    labels = [0] * 10 + [1] * 10
+    X = _candidates(labels)
+    counts = np.r_[[40.0, 30.0], np.zeros(8), [20.0], np.zeros(9)]
+    shared = LabelShares(GAPE(R=0.5, refill=True), 2).select(X, counts, _context(10))
+    assert len(shared.indices) == 3
+    assert shared.variations_per_point == 6  # ceil(20 / 3) - 1: about 20 candidates again

@@ -111,7 +111,8 @@ class LabelShares:
     selected points are apportioned to the labels by these sums (clipped at 0;
     :func:`apportion`, every label present keeping at least one point while m allows
     and none more than its candidates), and ``selector`` picks each label's points among
-    that label's candidates alone, with m_l in place of m. Rows without a label block
+    that label's candidates alone, with m_l in place of m (GAPE's threshold then takes its
+    union bound over that label's candidates). Rows without a label block
     form one more group. If no group's sum is positive, ``selector`` sees every
     candidate at once.
     """
@@ -167,11 +168,11 @@ def _joined(candidates: np.ndarray, picked: list[tuple], quotas: np.ndarray) -> 
     """One selection from each label's: rows back in the full candidate numbering."""
     indices = np.concatenate([rows[s.indices] for rows, s in picked]).astype(np.int64)
     weights = [s.weights for _, s in picked]
-    per_point = [s.variations_per_point for _, s in picked if s.variations_per_point]
+    resized = any(s.variations_per_point for _, s in picked)  # GAPE's refill: keep the size
     return Selection(
         points=candidates[indices],
         indices=indices,
         weights=None if any(w is None for w in weights) else np.concatenate(weights),
-        variations_per_point=max(per_point) if per_point else None,
+        variations_per_point=max(1, -(-len(candidates) // len(indices)) - 1) if resized else None,
         info={"label_quotas": [int(q) for q in quotas], "by_label": [s.info for _, s in picked]},
     )
