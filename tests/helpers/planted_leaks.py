@@ -157,6 +157,23 @@ PLANTS = (
         ),
     ),
     Plant(
+        "a label's rewrites show its first private texts as examples",
+        "text/evolution.py",
+        (
+            (
+                _TEXT_POPULATION,
+                _TEXT_POPULATION
+                + "        own = population.variation_api.examples\n"
+                + "        if labels is not None and texts is not None and isinstance(own, dict):\n"
+                + "            population.variation_api.examples = {\n"
+                + "                k: [t for t, y in zip(texts, labels) if y == k][-2:] or v\n"
+                + "                for k, v in own.items()\n"
+                + "            }\n",
+            ),
+        ),
+        ("labelled text pe base model/add_remove", "cli synth-text labels base model/add_remove"),
+    ),
+    Plant(
         "label shares from the exact private label counts",
         "text/evolution.py",
         (

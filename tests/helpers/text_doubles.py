@@ -197,7 +197,12 @@ def labelled_base_text_pe(**kw):
             checker=None,
         ),
         variation_api=LLMVariationAPI(
-            lm, mask_fraction=0.3, kind="food review", examples=BASE_LABEL_EXAMPLES, checker=None
+            lm,
+            mask_fraction=0.3,
+            kind="food review",
+            examples=BASE_LABEL_EXAMPLES,
+            label_prompts=BASE_LABEL_PROMPTS,
+            checker=None,
         ),
     )
     return labelled_text_pe(**{**apis, **kw})

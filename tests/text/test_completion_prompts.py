@@ -9,7 +9,15 @@ from argparse import Namespace
 import numpy as np
 import pytest
 
-from helpers.text_doubles import HashEmbedder, TopicLM, needs_models
+from helpers.text_doubles import (
+    REVIEW_LABELS,
+    REVIEWS,
+    BaseWordLM,
+    HashEmbedder,
+    TopicLM,
+    labelled_base_text_pe,
+    needs_models,
+)
 from privevo.text.apis import (
     CONTINUE_PROMPT,
     DOCUMENT_PROMPT,
@@ -80,6 +88,52 @@ def test_each_label_draws_its_own_examples_and_a_rewrite_pools_them():
         ["a b c d"], np.random.default_rng(4)
     )
     assert "Lovely tea." in rewrite.prompts[0] and "Stale bread." in rewrite.prompts[0]
+
+
+def test_a_labelled_rewrite_continues_under_its_labels_heading_with_its_own_examples():
+    prompts = {
+        "great": "{examples}Five-star {kind} about {topic}:",
+        "other": "{examples}{Kind} about {topic} by a disappointed buyer:",
+    }
+    examples = {"great": ["Lovely tea."], "other": ["Stale bread."]}
+    lm = BaseLM()
+    api = LLMVariationAPI(
+        lm, kind="food review", examples=examples, label_prompts=prompts, checker=None
+    )
+    api.vary_texts(
+        ["a b c d", "e f g h"], np.random.default_rng(4), per_point=2, labels=["great", "other"]
+    )
+    great = "Five-star food review: Lovely tea.\n\nFive-star food review: a b"
+    other = (
+        "Food review by a disappointed buyer: Stale bread.\n\n"
+        "Food review by a disappointed buyer: e f"
+    )
+    assert lm.prompts == [great, great, other, other]
+    # a label without its own examples, or no labels: the pooled examples, the plain heading
+    plain = BaseLM()
+    LLMVariationAPI(
+        plain, kind="food review", examples=examples, label_prompts=prompts, checker=None
+    ).vary_texts(["a b c d"], np.random.default_rng(4), labels=["unlisted"])
+    assert plain.prompts[0].endswith("\n\nFood review: a b")
+    assert "Lovely tea." in plain.prompts[0] and "Stale bread." in plain.prompts[0]
+    with pytest.raises(ValueError, match="one label per text"):
+        api.vary_texts(["a b"], np.random.default_rng(4), labels=["great", "other"])
+
+
+def test_a_labelled_run_rewrites_each_parent_under_its_labels_heading(monkeypatch):
+    seen = []
+    generate = BaseWordLM.generate
+
+    def recorded(self, prompts, **kw):
+        seen.extend(prompts)
+        return generate(self, prompts, **kw)
+
+    monkeypatch.setattr(BaseWordLM, "generate", recorded)
+    labelled_base_text_pe(n_synthetic=6, iterations=2).fit(REVIEWS, labels=REVIEW_LABELS)
+    rewrites = [p.rsplit("\n\n", 1)[-1] for p in seen if not p.endswith(":")]  # S_0 ends in ':'
+    assert len(rewrites) >= 6
+    headings = ("Five-star food review: ", "Food review by a disappointed buyer: ")
+    assert all(last.startswith(headings) for last in rewrites), rewrites
 
 
 def test_examples_sit_under_the_entrys_heading_without_its_topic():

@@ -430,6 +430,7 @@ def _text_model(args, generator, embedder, delta, prompts):
             per_point=args.variations,
             kind=args.kind,
             examples=examples,
+            label_prompts=prompt if label_names is not None else None,
             max_new_tokens=args.max_tokens,
             checker=checker,
         ),

@@ -438,7 +438,13 @@ class LLMVariationAPI:
     per_point : variations per parent
     kind : what a sample is, e.g. ``"food review"``
     examples : public examples of the kind for a base model's completion prompts, as
-        :class:`LLMRandomAPI`'s (a dict's lists pooled: a rewrite keeps its parent's label)
+        :class:`LLMRandomAPI`'s (a dict's lists pooled, unless ``label_prompts`` names the
+        parent's label)
+    label_prompts : the random API's templates ``{label: template}`` of a labelled run: a
+        base model's rewrite of a parent of label l (``vary_texts(..., labels=)``) shows l's
+        own examples (``examples[l]``) under l's heading (:func:`example_heading`) and
+        continues the kept words under that heading, as l's new entries are written; a label
+        without its own examples, and a chat model, are rewritten as without labels
     max_new_tokens : length cap of a rewrite
     checker : :class:`~privevo.text.validity.TextChecker` every rewrite passes
         (None: no check); failures are asked again with fresh blanks and a fresh
@@ -456,6 +462,7 @@ class LLMVariationAPI:
         per_point: int = 1,
         kind: str = "text",
         examples: Examples | None = None,
+        label_prompts: Mapping[str, str] | None = None,
         max_new_tokens: int = 64,
         checker: TextChecker | None = TextChecker(),
     ):
@@ -467,6 +474,7 @@ class LLMVariationAPI:
         self.per_point = per_point
         self.kind = kind
         self.examples = examples
+        self.label_prompts = label_prompts
         self.max_new_tokens = max_new_tokens
         self.checker = checker
         self.validity: dict = {}
@@ -483,12 +491,19 @@ class LLMVariationAPI:
         return np.resize(np.atleast_1d(np.asarray(self.temperature, dtype=float)), k)
 
     def vary_texts(
-        self, texts: Sequence[str], rng: np.random.Generator, per_point: int | None = None
+        self,
+        texts: Sequence[str],
+        rng: np.random.Generator,
+        per_point: int | None = None,
+        labels: Sequence | None = None,
     ) -> list[str]:
         """``per_point`` rewrites of each text, grouped by parent (rows i·k … i·k+k−1 of parent
-        i)."""
+        i); ``labels``: each text's public label (see ``label_prompts``)."""
         k = check_positive_int(per_point or self.per_point, "per_point")
+        if labels is not None and len(labels) != len(texts):
+            raise ValueError("labels and texts differ in length; pass one label per text")
         parents = [t for t in texts for _ in range(k)]
+        headings = self._headings([None] * len(texts) if labels is None else labels, k)
         temps = np.tile(self.temperatures(k), len(texts))
         out: list[str] = [""] * len(parents)
         stats = _Validity()
@@ -498,7 +513,9 @@ class LLMVariationAPI:
             texts_t, valid = _checked_generate(
                 self.generator,
                 self.checker,
-                lambda todo, sub=sub: [self._prompt_and_start(sub[j], rng) for j in todo],
+                lambda todo, idx=idx: [
+                    self._prompt_and_start(parents[idx[j]], rng, *headings[idx[j]]) for j in todo
+                ],
                 len(idx),
                 rng,
                 temperature=float(temp),
@@ -530,14 +547,35 @@ class LLMVariationAPI:
         text, to paraphrase); for a base model, public examples and the text's first words."""
         return self._prompt_and_start(text, rng)[0]
 
-    def _prompt_and_start(self, text: str, rng: np.random.Generator) -> tuple[str, str]:
+    def _headings(self, labels: Sequence, k: int) -> list[tuple[str | None, str | None]]:
+        """(label, heading) of each of the k·len(labels) rewrites: the parent's label and its
+        heading where ``label_prompts`` and ``examples`` both name it, else (None, None)."""
+        own = isinstance(self.examples, Mapping) and isinstance(self.label_prompts, Mapping)
+        pairs = {}
+        for label in set(labels):
+            named = own and label in self.examples and label in self.label_prompts
+            pairs[label] = (
+                (label, example_heading(self.label_prompts[label], self.kind, label))
+                if named
+                else (None, None)
+            )
+        return [pairs[label] for label in labels for _ in range(k)]
+
+    def _prompt_and_start(
+        self,
+        text: str,
+        rng: np.random.Generator,
+        label: str | None = None,
+        heading: str | None = None,
+    ) -> tuple[str, str]:
         if completes_documents(self.generator):
             words = text.split()  # keep the first 1 − mask_fraction, rewrite at least one word
             start = " ".join(
                 words[: min(int((1 - self.mask_fraction) * len(words)), len(words) - 1)]
             )
-            examples = _examples(self.kind, self.examples, rng)
-            prompt = self.template.format(examples=examples, Kind=_heading(self.kind), text=start)
+            heading = _heading(self.kind) if heading is None else heading
+            examples = _examples(self.kind, self.examples, rng, label, heading=heading)
+            prompt = self.template.format(examples=examples, Kind=heading, text=start)
             return prompt.rstrip(), start
         if self.mask_fraction > 0:
             kept = mask_words(text, self.mask_fraction, rng).split()

@@ -133,7 +133,7 @@ class TextPopulation:
         self.announce(f"embedding {len(self.texts)} texts")
         with clock("embedding"):
             own = self._embed(self.texts, dim - self._label_dim)
-        votes, self.ahead = self._vote_rows(self.texts, own, rng, clock, validity)
+        votes, self.ahead = self._vote_rows(self.texts, self.labels, own, rng, clock, validity)
         self.initial_seconds = clock.seconds
         self.initial_validity = validity.counts
         return self._with_labels(votes, self.labels)
@@ -157,13 +157,13 @@ class TextPopulation:
         else:
             self.announce(f"generating {len(parents) * k} texts")
             with clock("generation"):
-                children = self.variation_api.vary_texts(parents, rng, per_point=k)
+                children = self._vary(parents, parent_labels, rng, k)
             validity.add(getattr(self.variation_api, "validity", {}))
         self.announce(f"embedding {len(children)} texts")
         with clock("embedding"):
             own = self._embed(children, len(selection.points[0]) - self._label_dim)
-        votes, children_ahead = self._vote_rows(children, own, rng, clock, validity)
         child_labels = [lab for lab in parent_labels for _ in range(k)]
+        votes, children_ahead = self._vote_rows(children, child_labels, own, rng, clock, validity)
         votes = self._with_labels(votes, child_labels)
         if self.keep_selected:
             self.texts, self.labels = parents + children, parent_labels + child_labels
@@ -185,8 +185,15 @@ class TextPopulation:
             return votes
         return np.hstack([votes, label_block(labels, self.label_names)])
 
+    def _vary(self, texts: list[str], labels: list, rng, k: int) -> list[str]:
+        """k rewrites of each text; privevo's variation API also gets the texts' public labels
+        (a labelled run's rewrites under their label's heading)."""
+        if self.label_names is not None and isinstance(self.variation_api, LLMVariationAPI):
+            return self.variation_api.vary_texts(texts, rng, per_point=k, labels=labels)
+        return self.variation_api.vary_texts(texts, rng, per_point=k)
+
     def _vote_rows(
-        self, texts: list[str], own: np.ndarray, rng, clock, validity=None
+        self, texts: list[str], labels: list, own: np.ndarray, rng, clock, validity=None
     ) -> tuple[np.ndarray, list[list[str]]]:
         """Rows the private texts vote on: own embeddings, or means of ``lookahead`` variations."""
         if not self.lookahead:
@@ -194,7 +201,7 @@ class TextPopulation:
         L = int(self.lookahead)
         self.announce(f"generating {len(texts) * L} lookahead texts")
         with clock("generation"):
-            ahead = self.variation_api.vary_texts(texts, rng, per_point=L)
+            ahead = self._vary(texts, labels, rng, L)
         if validity is not None:
             validity.add(getattr(self.variation_api, "validity", {}))
         self.announce(f"embedding {len(ahead)} lookahead texts")
