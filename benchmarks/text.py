@@ -156,12 +156,13 @@ def main(argv=None) -> None:
     p.add_argument("--eps", type=float, nargs="+", default=[1.0, 4.0, math.inf])
     p.add_argument("--selectors", nargs="+", default=["rank", "gape_agg"])
     p.add_argument(
-        "--label-shares",
+        "--rewrites",
         nargs="+",
-        default=["votes"],
-        choices=["votes", "selection"],
-        help="TextPrivateEvolution's label_shares: each label's share of the m texts from its "
-        "noisy votes (default) or as the selector keeps them; several: side by side",
+        default=["labelled"],
+        choices=["labelled", "plain"],
+        help="a base model's rewrites: under the parent's label heading with the label's own "
+        "examples (LLMVariationAPI's label_prompts; default) or under the plain heading with the "
+        "examples pooled; several: side by side",
     )
     p.add_argument("--mask-fraction", type=float, default=0.5)
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
@@ -332,10 +333,11 @@ def one_seed(args, seed: int, lm, embedder, data: dict, samples: dict) -> list[d
             [random_api.validity],
         )
     ]
-    for eps, selector, shares in itertools.product(args.eps, args.selectors, args.label_shares):
+    for eps, selector, rewrites in itertools.product(args.eps, args.selectors, args.rewrites):
         method = f"{selector}, {args.generator}" + (
-            "" if shares == "votes" else f", label shares by {shares}"
+            "" if rewrites == "labelled" else ", rewrites under the plain heading"
         )
+        label_prompts = prompts if rewrites == "labelled" else None
         tic = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # ε = inf warns that it is not private
@@ -352,9 +354,10 @@ def one_seed(args, seed: int, lm, embedder, data: dict, samples: dict) -> list[d
                 random_api=list(initial),
                 initial_labels=list(initial_labels),
                 label_names=list(LABELS),
-                label_shares=shares,
                 random_state=seed + 1,
-                variation_api=LLMVariationAPI(lm, mask_fraction=args.mask_fraction, **kw),
+                variation_api=LLMVariationAPI(
+                    lm, mask_fraction=args.mask_fraction, label_prompts=label_prompts, **kw
+                ),
                 kind="food review",
             ).fit(embeddings=data["X"], labels=data["y"])
         report = model.privacy_report_
@@ -373,7 +376,7 @@ def one_seed(args, seed: int, lm, embedder, data: dict, samples: dict) -> list[d
             | matched_start(S0, initial_labels, model.synthetic_labels_, data, seed)
         )
         if args.save:
-            save(args.save, f"seed{seed}-{selector}-{shares}-eps{label.split()[0]}", model)
+            save(args.save, f"seed{seed}-{selector}-{rewrites}-eps{label.split()[0]}", model)
         samples.setdefault((label, method), []).extend(
             list(zip(model.synthetic_labels_, model.synthetic_texts_))[: args.samples]
         )

@@ -32,7 +32,6 @@ _CLIP = "    out = X.copy()\n    if outside.any():\n"
 _KM_SIZE = '        else {"n_estimate": est.evolution_.n_private}\n'
 _NOISY_STAT = "    observe_exact(name, parts, sensitivity, noise, adjacency)\n"
 _TEXT_POPULATION = "        population = self._population(names if labels is not None else None)\n"
-_TEXT_WITH_LABELS = "                X = with_labels(X, labels, names)\n"
 _TAB_FIT = '    def fit(self, df, y=None) -> "TabularPE":\n'
 _TAB_SAMPLE = "        return decode_codes(codes, self.metadata_)\n"
 _PE_FINISH = "        self.synthetic_ = state.selection.points\n"
@@ -172,22 +171,6 @@ PLANTS = (
             ),
         ),
         ("labelled text pe base model/add_remove", "cli synth-text labels base model/add_remove"),
-    ),
-    Plant(
-        "label shares from the exact private label counts",
-        "text/evolution.py",
-        (
-            (
-                _TEXT_WITH_LABELS,
-                _TEXT_WITH_LABELS
-                + "                exact = [float(sum(str(y) == str(k) for y in labels))\n"
-                + "                         for k in names]\n"
-                + "                engine.selector._label_mass = lambda counts, groups: np.array(\n"
-                + "                    exact[: len(groups)]\n"
-                + "                )\n",
-            ),
-        ),
-        ("labelled text pe/add_remove",),
     ),
     Plant(
         "sensitivity: a private text of the last label votes twice",

@@ -150,14 +150,6 @@ def test_labelled_synth_text_keeps_the_label_column(data, fake_models, tmp_path,
     assert {r["score"] for r in rows} <= {"great", "other"}
 
 
-@pytest.mark.parametrize("shares", ["votes", "selection"])
-def test_label_shares_reach_the_run_and_its_report(data, fake_models, capsys, shares):
-    argv = ["synth-text", str(data), *BASE, "--label-column", "score", "--labels", "great,other"]
-    assert main([*argv, "--label-shares", shares, "--json", "--seed", "1"]) == 0
-    report = json.loads(capsys.readouterr().out)["privacy_report"]
-    assert report["public_parameters"]["label_shares"] == shares
-
-
 def test_labelled_jsonl_round_trip(tmp_path, fake_models):
     data = tmp_path / "r.jsonl"
     data.write_text(

@@ -166,13 +166,6 @@ def _add_generation_flags(p) -> None:
         help="comma-separated public weights of --labels for the initial texts (default equal)",
     )
     p.add_argument(
-        "--label-shares",
-        choices=["votes", "selection"],
-        default="votes",
-        help="each label's share of the output: its share of the noisy votes (the estimate of "
-        "its private share) or as many as the selector keeps (default: votes)",
-    )
-    p.add_argument(
         "--retries",
         type=int,
         default=3,
@@ -411,7 +404,6 @@ def _text_model(args, generator, embedder, delta, prompts):
         checkpoint=args.checkpoint,
         progress=progress(args),
         label_names=label_names,
-        label_shares=args.label_shares,
         random_api=LLMRandomAPI(
             generator,
             prompt,

@@ -34,7 +34,7 @@ from ..report import with_seed_warning
 from ..selection import Selection, SelectionContext, Selector, make_selector, selector_names
 from .apis import LLMRandomAPI, LLMVariationAPI, default_prompt
 from .embed import check_texts
-from .labels import LABELS_MISMATCH, LabelShares, check_label_names, with_labels
+from .labels import LABELS_MISMATCH, check_label_names, with_labels
 from .population import TextPopulation
 
 __all__ = ["TextPopulation", "TextPrivateEvolution", "Thresholded"]
@@ -191,10 +191,6 @@ class TextPrivateEvolution:
         :func:`~privevo.text.apis.default_prompt` (``{label}`` filled in), labels drawn with
         ``label_weights``
     label_weights : public label probabilities for S_0 (default uniform)
-    label_shares : in a labelled fit, how the m selected texts divide among the labels:
-        ``"votes"`` (each label's share of the round's noisy votes, the estimate of its
-        private share from the round's release; :class:`~privevo.text.labels.LabelShares`)
-        or ``"selection"`` (as many as the selector keeps over all labels at once)
     lookahead : Aug-PE lookahead L (0 = off): candidates vote with the mean
         embedding of L variations (post-processing; costs L generations per candidate)
     n_neighbors : k votes per private text, 1/√k to each of its k nearest candidates
@@ -242,7 +238,6 @@ class TextPrivateEvolution:
         "lookahead": [Interval(Integral, 0, None)],
         "threshold": [Interval(Real, 0, None), None],
         "keep_selected": ["boolean"],
-        "label_shares": [StrOptions({"votes", "selection"})],
     }
 
     def __init__(
@@ -268,7 +263,6 @@ class TextPrivateEvolution:
         keep_selected: bool = True,
         label_names: Sequence | None = None,
         label_weights: Sequence[float] | None = None,
-        label_shares: str = "votes",
         noise: str = "gaussian",
         checkpoint=None,
         random_state=None,
@@ -295,7 +289,6 @@ class TextPrivateEvolution:
         self.keep_selected = keep_selected
         self.label_names = label_names
         self.label_weights = label_weights
-        self.label_shares = label_shares
         self.noise = noise
         self.checkpoint = checkpoint
         self.random_state = random_state
@@ -338,8 +331,9 @@ class TextPrivateEvolution:
                 raise ValueError(LABELS_MISMATCH)
         population = self._population(names if labels is not None else None)
         phases = _Phases(self.on_phase)
-        labelled = names if labels is not None else None
-        engine = self._engine_config(labelled).engine(population, self._selector(labelled), phases)
+        engine = self._engine_config(names if labels is not None else None).engine(
+            population, self._selector(), phases
+        )
         with warnings.catch_warnings():  # every parameter, before the data is read
             warnings.simplefilter("ignore")  # fit warns once more for epsilon=inf
             engine.check_params()
@@ -389,16 +383,11 @@ class TextPrivateEvolution:
         phases("embedding the private texts")
         return embed_private(self.embedder, texts)
 
-    def _selector(self, label_names: list | None):
+    def _selector(self):
         """The named selector (GAPE keeps the population size when few pass its threshold),
-        behind DPSDA's histogram threshold when one is set; in a labelled fit with
-        ``label_shares="votes"``, run per label on its share of the votes."""
+        behind DPSDA's histogram threshold when one is set."""
         selector = make_selector(self.selector, R=self.gape_R, fill=bool(self.fill), refill=True)
-        if self.threshold is not None:
-            selector = Thresholded(selector, self.threshold)
-        if label_names is not None and self.label_shares == "votes":
-            selector = LabelShares(selector, len(label_names))
-        return selector
+        return selector if self.threshold is None else Thresholded(selector, self.threshold)
 
     def _engine_config(self, label_names: list | None) -> _EngineConfig:
         """The engine's settings; ``label_names``: those of a labelled fit, else None."""
@@ -416,11 +405,7 @@ class TextPrivateEvolution:
                 "threshold": self.threshold,
                 "keep_selected": bool(self.keep_selected),
                 **(
-                    {
-                        "label_names": [str(n) for n in label_names],
-                        "label_restricted_votes": True,
-                        "label_shares": self.label_shares,
-                    }
+                    {"label_names": [str(n) for n in label_names], "label_restricted_votes": True}
                     if label_names is not None
                     else {}
                 ),
