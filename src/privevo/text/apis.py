@@ -32,6 +32,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .._validation import check_positive_int
+from .labels import LABELS_MISMATCH
 from .llm import TextGenerator
 from .validity import TextChecker, instruction_ngrams
 
@@ -501,7 +502,7 @@ class LLMVariationAPI:
         i); ``labels``: each text's public label (see ``label_prompts``)."""
         k = check_positive_int(per_point or self.per_point, "per_point")
         if labels is not None and len(labels) != len(texts):
-            raise ValueError("labels and texts differ in length; pass one label per text")
+            raise ValueError(LABELS_MISMATCH)
         parents = [t for t in texts for _ in range(k)]
         headings = self._headings([None] * len(texts) if labels is None else labels, k)
         temps = np.tile(self.temperatures(k), len(texts))
@@ -513,8 +514,8 @@ class LLMVariationAPI:
             texts_t, valid = _checked_generate(
                 self.generator,
                 self.checker,
-                lambda todo, idx=idx: [
-                    self._prompt_and_start(parents[idx[j]], rng, *headings[idx[j]]) for j in todo
+                lambda todo, idx=idx, sub=sub: [
+                    self._prompt_and_start(sub[j], rng, *headings[idx[j]]) for j in todo
                 ],
                 len(idx),
                 rng,
