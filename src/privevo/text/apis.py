@@ -158,6 +158,17 @@ def example_heading(template: str, kind: str, label: str | None = None) -> str:
     return heading or _heading(kind)
 
 
+def _own_heading(
+    examples: Examples | None, template: str | None, kind: str, label: str | None
+) -> str | None:
+    """The heading of ``label``'s own examples in ``template``'s prompts (:func:`example_heading`)
+    when ``examples`` maps that label to its own; None (the plain ``{Kind}``) for examples shared
+    by every prompt, or without a template."""
+    if isinstance(examples, Mapping) and label in examples and template is not None:
+        return example_heading(template, kind, label)
+    return None
+
+
 def _examples(
     kind: str,
     examples: Examples | None,
@@ -356,7 +367,8 @@ class LLMRandomAPI:
         labels, templates = self._labels(n, rng)
         topics = np.asarray(self.topics, dtype=object)[rng.integers(0, len(self.topics), n)]
         headings = {
-            (t, label): self._heading_of(t, label) for t, label in set(zip(templates, labels))
+            (t, label): _own_heading(self.examples, t, self.kind, label)
+            for t, label in set(zip(templates, labels))
         }
         prompts = [
             t.format(
@@ -393,13 +405,6 @@ class LLMRandomAPI:
                 stats.fallback += 1
         self.validity = stats.as_dict()
         return texts, labels
-
-    def _heading_of(self, template: str, label: str | None) -> str | None:
-        """A label's own examples sit under the label's heading (:func:`example_heading`); the
-        kind's examples, shared by every prompt, under the plain ``{Kind}`` (None)."""
-        if isinstance(self.examples, Mapping) and label in self.examples:
-            return example_heading(template, self.kind, label)
-        return None
 
     def _labels(self, n: int, rng: np.random.Generator) -> tuple[list[str | None], list[str]]:
         if not isinstance(self.prompt, Mapping):
@@ -550,16 +555,13 @@ class LLMVariationAPI:
 
     def _headings(self, labels: Sequence, k: int) -> list[tuple[str | None, str | None]]:
         """(label, heading) of each of the k·len(labels) rewrites: the parent's label and its
-        heading where ``label_prompts`` and ``examples`` both name it, else (None, None)."""
-        own = isinstance(self.examples, Mapping) and isinstance(self.label_prompts, Mapping)
+        :func:`_own_heading` where ``label_prompts`` and ``examples`` both name it, else
+        (None, None): the examples pooled under the plain heading."""
+        prompts = self.label_prompts if isinstance(self.label_prompts, Mapping) else {}
         pairs = {}
         for label in set(labels):
-            named = own and label in self.examples and label in self.label_prompts
-            pairs[label] = (
-                (label, example_heading(self.label_prompts[label], self.kind, label))
-                if named
-                else (None, None)
-            )
+            heading = _own_heading(self.examples, prompts.get(label), self.kind, label)
+            pairs[label] = (None, None) if heading is None else (label, heading)
         return [pairs[label] for label in labels for _ in range(k)]
 
     def _prompt_and_start(
