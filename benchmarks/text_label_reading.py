@@ -86,6 +86,8 @@ def main(argv=None) -> None:
     p.add_argument("--sheet", help="reader's sheet to write (--make): id<TAB>text lines")
     p.add_argument("--score", metavar="JSON", help="reading file with its readers' answers")
     args = p.parse_args(argv)
+    if args.make and not (args.out and args.sheet):
+        p.error("--make needs --out (the reading file) and --sheet (the reader's sheet)")
     if args.make:
         reading = make(args.make, args.n, args.seed)
         Path(args.out).write_text(json.dumps(reading, indent=1, ensure_ascii=False) + "\n")
